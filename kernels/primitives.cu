@@ -1,0 +1,263 @@
+// Parallel primitives: exclusive prefix sum (u32, wrapping), stream compaction with keep flags,
+// and a stable LSD radix sort of (u64 key, u32 value) pairs with 8-bit digits.
+//
+// Compiled by NVRTC at run time (see src/compute/cuda.rs); no host headers are available, so
+// the fixed-width types are spelled out here.
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+typedef unsigned char u8;
+
+#define FULL_MASK 0xffffffffu
+
+// ---------------------------------------------------------------------------------------------
+// Exclusive scan. A tile is SCAN_THREADS * SCAN_ITEMS consecutive elements; the host recurses
+// over tile sums, so any n is handled with three launches per level.
+// ---------------------------------------------------------------------------------------------
+#define SCAN_THREADS 256
+#define SCAN_ITEMS 8
+#define SCAN_TILE (SCAN_THREADS * SCAN_ITEMS)
+
+__device__ __forceinline__ u32 warp_inclusive_scan(u32 x) {
+    const u32 lane = threadIdx.x & 31;
+#pragma unroll
+    for (u32 d = 1; d < 32; d <<= 1) {
+        u32 y = __shfl_up_sync(FULL_MASK, x, d);
+        if (lane >= d) x += y;
+    }
+    return x;
+}
+
+// Exclusive scan of one value per thread over the block (blockDim.x == 256); returns the
+// block total through *total. `warp_sums` holds 8 entries of shared memory.
+__device__ __forceinline__ u32 block_exclusive_scan(u32 x, u32 *warp_sums, u32 *total) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 nwarps = blockDim.x >> 5;
+    u32 inc = warp_inclusive_scan(x);
+    if (lane == 31) warp_sums[warp] = inc;
+    __syncthreads();
+    if (warp == 0) {
+        u32 w = lane < nwarps ? warp_sums[lane] : 0;
+        u32 winc = warp_inclusive_scan(w);
+        if (lane < nwarps) warp_sums[lane] = winc - w;
+        if (lane == nwarps - 1) warp_sums[31] = winc;
+    }
+    __syncthreads();
+    u32 result = inc - x + warp_sums[warp];
+    *total = warp_sums[31];
+    __syncthreads();
+    return result;
+}
+
+extern "C" __global__ void scan_reduce_tiles(const u32 *__restrict__ in, u32 n,
+                                             u32 *__restrict__ tile_sums) {
+    __shared__ u32 warp_sums[32];
+    const u64 base = (u64)blockIdx.x * SCAN_TILE;
+    u32 s = 0;
+#pragma unroll
+    for (u32 i = 0; i < SCAN_ITEMS; ++i) {
+        u64 idx = base + (u64)i * SCAN_THREADS + threadIdx.x;
+        if (idx < n) s += in[idx];
+    }
+    u32 total;
+    block_exclusive_scan(s, warp_sums, &total);
+    if (threadIdx.x == 0) tile_sums[blockIdx.x] = total;
+}
+
+// In-place safe: a block reads its whole tile before it writes.
+__device__ __forceinline__ void scan_tile(const u32 *in, u32 *out, u32 n,
+                                          const u32 *__restrict__ tile_offsets) {
+    __shared__ u32 tile[SCAN_TILE + SCAN_TILE / 32];  // padded against bank conflicts
+    __shared__ u32 warp_sums[32];
+    const u64 base = (u64)blockIdx.x * SCAN_TILE;
+#define PAD(i) ((i) + ((i) >> 5))
+#pragma unroll
+    for (u32 i = 0; i < SCAN_ITEMS; ++i) {
+        u32 local = i * SCAN_THREADS + threadIdx.x;
+        u64 idx = base + local;
+        tile[PAD(local)] = idx < n ? in[idx] : 0;
+    }
+    __syncthreads();
+    u32 items[SCAN_ITEMS];
+    u32 s = 0;
+#pragma unroll
+    for (u32 i = 0; i < SCAN_ITEMS; ++i) {
+        items[i] = tile[PAD(threadIdx.x * SCAN_ITEMS + i)];
+        s += items[i];
+    }
+    u32 total;
+    u32 prefix = block_exclusive_scan(s, warp_sums, &total);
+    if (tile_offsets) prefix += tile_offsets[blockIdx.x];
+#pragma unroll
+    for (u32 i = 0; i < SCAN_ITEMS; ++i) {
+        tile[PAD(threadIdx.x * SCAN_ITEMS + i)] = prefix;
+        prefix += items[i];
+    }
+    __syncthreads();
+#pragma unroll
+    for (u32 i = 0; i < SCAN_ITEMS; ++i) {
+        u32 local = i * SCAN_THREADS + threadIdx.x;
+        u64 idx = base + local;
+        if (idx < n) out[idx] = tile[PAD(local)];
+    }
+#undef PAD
+}
+
+// tile_offsets may be null (single-tile scans).
+extern "C" __global__ void scan_tiles(const u32 *in, u32 *out, u32 n, const u32 *tile_offsets) {
+    scan_tile(in, out, n, tile_offsets);
+}
+
+extern "C" __global__ void scan_tiles_inplace(u32 *data, u32 n, const u32 *tile_offsets) {
+    scan_tile(data, data, n, tile_offsets);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream compaction: keep values[i] where flags[i] != 0, in order.
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void flags_to_u32(const u8 *__restrict__ flags, u32 *__restrict__ out,
+                                        u32 n) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x)
+        out[i] = flags[i] != 0;
+}
+
+extern "C" __global__ void compact_scatter(const u32 *__restrict__ values,
+                                           const u8 *__restrict__ flags,
+                                           const u32 *__restrict__ positions,
+                                           u32 *__restrict__ out, u32 n) {
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x)
+        if (flags[i]) out[positions[i]] = values[i];
+}
+
+// ---------------------------------------------------------------------------------------------
+// LSD radix sort, 8-bit digits. Per pass: upsweep (per-tile digit counts, digit-major), an
+// exclusive scan of those counts (global offsets ordered by digit, then tile), and a downsweep
+// that ranks each tile stably with warp match masks, reorders it in shared memory and writes
+// runs of equal digits contiguously.
+// ---------------------------------------------------------------------------------------------
+#define SORT_THREADS 256
+#define SORT_WARPS (SORT_THREADS / 32)
+#define SORT_ITEMS 8
+#define SORT_TILE (SORT_THREADS * SORT_ITEMS)
+#define RADIX 256
+#define WARP_CHUNK (32 * SORT_ITEMS)
+
+// Counts of every one of the 8 digits over all keys, so the host can skip passes in which all
+// keys share one digit value.
+extern "C" __global__ void radix_global_hist(const u64 *__restrict__ keys, u32 n,
+                                             u32 *__restrict__ hist /* 8 * 256 */) {
+    __shared__ u32 h[8 * RADIX];
+    for (u32 i = threadIdx.x; i < 8 * RADIX; i += blockDim.x) h[i] = 0;
+    __syncthreads();
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (u64)gridDim.x * blockDim.x) {
+        u64 k = keys[i];
+#pragma unroll
+        for (u32 d = 0; d < 8; ++d) atomicAdd(&h[d * RADIX + ((k >> (8 * d)) & 0xff)], 1u);
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < 8 * RADIX; i += blockDim.x)
+        if (h[i]) atomicAdd(&hist[i], h[i]);
+}
+
+extern "C" __global__ void radix_upsweep(const u64 *__restrict__ keys, u32 n, u32 shift,
+                                         u32 *__restrict__ tile_hist, u32 num_tiles) {
+    __shared__ u32 h[SORT_WARPS][RADIX];  // warp-private counters cut atomic contention
+    const u32 warp = threadIdx.x >> 5;
+    for (u32 i = threadIdx.x; i < SORT_WARPS * RADIX; i += SORT_THREADS) (&h[0][0])[i] = 0;
+    __syncthreads();
+    const u64 base = (u64)blockIdx.x * SORT_TILE;
+#pragma unroll
+    for (u32 i = 0; i < SORT_ITEMS; ++i) {
+        u64 idx = base + (u64)i * SORT_THREADS + threadIdx.x;
+        if (idx < n) atomicAdd(&h[warp][(keys[idx] >> shift) & 0xff], 1u);
+    }
+    __syncthreads();
+    u32 d = threadIdx.x;  // SORT_THREADS == RADIX
+    u32 s = 0;
+#pragma unroll
+    for (u32 w = 0; w < SORT_WARPS; ++w) s += h[w][d];
+    tile_hist[(u64)d * num_tiles + blockIdx.x] = s;
+}
+
+extern "C" __global__ void radix_downsweep(const u64 *__restrict__ keys_in,
+                                           const u32 *__restrict__ vals_in,
+                                           u64 *__restrict__ keys_out,
+                                           u32 *__restrict__ vals_out, u32 n, u32 shift,
+                                           const u32 *__restrict__ tile_offsets, u32 num_tiles) {
+    // One extra bucket (RADIX) per warp absorbs lanes past the end of the input.
+    __shared__ u32 cnt[SORT_WARPS][RADIX + 1];
+    __shared__ u32 digit_start[RADIX];
+    __shared__ u32 global_base[RADIX];
+    __shared__ u32 warp_sums[32];
+    __shared__ u64 s_keys[SORT_TILE];
+    __shared__ u32 s_vals[SORT_TILE];
+
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 lt_mask = (1u << lane) - 1;
+    for (u32 i = threadIdx.x; i < SORT_WARPS * (RADIX + 1); i += SORT_THREADS)
+        (&cnt[0][0])[i] = 0;
+    __syncthreads();
+
+    const u64 tile_base = (u64)blockIdx.x * SORT_TILE;
+    const u32 tile_count = (u32)min((u64)SORT_TILE, (u64)n - tile_base);
+    u64 k[SORT_ITEMS];
+    u32 v[SORT_ITEMS], dig[SORT_ITEMS], rank[SORT_ITEMS];
+
+    // Each warp owns a contiguous chunk and walks it in rounds of 32, so (warp, round, lane)
+    // is input order and the ranks below are stable.
+#pragma unroll
+    for (u32 r = 0; r < SORT_ITEMS; ++r) {
+        u32 local = warp * WARP_CHUNK + r * 32 + lane;
+        bool valid = local < tile_count;
+        k[r] = valid ? keys_in[tile_base + local] : 0;
+        v[r] = valid ? vals_in[tile_base + local] : 0;
+        u32 d = valid ? (u32)((k[r] >> shift) & 0xff) : RADIX;
+        dig[r] = d;
+        u32 peers = __match_any_sync(FULL_MASK, d);
+        u32 before = cnt[warp][d];
+        rank[r] = before + __popc(peers & lt_mask);
+        __syncwarp();
+        if ((peers & lt_mask) == 0) cnt[warp][d] = before + __popc(peers);
+        __syncwarp();
+    }
+    __syncthreads();
+
+    // Per digit: exclusive prefix over warps, then an exclusive scan over digits for the
+    // position of each digit's run inside the tile.
+    {
+        u32 d = threadIdx.x;
+        u32 running = 0;
+#pragma unroll
+        for (u32 w = 0; w < SORT_WARPS; ++w) {
+            u32 t = cnt[w][d];
+            cnt[w][d] = running;
+            running += t;
+        }
+        u32 total;
+        u32 start = block_exclusive_scan(running, warp_sums, &total);
+        digit_start[d] = start;
+        global_base[d] = tile_offsets[(u64)d * num_tiles + blockIdx.x] - start;
+    }
+    __syncthreads();
+
+#pragma unroll
+    for (u32 r = 0; r < SORT_ITEMS; ++r) {
+        u32 d = dig[r];
+        if (d < RADIX) {
+            u32 pos = digit_start[d] + cnt[warp][d] + rank[r];
+            s_keys[pos] = k[r];
+            s_vals[pos] = v[r];
+        }
+    }
+    __syncthreads();
+
+    for (u32 i = threadIdx.x; i < tile_count; i += SORT_THREADS) {
+        u64 key = s_keys[i];
+        u32 dst = global_base[(key >> shift) & 0xff] + i;
+        keys_out[dst] = key;
+        vals_out[dst] = s_vals[i];
+    }
+}

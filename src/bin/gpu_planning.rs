@@ -1,0 +1,208 @@
+//! The one executable: `run` starts the nodes, `info` describes the compute backend, `bench`
+//! measures against peers.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use tracing_subscriber::EnvFilter;
+
+use gpu_planning::compute::{Backend, BackendKind, CudaRuntime};
+use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
+use gpu_planning::{bench, nodes, Error, Result};
+
+#[derive(Parser)]
+#[command(
+    name = "gpu_planning",
+    version,
+    about = "ROS 2 nodes with CUDA motion-planning primitives"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Start every node in this process (stop with Ctrl-C or SIGTERM).
+    Run {
+        /// ROS 2 parameter file (`node: ros__parameters: ...`); more can follow --ros-args.
+        #[arg(long)]
+        params: Option<PathBuf>,
+        /// Override the `backend` parameter of every node.
+        #[arg(long)]
+        backend: Option<BackendKind>,
+        /// DDS domain (default: ROS_DOMAIN_ID, else 0).
+        #[arg(long)]
+        domain_id: Option<u16>,
+        /// Stop by itself after this many seconds (for demos and scripted checks).
+        #[arg(long)]
+        duration_s: Option<f64>,
+        /// Executor threads.
+        #[arg(long, default_value_t = 2)]
+        threads: usize,
+        /// `--ros-args ...` as ros2 run / ros2 launch pass them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        ros_args: Vec<String>,
+    },
+    /// Print the compute backend, device, compute capability, memory and NVRTC version.
+    Info {
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+    },
+    /// Benchmarks, ours against peers in the same run.
+    Bench {
+        #[command(subcommand)]
+        what: BenchWhat,
+    },
+}
+
+#[derive(Subcommand)]
+enum BenchWhat {
+    /// Radix sort, scan and compaction: CUDA against rayon on the CPU.
+    Primitives {
+        #[arg(long, default_value_t = 1 << 24)]
+        n: usize,
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let level = match &cli.command {
+        Command::Run { ros_args, .. } => RosArgs::parse(ros_args)
+            .ok()
+            .and_then(|(a, _)| a.log_level)
+            .unwrap_or_else(|| "info".into()),
+        _ => "info".into(),
+    };
+    let filter = EnvFilter::try_from_env("RUST_LOG")
+        .unwrap_or_else(|_| EnvFilter::new(format!("{level},rustdds=warn,ros2_client=warn")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+    match dispatch(cli.command) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            tracing::error!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn dispatch(command: Command) -> Result<()> {
+    match command {
+        Command::Run {
+            params,
+            backend,
+            domain_id,
+            duration_s,
+            threads,
+            ros_args,
+        } => {
+            let (mut args, rest) = RosArgs::parse(&ros_args)?;
+            if let Some(extra) = rest.first() {
+                return Err(Error::invalid(
+                    "arguments",
+                    format!("unexpected '{extra}' (ROS arguments follow --ros-args)"),
+                ));
+            }
+            let mut file = match &params {
+                Some(p) => ParamsFile::load(p)?,
+                None => ParamsFile::default(),
+            };
+            for p in &args.params_files {
+                file.extend(ParamsFile::load(p)?);
+            }
+            if let Some(b) = backend {
+                args.params
+                    .push(("backend".into(), serde_yaml::Value::from(b.to_string())));
+            }
+            let rt = RosRuntime::new(args, file, domain_id)?;
+            rt.handle_signals()?;
+            let started = nodes::start_all(&rt)?;
+            tracing::info!(
+                "DDS domain {}: running {}",
+                rt.domain_id(),
+                started.join(", ")
+            );
+            if let Some(s) = duration_s {
+                if !(s.is_finite() && s >= 0.0) {
+                    return Err(Error::invalid(
+                        "--duration-s",
+                        format!("{s} is not a duration"),
+                    ));
+                }
+                let shutdown = rt.shutdown().clone();
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_secs_f64(s));
+                    shutdown.trigger();
+                });
+            }
+            rt.run(threads);
+            tracing::info!("shut down");
+            Ok(())
+        }
+        Command::Info { backend } => {
+            print_info(backend);
+            Ok(())
+        }
+        Command::Bench {
+            what:
+                BenchWhat::Primitives {
+                    n,
+                    reps,
+                    seed,
+                    backend,
+                },
+        } => {
+            let backend = Backend::select(backend)?;
+            let table =
+                bench::primitives::run(&backend, &bench::primitives::Options { n, reps, seed })?;
+            println!("{table}");
+            Ok(())
+        }
+    }
+}
+
+fn print_info(kind: BackendKind) {
+    println!("gpu_planning {}", env!("CARGO_PKG_VERSION"));
+    println!("backend requested: {kind}");
+    match CudaRuntime::shared() {
+        Ok(rt) => {
+            let i = rt.info();
+            let (free, total) = rt.memory().unwrap_or((0, i.total_memory));
+            println!("cuda: available");
+            println!("device: {}", i.name);
+            println!(
+                "compute capability: {}.{} ({})",
+                i.compute_capability.0,
+                i.compute_capability.1,
+                i.arch()
+            );
+            println!("multiprocessors: {}", i.multiprocessors);
+            println!(
+                "memory: {:.1} GiB free of {:.1} GiB",
+                free as f64 / 1073741824.0,
+                total as f64 / 1073741824.0
+            );
+            println!(
+                "driver: {}.{}",
+                i.driver_version / 1000,
+                (i.driver_version % 1000) / 10
+            );
+            println!("nvrtc: {}.{}", i.nvrtc_version.0, i.nvrtc_version.1);
+        }
+        Err(e) => println!("cuda: unavailable ({e})"),
+    }
+    match Backend::select(kind) {
+        Ok(b) => println!("backend selected: {}", b.name()),
+        Err(e) => println!("backend selected: none ({e})"),
+    }
+}

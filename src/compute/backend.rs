@@ -1,0 +1,86 @@
+use std::fmt;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::cuda::CudaRuntime;
+use crate::error::{Error, Result};
+
+/// What the user asked for (`backend` parameter, `--backend` flag).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendKind {
+    /// CUDA when a usable device is present, otherwise the CPU (one log line says why).
+    #[default]
+    Auto,
+    Cpu,
+    Cuda,
+}
+
+impl FromStr for BackendKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "auto" => Ok(Self::Auto),
+            "cpu" => Ok(Self::Cpu),
+            "cuda" => Ok(Self::Cuda),
+            other => Err(Error::invalid(
+                "backend",
+                format!("'{other}' is not one of auto, cpu, cuda"),
+            )),
+        }
+    }
+}
+
+impl fmt::Display for BackendKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Auto => "auto",
+            Self::Cpu => "cpu",
+            Self::Cuda => "cuda",
+        })
+    }
+}
+
+/// The backend an operation runs on. Cloning is cheap: the CUDA runtime is shared by every node
+/// of the process (one context, one compiled-kernel cache).
+#[derive(Clone)]
+pub enum Backend {
+    Cpu,
+    Cuda(Arc<CudaRuntime>),
+}
+
+impl fmt::Debug for Backend {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Cpu => f.write_str("Cpu"),
+            Self::Cuda(rt) => write!(f, "Cuda({})", rt.info().name),
+        }
+    }
+}
+
+impl Backend {
+    /// Resolves a [`BackendKind`]. `Cuda` fails when no device can be used; `Auto` falls back to
+    /// the CPU and logs the reason once per call.
+    pub fn select(kind: BackendKind) -> Result<Backend> {
+        match kind {
+            BackendKind::Cpu => Ok(Backend::Cpu),
+            BackendKind::Cuda => Ok(Backend::Cuda(CudaRuntime::shared()?)),
+            BackendKind::Auto => match CudaRuntime::shared() {
+                Ok(rt) => Ok(Backend::Cuda(rt)),
+                Err(e) => {
+                    tracing::info!("backend auto: using the CPU because {e}");
+                    Ok(Backend::Cpu)
+                }
+            },
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Cpu => "cpu",
+            Self::Cuda(_) => "cuda",
+        }
+    }
+}

@@ -1,0 +1,307 @@
+//! The CUDA runtime: one context and stream per process, kernels compiled by NVRTC for the
+//! device's own compute capability on first use and cached for the life of the process (and on
+//! disk when `GPU_PLANNING_KERNEL_CACHE` names a folder, keyed by source hash, arch and NVRTC
+//! version).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
+    ValidAsZeroBits,
+};
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
+
+/// Environment variable naming a folder for compiled PTX; unset means no disk cache.
+pub const KERNEL_CACHE_ENV: &str = "GPU_PLANNING_KERNEL_CACHE";
+
+/// A kernel source file from `kernels/`, embedded in the binary.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelSource {
+    pub name: &'static str,
+    pub code: &'static str,
+}
+
+/// What `gpu_planning info` shows about the device.
+#[derive(Debug, Clone)]
+pub struct DeviceInfo {
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub total_memory: usize,
+    pub multiprocessors: i32,
+    pub driver_version: i32,
+    pub nvrtc_version: (i32, i32),
+}
+
+impl DeviceInfo {
+    pub fn arch(&self) -> String {
+        format!(
+            "sm_{}{}",
+            self.compute_capability.0, self.compute_capability.1
+        )
+    }
+}
+
+pub struct CudaRuntime {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    info: DeviceInfo,
+    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+}
+
+impl CudaRuntime {
+    /// The process-wide runtime on device 0, created on first use. A failure is remembered, so
+    /// later callers get the same reason without probing the driver again.
+    pub fn shared() -> Result<Arc<CudaRuntime>> {
+        static SHARED: OnceLock<std::result::Result<Arc<CudaRuntime>, String>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| {
+                CudaRuntime::new(0).map(Arc::new).map_err(|e| match e {
+                    Error::NoDevice(reason) => reason,
+                    other => other.to_string(),
+                })
+            })
+            .clone()
+            .map_err(Error::NoDevice)
+    }
+
+    /// Opens device `ordinal`. Checks that the driver and NVRTC libraries exist before touching
+    /// them, since cudarc's dynamic loader panics on a missing library.
+    pub fn new(ordinal: usize) -> Result<CudaRuntime> {
+        // SAFETY: these only try to dlopen the libraries.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err(Error::NoDevice(
+                "the CUDA driver library (libcuda) is not installed".into(),
+            ));
+        }
+        if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
+            return Err(Error::NoDevice(
+                "the NVRTC library (libnvrtc) is not installed".into(),
+            ));
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| Error::NoDevice(e.to_string()))?;
+        let stream = ctx.default_stream();
+        let attr = |a| ctx.attribute(a).map_err(gpu_err);
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let mut driver_version = 0;
+        // SAFETY: plain out-parameter calls into libraries we just checked exist.
+        unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
+        let (mut major, mut minor) = (0, 0);
+        unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+        let info = DeviceInfo {
+            name: ctx.name().map_err(gpu_err)?,
+            compute_capability: ctx.compute_capability().map_err(gpu_err)?,
+            total_memory: ctx.total_mem().map_err(gpu_err)?,
+            multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            driver_version,
+            nvrtc_version: (major, minor),
+        };
+        Ok(CudaRuntime {
+            ctx,
+            stream,
+            info,
+            modules: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    pub fn context(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// (free, total) device memory in bytes, now.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().map_err(gpu_err)
+    }
+
+    /// A kernel function from `source`, compiling the whole file once per process.
+    pub fn function(&self, source: &KernelSource, name: &str) -> Result<CudaFunction> {
+        let module = self.module(source)?;
+        module.load_function(name).map_err(|e| Error::Launch {
+            kernel: format!("{}::{name}", source.name),
+            reason: format!("function not found in module: {e}"),
+        })
+    }
+
+    fn module(&self, source: &KernelSource) -> Result<Arc<CudaModule>> {
+        let mut modules = self
+            .modules
+            .lock()
+            .map_err(|_| Error::Gpu("kernel cache lock poisoned".into()))?;
+        if let Some(m) = modules.get(source.name) {
+            return Ok(m.clone());
+        }
+        let ptx = self.compile(source)?;
+        let module = self
+            .ctx
+            .load_module(ptx)
+            .map_err(|e| Error::KernelCompile {
+                kernel: source.name.into(),
+                log: format!("module load failed: {e}"),
+            })?;
+        modules.insert(source.name, module.clone());
+        Ok(module)
+    }
+
+    fn compile(&self, source: &KernelSource) -> Result<Ptx> {
+        let arch = self.info.arch();
+        let options = vec![
+            format!("--gpu-architecture={arch}"),
+            "--std=c++17".to_string(),
+            "-default-device".to_string(),
+        ];
+        let disk = disk_cache_path(source, &options, self.info.nvrtc_version);
+        if let Some(path) = &disk {
+            if let Ok(text) = std::fs::read_to_string(path) {
+                return Ok(Ptx::from_src(text));
+            }
+        }
+        let started = std::time::Instant::now();
+        let opts = CompileOptions {
+            options: options.clone(),
+            name: Some(format!("{}.cu", source.name)),
+            ..Default::default()
+        };
+        let ptx = cudarc::nvrtc::compile_ptx_with_opts(source.code, opts).map_err(|e| {
+            Error::KernelCompile {
+                kernel: source.name.into(),
+                log: compile_log(e),
+            }
+        })?;
+        tracing::debug!(
+            "compiled kernels/{}.cu for {arch} in {:.0} ms",
+            source.name,
+            started.elapsed().as_secs_f64() * 1e3
+        );
+        if let Some(path) = &disk {
+            // The disk cache is an optimisation: failing to write it is not an error.
+            if let Some(dir) = path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let _ = std::fs::write(path, ptx.to_src());
+        }
+        Ok(ptx)
+    }
+
+    /// Uninitialised device buffer of `len` elements; out-of-memory is reported with the bytes.
+    ///
+    /// # Safety
+    /// The caller must write every element before reading it back.
+    pub unsafe fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        // The driver refuses zero-byte allocations; callers keep the logical length themselves.
+        let n = len.max(1);
+        self.stream.alloc::<T>(n).map_err(|e| alloc_err::<T>(e, n))
+    }
+
+    pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let n = len.max(1);
+        self.stream
+            .alloc_zeros::<T>(n)
+            .map_err(|e| alloc_err::<T>(e, n))
+    }
+
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        if host.is_empty() {
+            // SAFETY: nothing to read from an empty buffer.
+            return unsafe { self.alloc(0) };
+        }
+        self.stream
+            .clone_htod(host)
+            .map_err(|e| alloc_err::<T>(e, host.len()))
+    }
+
+    /// Copies the first `len` elements of `dev` back to the host (waits for the stream).
+    pub fn download<T: DeviceRepr + Default + Clone>(
+        &self,
+        dev: &CudaSlice<T>,
+        len: usize,
+    ) -> Result<Vec<T>> {
+        self.download_range(dev, 0..len)
+    }
+
+    /// Copies `dev[range]` back to the host (waits for the stream).
+    pub fn download_range<T: DeviceRepr + Default + Clone>(
+        &self,
+        dev: &CudaSlice<T>,
+        range: std::ops::Range<usize>,
+    ) -> Result<Vec<T>> {
+        if range.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut host = vec![T::default(); range.len()];
+        self.stream
+            .memcpy_dtoh(&dev.slice(range), &mut host)
+            .map_err(gpu_err)?;
+        Ok(host)
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().map_err(gpu_err)
+    }
+}
+
+/// Maps a driver error to the crate error, keeping out-of-memory distinguishable.
+pub fn gpu_err(e: DriverError) -> Error {
+    Error::Gpu(e.to_string())
+}
+
+fn alloc_err<T>(e: DriverError, len: usize) -> Error {
+    if e.0 == cudarc::driver::sys::CUresult::CUDA_ERROR_OUT_OF_MEMORY {
+        Error::OutOfMemory {
+            requested_bytes: len * std::mem::size_of::<T>(),
+            detail: format!("{len} x {}", std::any::type_name::<T>()),
+        }
+    } else {
+        gpu_err(e)
+    }
+}
+
+/// Launch errors name the kernel, since a bare driver code is useless in a log.
+pub fn launch_err(kernel: &str) -> impl FnOnce(DriverError) -> Error + '_ {
+    move |e| Error::Launch {
+        kernel: kernel.to_string(),
+        reason: e.to_string(),
+    }
+}
+
+fn compile_log(e: CompileError) -> String {
+    match e {
+        CompileError::CompileError { log, options, .. } => {
+            format!("{} (options {options:?})", log.to_string_lossy())
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+fn disk_cache_path(
+    source: &KernelSource,
+    options: &[String],
+    nvrtc: (i32, i32),
+) -> Option<PathBuf> {
+    let dir = std::env::var_os(KERNEL_CACHE_ENV)?;
+    let mut h = Sha256::new();
+    h.update(source.code.as_bytes());
+    for o in options {
+        h.update(o.as_bytes());
+        h.update([0]);
+    }
+    h.update(format!("nvrtc {}.{}", nvrtc.0, nvrtc.1).as_bytes());
+    let digest: String = h
+        .finalize()
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Some(PathBuf::from(dir).join(format!("{}-{digest}.ptx", source.name)))
+}

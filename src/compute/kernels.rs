@@ -1,0 +1,8 @@
+//! The kernel sources, embedded in the binary so a deployed node needs no files beside it.
+
+use super::cuda::KernelSource;
+
+pub const PRIMITIVES: KernelSource = KernelSource {
+    name: "primitives",
+    code: include_str!("../../kernels/primitives.cu"),
+};

@@ -1,0 +1,12 @@
+//! Compute backends: the plain CPU path (the reference, and the fallback on robots without a
+//! GPU) and CUDA through `cudarc` with the driver and NVRTC loaded at run time, so one binary
+//! runs on machines with and without CUDA.
+
+mod backend;
+pub mod cuda;
+pub mod kernels;
+pub mod primitives;
+pub mod testing;
+
+pub use backend::{Backend, BackendKind};
+pub use cuda::{CudaRuntime, DeviceInfo};

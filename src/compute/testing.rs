@@ -1,0 +1,31 @@
+//! Helpers for tests that need a GPU. On machines without CUDA they skip with a printed reason;
+//! with `GPU_PLANNING_REQUIRE_CUDA=1` a missing device is a failure instead, which is how the
+//! GPU tests are run on the device machine.
+
+use std::sync::Arc;
+
+use super::cuda::CudaRuntime;
+
+/// Environment variable that turns a skipped GPU test into a failed one.
+pub const REQUIRE_CUDA_ENV: &str = "GPU_PLANNING_REQUIRE_CUDA";
+
+pub fn cuda_required() -> bool {
+    std::env::var(REQUIRE_CUDA_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
+}
+
+/// The shared CUDA runtime, or `None` (after printing why) when the test should skip.
+///
+/// # Panics
+/// When CUDA is unavailable and [`REQUIRE_CUDA_ENV`] is set.
+pub fn cuda_or_skip(test: &str) -> Option<Arc<CudaRuntime>> {
+    match CudaRuntime::shared() {
+        Ok(rt) => Some(rt),
+        Err(e) if cuda_required() => {
+            panic!("{test}: {REQUIRE_CUDA_ENV} is set but CUDA is unavailable: {e}")
+        }
+        Err(e) => {
+            eprintln!("SKIP {test}: {e}");
+            None
+        }
+    }
+}

@@ -1,0 +1,66 @@
+//! The one error type of the crate. Every variant carries enough context to be shown to a ROS
+//! user as-is (service response `error` field or a log line).
+
+use std::fmt;
+
+/// Result alias used across the crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// Input data (message, file, parameter) is not acceptable. `field` names where it came from.
+    #[error("invalid input: {field}: {reason}")]
+    InvalidInput { field: String, reason: String },
+
+    /// CUDA was asked for but cannot be used (no driver, no device, NVRTC missing).
+    #[error("no CUDA device: {0}")]
+    NoDevice(String),
+
+    /// NVRTC refused a kernel source; `log` is the compiler's own output.
+    #[error("kernel compile failed for {kernel}: {log}")]
+    KernelCompile { kernel: String, log: String },
+
+    /// A kernel launch or an asynchronous CUDA error surfaced.
+    #[error("kernel launch failed for {kernel}: {reason}")]
+    Launch { kernel: String, reason: String },
+
+    /// The device could not give us the memory asked for.
+    #[error("out of device memory: {requested_bytes} bytes requested ({detail})")]
+    OutOfMemory {
+        requested_bytes: usize,
+        detail: String,
+    },
+
+    /// Any other CUDA driver error.
+    #[error("CUDA error: {0}")]
+    Gpu(String),
+
+    /// ROS 2 / DDS plumbing failed (entity creation, write, read).
+    #[error("ROS 2 error: {0}")]
+    Ros(String),
+
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Shorthand for [`Error::InvalidInput`].
+    pub fn invalid(field: impl Into<String>, reason: impl fmt::Display) -> Self {
+        Error::InvalidInput {
+            field: field.into(),
+            reason: reason.to_string(),
+        }
+    }
+
+    pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,15 @@
+//! gpu_planning: massively parallel motion-planning primitives behind ROS 2 nodes.
+//!
+//! Layout (see DESIGN.md in the repository): `compute` selects the CPU or CUDA backend and owns
+//! the CUDA runtime and the parallel primitives; `ros` speaks ROS 2 on the DDS wire through
+//! `ros2-client`; `nodes` holds the thin nodes that connect the two.
+
+pub mod bench;
+pub mod compute;
+pub mod config;
+pub mod error;
+pub mod nodes;
+pub mod ros;
+
+pub use compute::{Backend, BackendKind};
+pub use error::{Error, Result};

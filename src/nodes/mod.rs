@@ -1,0 +1,14 @@
+//! The nodes: thin adapters from ROS messages to the algorithm modules and back. No algorithm
+//! code lives here.
+
+pub mod map_summary;
+pub mod runtime;
+
+use crate::error::Result;
+use crate::ros::RosRuntime;
+
+/// Starts every node this build has on `rt`'s executor; returns their fully qualified names.
+pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
+    let runtime_node = runtime::start(rt)?;
+    Ok(vec![runtime_node])
+}

@@ -1,0 +1,199 @@
+//! `NodeContext`: what every node of the package shares: its ROS node (name, namespace),
+//! parameters merged from the params files and `-p` overrides, name resolution with remaps,
+//! and typed publishers, subscriptions, service servers and clients.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use serde_yaml::{Mapping, Value};
+
+use ros2_client::{
+    Client, Node, NodeName, NodeOptions, ParameterValue, Publisher, QosProfile, Server,
+    ServiceMapping, Subscription,
+};
+
+use crate::error::{Error, Result};
+use crate::ros::args::Remap;
+use crate::ros::msg::{RosMessage, RosService};
+use crate::ros::names;
+use crate::ros::qos;
+use crate::ros::runtime::RosRuntime;
+
+pub struct NodeContext {
+    node: Node,
+    namespace: String,
+    name: String,
+    remaps: Vec<Remap>,
+    params: Mapping,
+    service_mapping: ServiceMapping,
+}
+
+impl NodeContext {
+    /// Creates node `default_name` (renamed by `__node:=`, placed by `__ns:=`) and starts its
+    /// spinner on the runtime's executor.
+    pub fn new(rt: &RosRuntime, default_name: &str) -> Result<NodeContext> {
+        let args = rt.args();
+        let name = args.node_name(default_name);
+        let namespace = args.namespace(default_name);
+        let params = rt.params().for_node(&namespace, &name, &args.params);
+        let service_mapping = parse_service_mapping(&name, params.get("service_mapping"))?;
+        let mut options = NodeOptions::new().enable_rosout(true);
+        // Expose the effective parameters to `ros2 param list/get`.
+        for (key, value) in flatten(&params) {
+            options = options.declare_parameter(&key, value);
+        }
+        let node_name = NodeName::new(&namespace, &name)
+            .map_err(|e| Error::invalid("node name", format!("'{namespace}/{name}': {e:?}")))?;
+        let mut node = rt
+            .context()
+            .new_node(node_name, options)
+            .map_err(|e| Error::Ros(format!("cannot create node {name}: {e:?}")))?;
+        let spinner = node
+            .spinner()
+            .map_err(|e| Error::Ros(format!("cannot create the spinner of {name}: {e:?}")))?;
+        let spin_name = name.clone();
+        rt.spawn(async move {
+            if let Err(e) = spinner.spin().await {
+                tracing::error!("node {spin_name}: spinner stopped: {e:?}");
+            }
+        });
+        Ok(NodeContext {
+            node,
+            namespace,
+            name,
+            remaps: args.remaps.clone(),
+            params,
+            service_mapping,
+        })
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn fully_qualified_name(&self) -> String {
+        format!("{}/{}", self.namespace.trim_end_matches('/'), self.name)
+    }
+
+    pub fn node(&self) -> &Node {
+        &self.node
+    }
+
+    pub fn service_mapping(&self) -> ServiceMapping {
+        self.service_mapping
+    }
+
+    /// The node's typed parameters. Unknown keys and bad values are errors naming the node and
+    /// the key, so a typo in a launch file never goes unnoticed.
+    pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
+        serde_yaml::from_value(Value::Mapping(self.params.clone())).map_err(|e| {
+            Error::invalid(format!("parameters of {}", self.fully_qualified_name()), e)
+        })
+    }
+
+    /// Fully qualified name after `~` expansion and remapping.
+    pub fn resolve(&self, name: &str) -> Result<String> {
+        names::resolve(name, &self.namespace, &self.name, &self.remaps)
+    }
+
+    fn topic<M: RosMessage>(
+        &self,
+        name: &str,
+        qos: &QosProfile,
+    ) -> Result<ros2_client::dds::rustdds::Topic> {
+        let fq = self.resolve(name)?;
+        self.node
+            .create_topic(&names::to_ros2_name(&fq)?, M::type_name(), qos)
+            .map_err(|e| Error::Ros(format!("topic {fq}: {e:?}")))
+    }
+
+    pub fn publisher<M: RosMessage + Serialize>(
+        &mut self,
+        name: &str,
+        qos: QosProfile,
+    ) -> Result<Publisher<M>> {
+        let topic = self.topic::<M>(name, &qos)?;
+        self.node
+            .create_publisher(&topic, Some(qos))
+            .map_err(|e| Error::Ros(format!("publisher {name}: {e:?}")))
+    }
+
+    pub fn subscription<M: RosMessage + DeserializeOwned + 'static>(
+        &mut self,
+        name: &str,
+        qos: QosProfile,
+    ) -> Result<Subscription<M>> {
+        let topic = self.topic::<M>(name, &qos)?;
+        self.node
+            .create_subscription(&topic, Some(qos))
+            .map_err(|e| Error::Ros(format!("subscription {name}: {e:?}")))
+    }
+
+    pub fn server<S: RosService>(&mut self, name: &str) -> Result<Server<S::Request, S::Response>> {
+        let fq = self.resolve(name)?;
+        self.node
+            .create_server::<S::Request, S::Response>(
+                self.service_mapping,
+                &names::to_ros2_name(&fq)?,
+                &S::type_name(),
+                qos::service(),
+                qos::service(),
+            )
+            .map_err(|e| Error::Ros(format!("service {fq}: {e:?}")))
+    }
+
+    pub fn client<S: RosService>(&mut self, name: &str) -> Result<Client<S::Request, S::Response>> {
+        let fq = self.resolve(name)?;
+        self.node
+            .create_client::<S::Request, S::Response>(
+                self.service_mapping,
+                &names::to_ros2_name(&fq)?,
+                &S::type_name(),
+                qos::service(),
+                qos::service(),
+            )
+            .map_err(|e| Error::Ros(format!("client {fq}: {e:?}")))
+    }
+}
+
+/// `service_mapping`: how requests carry their ids on the DDS wire. `enhanced` is eProsima
+/// Fast DDS (ROS 2's default RMW); `cyclone` is rmw_cyclonedds_cpp.
+pub fn parse_service_mapping(node: &str, v: Option<&Value>) -> Result<ServiceMapping> {
+    match v.map(|v| v.as_str()) {
+        None | Some(Some("enhanced")) => Ok(ServiceMapping::Enhanced),
+        Some(Some("cyclone")) => Ok(ServiceMapping::Cyclone),
+        Some(Some("basic")) => Ok(ServiceMapping::Basic),
+        Some(other) => Err(Error::invalid(
+            format!("{node}.service_mapping"),
+            format!("{other:?} is not one of enhanced, cyclone, basic"),
+        )),
+    }
+}
+
+/// Scalars and scalar lists as ROS parameters, nested maps as dotted names.
+fn flatten(m: &Mapping) -> Vec<(String, ParameterValue)> {
+    fn walk(prefix: &str, m: &Mapping, out: &mut Vec<(String, ParameterValue)>) {
+        for (k, v) in m {
+            let Some(k) = k.as_str() else { continue };
+            let key = if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            let value = match v {
+                Value::Bool(b) => ParameterValue::Boolean(*b),
+                Value::Number(n) if n.is_i64() => ParameterValue::Integer(n.as_i64().unwrap_or(0)),
+                Value::Number(n) => ParameterValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => ParameterValue::String(s.clone()),
+                Value::Mapping(inner) => {
+                    walk(&key, inner, out);
+                    continue;
+                }
+                _ => continue,
+            };
+            out.push((key, value));
+        }
+    }
+    let mut out = Vec::new();
+    walk("", m, &mut out);
+    out
+}

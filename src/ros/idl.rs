@@ -1,0 +1,101 @@
+//! A small reader of ROS 2 `.msg` / `.srv` definitions: field names and normalised types
+//! (`std_msgs/Header`, `uint32[]`), constants skipped. Used to check the Rust mirrors against
+//! the interface files field by field.
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldDef {
+    pub name: String,
+    pub ty: String,
+}
+
+const PRIMITIVES: &[&str] = &[
+    "bool", "byte", "char", "float32", "float64", "int8", "uint8", "int16", "uint16", "int32",
+    "uint32", "int64", "uint64", "string", "wstring",
+];
+
+/// Fields of a `.msg` body; `package` resolves bare type names (e.g. `CellGraph`).
+pub fn parse_msg(package: &str, text: &str) -> Result<Vec<FieldDef>> {
+    let mut fields = Vec::new();
+    for (lineno, raw) in text.lines().enumerate() {
+        let line = raw.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let mut parts = line.split_whitespace();
+        let (Some(ty), Some(name)) = (parts.next(), parts.next()) else {
+            return Err(Error::invalid(
+                format!("line {}", lineno + 1),
+                format!("'{raw}' is not 'type name'"),
+            ));
+        };
+        if name.contains('=') || parts.next().is_some_and(|p| p.starts_with('=')) {
+            continue; // a constant
+        }
+        fields.push(FieldDef {
+            name: name.to_string(),
+            ty: normalise(package, ty),
+        });
+    }
+    Ok(fields)
+}
+
+/// Request and response fields of a `.srv` body.
+pub fn parse_srv(package: &str, text: &str) -> Result<(Vec<FieldDef>, Vec<FieldDef>)> {
+    let mut halves = text.splitn(2, "\n---");
+    let req = halves.next().unwrap_or("");
+    let resp = halves
+        .next()
+        .ok_or_else(|| Error::invalid("srv", "missing the '---' separator"))?;
+    Ok((parse_msg(package, req)?, parse_msg(package, resp)?))
+}
+
+fn normalise(package: &str, ty: &str) -> String {
+    let (base, array) = match ty.find('[') {
+        Some(i) => (&ty[..i], &ty[i..]),
+        None => (ty, ""),
+    };
+    let base = if PRIMITIVES.contains(&base) {
+        base.to_string()
+    } else if base == "Header" {
+        "std_msgs/Header".to_string()
+    } else if let Some((pkg, rest)) = base.split_once('/') {
+        format!("{pkg}/{}", rest.trim_start_matches("msg/"))
+    } else {
+        format!("{package}/{base}")
+    };
+    format!("{base}{array}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_fields_constants_and_types() {
+        let f = parse_msg(
+            "pkg",
+            "# c\nuint8 A = 1\nuint8 B=2\nHeader header\ngeometry_msgs/msg/Pose[] poses # x\nCell c\nfloat32[4] q\n",
+        )
+        .unwrap();
+        let got: Vec<(&str, &str)> = f.iter().map(|f| (f.name.as_str(), f.ty.as_str())).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("header", "std_msgs/Header"),
+                ("poses", "geometry_msgs/Pose[]"),
+                ("c", "pkg/Cell"),
+                ("q", "float32[4]"),
+            ]
+        );
+    }
+
+    #[test]
+    fn splits_services() {
+        let (a, b) = parse_srv("p", "int32 a\n---\nint32 b\nint32 c\n").unwrap();
+        assert_eq!((a.len(), b.len()), (1, 2));
+        assert!(parse_srv("p", "int32 a\n").is_err());
+        assert!(parse_msg("p", "lonely\n").is_err());
+    }
+}

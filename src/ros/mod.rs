@@ -1,0 +1,16 @@
+//! ROS 2 on the DDS wire through the pure-Rust `ros2-client` (RustDDS): no ROS installation is
+//! needed to build or run, and rclcpp/rclpy nodes over Fast DDS or Cyclone DDS see our topics.
+
+pub mod args;
+pub mod context;
+pub mod idl;
+pub mod msg;
+pub mod names;
+pub mod params;
+pub mod qos;
+pub mod runtime;
+
+pub use args::RosArgs;
+pub use context::NodeContext;
+pub use params::ParamsFile;
+pub use runtime::RosRuntime;

@@ -1,0 +1,16 @@
+//! Rust mirrors of the ROS 2 message types the nodes use. Field order and types follow the ROS
+//! definitions exactly, because CDR has no field names: the serde order *is* the wire format.
+//! Every type also describes its fields ([`RosMessage::fields`]) so tests can check it against
+//! the `.msg` / `.srv` files.
+
+#[macro_use]
+mod define;
+pub mod builtin_interfaces;
+pub mod geometry_msgs;
+pub mod gpu_planning;
+pub mod grid_map_msgs;
+pub mod nav_msgs;
+pub mod sensor_msgs;
+pub mod std_msgs;
+
+pub use define::{RosMessage, RosService, RosType};

@@ -1,0 +1,36 @@
+//! The QoS profiles the nodes use, named by what flows through them.
+
+use ros2_client::qos::{Durability, History, WhenFull};
+use ros2_client::QosProfile;
+
+/// Maps and graphs: reliable + transient local, keep last 1, so a node that starts after the
+/// map server still gets the map (matches map_server's latched publisher).
+pub fn map() -> QosProfile {
+    QosProfile::publisher_default()
+        .reliability_reliable(WhenFull::DEFAULT)
+        .durability(Durability::TransientLocal)
+        .history(History::KeepLast { depth: 1 })
+}
+
+/// Sensor streams (clouds, images, queries): best effort, keep last 5, like rclcpp's
+/// SensorDataQoS; a reliable publisher still matches a best-effort subscription.
+pub fn sensor() -> QosProfile {
+    QosProfile::subscription_default()
+        .reliability_best_effort()
+        .durability(Durability::Volatile)
+        .history(History::KeepLast { depth: 5 })
+}
+
+/// Results we publish (paths, graphs, neighbours, status): reliable, transient local, keep
+/// last 1, so late subscribers (RViz) see the latest result.
+pub fn result() -> QosProfile {
+    map()
+}
+
+/// Services: the rmw default (reliable, volatile, keep last 10).
+pub fn service() -> QosProfile {
+    QosProfile::publisher_default()
+        .reliability_reliable(WhenFull::DEFAULT)
+        .durability(Durability::Volatile)
+        .history(History::KeepLast { depth: 10 })
+}

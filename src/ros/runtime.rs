@@ -1,0 +1,129 @@
+//! One DDS participant per process, an async executor for the nodes, and shutdown on
+//! SIGINT/SIGTERM. `ros2-client` has no callbacks: every node is an async task over streams,
+//! and each node needs its `Spinner` running (discovery, parameters, graph events).
+
+use std::sync::Arc;
+
+use ros2_client::{Context, ContextOptions};
+
+use crate::error::{Error, Result};
+use crate::ros::args::RosArgs;
+use crate::ros::params::ParamsFile;
+
+/// A latch that many tasks can wait on; firing it closes a channel, which wakes every waiter.
+#[derive(Clone)]
+pub struct Shutdown {
+    tx: smol::channel::Sender<()>,
+    rx: smol::channel::Receiver<()>,
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        let (tx, rx) = smol::channel::bounded(1);
+        Shutdown { tx, rx }
+    }
+}
+
+impl Shutdown {
+    pub fn trigger(&self) {
+        self.tx.close();
+    }
+
+    pub fn is_triggered(&self) -> bool {
+        self.tx.is_closed()
+    }
+
+    pub async fn wait(&self) {
+        // recv only returns (with an error) once the channel is closed.
+        let _ = self.rx.recv().await;
+    }
+}
+
+pub struct RosRuntime {
+    context: Context,
+    args: RosArgs,
+    params: ParamsFile,
+    executor: Arc<smol::Executor<'static>>,
+    shutdown: Shutdown,
+}
+
+impl RosRuntime {
+    /// Joins DDS domain `domain_id`, or `ROS_DOMAIN_ID` (default 0) when `None`.
+    pub fn new(args: RosArgs, params: ParamsFile, domain_id: Option<u16>) -> Result<RosRuntime> {
+        let domain = match domain_id {
+            Some(d) => d,
+            None => domain_from_env()?,
+        };
+        let context = Context::with_options(ContextOptions::new().domain_id(domain))
+            .map_err(|e| Error::Ros(format!("cannot join DDS domain {domain}: {e}")))?;
+        Ok(RosRuntime {
+            context,
+            args,
+            params,
+            executor: Arc::new(smol::Executor::new()),
+            shutdown: Shutdown::default(),
+        })
+    }
+
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    pub fn args(&self) -> &RosArgs {
+        &self.args
+    }
+
+    pub fn params(&self) -> &ParamsFile {
+        &self.params
+    }
+
+    pub fn domain_id(&self) -> u16 {
+        self.context.domain_id()
+    }
+
+    pub fn executor(&self) -> &Arc<smol::Executor<'static>> {
+        &self.executor
+    }
+
+    pub fn shutdown(&self) -> &Shutdown {
+        &self.shutdown
+    }
+
+    pub fn spawn<F>(&self, fut: F)
+    where
+        F: std::future::Future<Output = ()> + Send + 'static,
+    {
+        self.executor.spawn(fut).detach();
+    }
+
+    /// Makes SIGINT and SIGTERM fire [`Shutdown`]. Only one handler per process can exist.
+    pub fn handle_signals(&self) -> Result<()> {
+        let s = self.shutdown.clone();
+        ctrlc::set_handler(move || s.trigger())
+            .map_err(|e| Error::Ros(format!("cannot install the signal handler: {e}")))
+    }
+
+    /// Runs the executor on `threads` threads until shutdown fires.
+    pub fn run(&self, threads: usize) {
+        std::thread::scope(|scope| {
+            for _ in 1..threads.max(1) {
+                scope.spawn(|| smol::block_on(self.executor.run(self.shutdown.wait())));
+            }
+            smol::block_on(self.executor.run(self.shutdown.wait()));
+        });
+    }
+}
+
+fn domain_from_env() -> Result<u16> {
+    match std::env::var("ROS_DOMAIN_ID") {
+        Err(_) => Ok(0),
+        Ok(s) if s.trim().is_empty() => Ok(0),
+        Ok(s) => match s.trim().parse::<u16>() {
+            Ok(d) if d <= 232 => Ok(d),
+            _ => Err(Error::invalid(
+                "ROS_DOMAIN_ID",
+                format!("'{s}' is not a domain id 0..=232"),
+            )),
+        },
+    }
+}
