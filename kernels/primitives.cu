@@ -139,7 +139,7 @@ extern "C" __global__ void compact_scatter(const u32 *__restrict__ values,
 // ---------------------------------------------------------------------------------------------
 #define SORT_THREADS 256
 #define SORT_WARPS (SORT_THREADS / 32)
-#define SORT_ITEMS 8
+#define SORT_ITEMS 16
 #define SORT_TILE (SORT_THREADS * SORT_ITEMS)
 #define RADIX 256
 #define WARP_CHUNK (32 * SORT_ITEMS)
@@ -182,29 +182,40 @@ extern "C" __global__ void radix_upsweep(const u64 *__restrict__ keys, u32 n, u3
     tile_hist[(u64)d * num_tiles + blockIdx.x] = s;
 }
 
-extern "C" __global__ void radix_downsweep(const u64 *__restrict__ keys_in,
-                                           const u32 *__restrict__ vals_in,
-                                           u64 *__restrict__ keys_out,
-                                           u32 *__restrict__ vals_out, u32 n, u32 shift,
-                                           const u32 *__restrict__ tile_offsets, u32 num_tiles) {
-    // One extra bucket (RADIX) per warp absorbs lanes past the end of the input.
-    __shared__ u32 cnt[SORT_WARPS][RADIX + 1];
+// Lanes of the warp whose 8-bit digit equals this lane's: eight ballots, cheaper than
+// __match_any_sync on current GPUs.
+__device__ __forceinline__ u32 warp_digit_peers(u32 d) {
+    u32 peers = FULL_MASK;
+#pragma unroll
+    for (u32 b = 0; b < 8; ++b) {
+        u32 bit = (d >> b) & 1;
+        u32 vote = __ballot_sync(FULL_MASK, bit);
+        peers &= bit ? vote : ~vote;
+    }
+    return peers;
+}
+
+extern "C" __global__ void __launch_bounds__(SORT_THREADS, 2)
+radix_downsweep(const u64 *__restrict__ keys_in, const u32 *__restrict__ vals_in,
+                u64 *__restrict__ keys_out, u32 *__restrict__ vals_out, u32 n, u32 shift,
+                const u32 *__restrict__ tile_offsets, u32 num_tiles) {
+    __shared__ u32 cnt[SORT_WARPS][RADIX];
     __shared__ u32 digit_start[RADIX];
     __shared__ u32 global_base[RADIX];
     __shared__ u32 warp_sums[32];
-    __shared__ u64 s_keys[SORT_TILE];
-    __shared__ u32 s_vals[SORT_TILE];
+    // Keys first, then values, through the same buffer: half the shared memory, so a tile can
+    // be twice as large, which doubles the length of the runs written to global memory.
+    __shared__ u64 s_buf[SORT_TILE];
 
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const u32 lt_mask = (1u << lane) - 1;
-    for (u32 i = threadIdx.x; i < SORT_WARPS * (RADIX + 1); i += SORT_THREADS)
-        (&cnt[0][0])[i] = 0;
+    for (u32 i = threadIdx.x; i < SORT_WARPS * RADIX; i += SORT_THREADS) (&cnt[0][0])[i] = 0;
     __syncthreads();
 
     const u64 tile_base = (u64)blockIdx.x * SORT_TILE;
     const u32 tile_count = (u32)min((u64)SORT_TILE, (u64)n - tile_base);
     u64 k[SORT_ITEMS];
-    u32 v[SORT_ITEMS], dig[SORT_ITEMS], rank[SORT_ITEMS];
+    u32 v[SORT_ITEMS], pos[SORT_ITEMS];
 
     // Each warp owns a contiguous chunk and walks it in rounds of 32, so (warp, round, lane)
     // is input order and the ranks below are stable.
@@ -212,15 +223,15 @@ extern "C" __global__ void radix_downsweep(const u64 *__restrict__ keys_in,
     for (u32 r = 0; r < SORT_ITEMS; ++r) {
         u32 local = warp * WARP_CHUNK + r * 32 + lane;
         bool valid = local < tile_count;
-        k[r] = valid ? keys_in[tile_base + local] : 0;
+        k[r] = valid ? keys_in[tile_base + local] : ~0ull;
         v[r] = valid ? vals_in[tile_base + local] : 0;
-        u32 d = valid ? (u32)((k[r] >> shift) & 0xff) : RADIX;
-        dig[r] = d;
-        u32 peers = __match_any_sync(FULL_MASK, d);
+        u32 d = (u32)((k[r] >> shift) & 0xff);
+        u32 peers = warp_digit_peers(d) & __ballot_sync(FULL_MASK, valid);
         u32 before = cnt[warp][d];
-        rank[r] = before + __popc(peers & lt_mask);
+        // pos temporarily holds the rank within the warp; an invalid lane's value is unused.
+        pos[r] = before + __popc(peers & lt_mask);
         __syncwarp();
-        if ((peers & lt_mask) == 0) cnt[warp][d] = before + __popc(peers);
+        if (valid && (peers & lt_mask) == 0) cnt[warp][d] = before + __popc(peers);
         __syncwarp();
     }
     __syncthreads();
@@ -245,19 +256,34 @@ extern "C" __global__ void radix_downsweep(const u64 *__restrict__ keys_in,
 
 #pragma unroll
     for (u32 r = 0; r < SORT_ITEMS; ++r) {
-        u32 d = dig[r];
-        if (d < RADIX) {
-            u32 pos = digit_start[d] + cnt[warp][d] + rank[r];
-            s_keys[pos] = k[r];
-            s_vals[pos] = v[r];
+        u32 local = warp * WARP_CHUNK + r * 32 + lane;
+        u32 d = (u32)((k[r] >> shift) & 0xff);
+        pos[r] += digit_start[d] + cnt[warp][d];
+        if (local < tile_count) s_buf[pos[r]] = k[r];
+    }
+    __syncthreads();
+    u32 dig_of[SORT_ITEMS];
+#pragma unroll
+    for (u32 j = 0; j < SORT_ITEMS; ++j) {
+        u32 i = j * SORT_THREADS + threadIdx.x;
+        if (i < tile_count) {
+            u64 key = s_buf[i];
+            u32 d = (u32)((key >> shift) & 0xff);
+            dig_of[j] = d;
+            keys_out[global_base[d] + i] = key;
         }
     }
     __syncthreads();
-
-    for (u32 i = threadIdx.x; i < tile_count; i += SORT_THREADS) {
-        u64 key = s_keys[i];
-        u32 dst = global_base[(key >> shift) & 0xff] + i;
-        keys_out[dst] = key;
-        vals_out[dst] = s_vals[i];
+    u32 *s_vals = (u32 *)s_buf;
+#pragma unroll
+    for (u32 r = 0; r < SORT_ITEMS; ++r) {
+        u32 local = warp * WARP_CHUNK + r * 32 + lane;
+        if (local < tile_count) s_vals[pos[r]] = v[r];
+    }
+    __syncthreads();
+#pragma unroll
+    for (u32 j = 0; j < SORT_ITEMS; ++j) {
+        u32 i = j * SORT_THREADS + threadIdx.x;
+        if (i < tile_count) vals_out[global_base[dig_of[j]] + i] = s_vals[i];
     }
 }

@@ -12,7 +12,7 @@ use crate::error::Result;
 /// Must match SCAN_TILE in kernels/primitives.cu.
 const SCAN_TILE: usize = 256 * 8;
 /// Must match SORT_TILE in kernels/primitives.cu.
-const SORT_TILE: usize = 256 * 8;
+const SORT_TILE: usize = 256 * 16;
 const RADIX: usize = 256;
 const DIGITS: usize = 8;
 const THREADS: u32 = 256;

@@ -1,0 +1,168 @@
+//! Parallel primitives: the CPU references against plain definitions, and the CUDA versions
+//! against the CPU references on random and adversarial inputs. GPU tests skip without CUDA
+//! and fail when GPU_PLANNING_REQUIRE_CUDA=1.
+
+use gpu_planning::bench::XorShift;
+use gpu_planning::compute::primitives::{self, cpu, gpu::Primitives};
+use gpu_planning::compute::testing::cuda_or_skip;
+use gpu_planning::compute::Backend;
+use proptest::prelude::*;
+
+/// Sizes around the 2048-element tiles and warp widths, plus multi-level scans.
+const SIZES: &[usize] = &[0, 1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4096, 6143, 100_003];
+
+fn keys_of(kind: &str, n: usize, rng: &mut XorShift) -> Vec<u64> {
+    (0..n)
+        .map(|i| match kind {
+            "random" => rng.next_u64(),
+            "few_distinct" => rng.next_u64() % 7,
+            "high_bits" => rng.next_u64() & 0xff00_0000_0000_0000,
+            "narrow" => rng.next_u64() & 0x3fff_ffff,
+            "equal" => 42,
+            "descending" => (n - i) as u64,
+            "extremes" => [0, u64::MAX, 1 << 63, (1 << 63) - 1][(rng.next_u64() % 4) as usize],
+            _ => unreachable!(),
+        })
+        .collect()
+}
+
+const KEY_KINDS: &[&str] = &["random", "few_distinct", "high_bits", "narrow", "equal", "descending", "extremes"];
+
+fn check_stable_sorted(keys: &[u64], values: &[u32], sk: &[u64], sv: &[u32]) {
+    assert_eq!(sk.len(), keys.len());
+    for i in 1..sk.len() {
+        assert!(sk[i - 1] <= sk[i], "unsorted at {i}");
+        if sk[i - 1] == sk[i] {
+            assert!(sv[i - 1] < sv[i], "unstable at {i}");
+        }
+    }
+    for (&k, &v) in sk.iter().zip(sv) {
+        assert_eq!(keys[v as usize], k, "value {v} lost its key");
+    }
+    let _ = values;
+}
+
+proptest! {
+    #[test]
+    fn cpu_scan_matches_definition(input in prop::collection::vec(any::<u32>(), 0..600)) {
+        let (out, total) = cpu::exclusive_scan(&input);
+        let mut acc = 0u32;
+        for (i, &x) in input.iter().enumerate() {
+            prop_assert_eq!(out[i], acc);
+            acc = acc.wrapping_add(x);
+        }
+        prop_assert_eq!(total, acc);
+    }
+
+    #[test]
+    fn cpu_sorts_are_stable(keys in prop::collection::vec(0u64..20, 0..600)) {
+        let values: Vec<u32> = (0..keys.len() as u32).collect();
+        let (sk, sv) = cpu::sort_pairs(&keys, &values);
+        check_stable_sorted(&keys, &values, &sk, &sv);
+        let (pk, pv) = cpu::sort_pairs_parallel(&keys, &values);
+        prop_assert_eq!(pk, sk);
+        prop_assert_eq!(pv, sv);
+    }
+
+    #[test]
+    fn cpu_compact_keeps_flagged_in_order(flags in prop::collection::vec(0u8..3, 0..600)) {
+        let values: Vec<u32> = (0..flags.len() as u32).map(|i| i * 3).collect();
+        let kept = cpu::compact(&values, &flags);
+        let expected: Vec<u32> = (0..flags.len()).filter(|&i| flags[i] != 0).map(|i| values[i]).collect();
+        prop_assert_eq!(kept, expected);
+    }
+}
+
+#[test]
+fn dispatch_rejects_mismatched_lengths() {
+    let e = primitives::sort_pairs(&Backend::Cpu, &[1, 2], &[0]).unwrap_err().to_string();
+    assert!(e.contains("values") && e.contains("length 1"), "{e}");
+    let e = primitives::compact(&Backend::Cpu, &[1, 2], &[1]).unwrap_err().to_string();
+    assert!(e.contains("flags"), "{e}");
+}
+
+#[test]
+fn gpu_sort_matches_cpu_reference() {
+    let Some(rt) = cuda_or_skip("gpu_sort_matches_cpu_reference") else { return };
+    let p = Primitives::new(&rt).unwrap();
+    let mut rng = XorShift::new(0x5eed_0001 ^ std::process::id() as u64);
+    for &n in SIZES.iter().chain(&[1 << 20 | 17]) {
+        for kind in KEY_KINDS {
+            let keys = keys_of(kind, n, &mut rng);
+            let values: Vec<u32> = (0..n as u32).collect();
+            let (gk, gv) = p.sort_pairs_host(&keys, &values).unwrap();
+            let (ck, cv) = cpu::sort_pairs(&keys, &values);
+            assert_eq!(gk, ck, "keys differ: n={n} kind={kind}");
+            assert_eq!(gv, cv, "values differ: n={n} kind={kind}");
+        }
+    }
+}
+
+#[test]
+fn gpu_scan_matches_cpu_reference() {
+    let Some(rt) = cuda_or_skip("gpu_scan_matches_cpu_reference") else { return };
+    let p = Primitives::new(&rt).unwrap();
+    let mut rng = XorShift::new(0x5eed_0002 ^ std::process::id() as u64);
+    // 4_194_305 = 2048 * 2048 + 1 needs three levels of tile sums.
+    for &n in SIZES.iter().chain(&[4_194_305, 5_000_011]) {
+        let small: Vec<u32> = (0..n).map(|_| (rng.next_u64() % 5) as u32).collect();
+        let wrapping: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+        for input in [&small, &wrapping] {
+            let (g, gt) = p.exclusive_scan_host(input).unwrap();
+            let (c, ct) = cpu::exclusive_scan(input);
+            assert_eq!(gt, ct, "total differs: n={n}");
+            assert!(g == c, "scan differs: n={n}");
+        }
+    }
+}
+
+#[test]
+fn gpu_compact_matches_cpu_reference() {
+    let Some(rt) = cuda_or_skip("gpu_compact_matches_cpu_reference") else { return };
+    let p = Primitives::new(&rt).unwrap();
+    let mut rng = XorShift::new(0x5eed_0003 ^ std::process::id() as u64);
+    for &n in SIZES.iter().chain(&[3_000_017]) {
+        let values: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
+        let patterns: [Vec<u8>; 4] = [
+            (0..n).map(|_| (rng.next_u64() % 3) as u8).collect(),
+            vec![0; n],
+            vec![1; n],
+            (0..n).map(|i| u8::from(i % 1000 == 999)).collect(),
+        ];
+        for flags in &patterns {
+            assert_eq!(p.compact_host(&values, flags).unwrap(), cpu::compact(&values, flags), "n={n}");
+        }
+    }
+}
+
+#[test]
+fn gpu_backend_dispatch_matches_cpu() {
+    let Some(rt) = cuda_or_skip("gpu_backend_dispatch_matches_cpu") else { return };
+    let gpu = Backend::Cuda(rt);
+    let mut rng = XorShift::new(99);
+    let keys: Vec<u64> = (0..10_001).map(|_| rng.next_u64() % 1000).collect();
+    let values: Vec<u32> = (0..10_001).collect();
+    assert_eq!(
+        primitives::sort_pairs(&gpu, &keys, &values).unwrap(),
+        primitives::sort_pairs(&Backend::Cpu, &keys, &values).unwrap()
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn gpu_primitives_match_cpu_on_arbitrary_inputs(
+        keys in prop::collection::vec(prop_oneof![any::<u64>(), 0u64..4], 0..5000),
+        flags_seed in any::<u64>(),
+    ) {
+        let Some(rt) = cuda_or_skip("gpu_primitives_match_cpu_on_arbitrary_inputs") else { return Ok(()) };
+        let p = Primitives::new(&rt).unwrap();
+        let values: Vec<u32> = (0..keys.len() as u32).collect();
+        prop_assert_eq!(p.sort_pairs_host(&keys, &values).unwrap(), cpu::sort_pairs(&keys, &values));
+        let small: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
+        prop_assert_eq!(p.exclusive_scan_host(&small).unwrap(), cpu::exclusive_scan(&small));
+        let mut rng = XorShift::new(flags_seed);
+        let flags: Vec<u8> = keys.iter().map(|_| (rng.next_u64() & 1) as u8).collect();
+        prop_assert_eq!(p.compact_host(&values, &flags).unwrap(), cpu::compact(&values, &flags));
+    }
+}
