@@ -79,7 +79,9 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
 }
 
 fn as_pairs(defs: &[FieldDef]) -> Vec<(String, String)> {
-    defs.iter().map(|f| (f.name.clone(), f.ty.clone())).collect()
+    defs.iter()
+        .map(|f| (f.name.clone(), f.ty.clone()))
+        .collect()
 }
 
 fn from_rust(f: Fields) -> Vec<(String, String)> {
@@ -105,10 +107,19 @@ fn every_package_msg_file_matches_its_rust_type() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rust = ours_msgs();
     let found = files(&root.join("msg"), "msg");
-    assert_eq!(found.len(), rust.len(), "msg/ files and Rust types differ in number");
+    assert_eq!(
+        found.len(),
+        rust.len(),
+        "msg/ files and Rust types differ in number"
+    );
     for path in found {
-        let name = format!("gpu_planning/{}", path.file_stem().unwrap().to_str().unwrap());
-        let fields = rust.get(&name).unwrap_or_else(|| panic!("no Rust type for {name}"));
+        let name = format!(
+            "gpu_planning/{}",
+            path.file_stem().unwrap().to_str().unwrap()
+        );
+        let fields = rust
+            .get(&name)
+            .unwrap_or_else(|| panic!("no Rust type for {name}"));
         let defs = parse_msg("gpu_planning", &read(&path)).unwrap();
         assert_eq!(as_pairs(&defs), from_rust(*fields), "{name}");
     }
@@ -119,10 +130,19 @@ fn every_package_srv_file_matches_its_rust_types() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let rust = ours_srvs();
     let found = files(&root.join("srv"), "srv");
-    assert_eq!(found.len(), rust.len(), "srv/ files and Rust types differ in number");
+    assert_eq!(
+        found.len(),
+        rust.len(),
+        "srv/ files and Rust types differ in number"
+    );
     for path in found {
-        let name = format!("gpu_planning/{}", path.file_stem().unwrap().to_str().unwrap());
-        let (req, resp) = rust.get(&name).unwrap_or_else(|| panic!("no Rust type for {name}"));
+        let name = format!(
+            "gpu_planning/{}",
+            path.file_stem().unwrap().to_str().unwrap()
+        );
+        let (req, resp) = rust
+            .get(&name)
+            .unwrap_or_else(|| panic!("no Rust type for {name}"));
         let (dreq, dresp) = parse_srv("gpu_planning", &read(&path)).unwrap();
         assert_eq!(as_pairs(&dreq), from_rust(*req), "{name} request");
         assert_eq!(as_pairs(&dresp), from_rust(*resp), "{name} response");
@@ -142,13 +162,19 @@ fn standard_mirrors_match_the_ros2_definitions() {
         let pkg_name = pkg.file_name().unwrap().to_str().unwrap().to_string();
         for path in files(&pkg.join("msg"), "msg") {
             let name = format!("{pkg_name}/{}", path.file_stem().unwrap().to_str().unwrap());
-            let fields = rust.get(&name).unwrap_or_else(|| panic!("no Rust type for {name}"));
+            let fields = rust
+                .get(&name)
+                .unwrap_or_else(|| panic!("no Rust type for {name}"));
             let defs = parse_msg(&pkg_name, &read(&path)).unwrap();
             assert_eq!(as_pairs(&defs), from_rust(*fields), "{name}");
             checked += 1;
         }
     }
-    assert_eq!(checked, rust.len(), "every standard mirror has a vendored definition");
+    assert_eq!(
+        checked,
+        rust.len(),
+        "every standard mirror has a vendored definition"
+    );
     let (req, resp) = parse_srv("nav_msgs", &read(&root.join("nav_msgs/srv/GetPlan.srv"))).unwrap();
     assert_eq!(as_pairs(&req), from_rust(nav::GetPlanRequest::fields));
     assert_eq!(as_pairs(&resp), from_rust(nav::GetPlanResponse::fields));
@@ -163,7 +189,9 @@ fn cdr<T: serde::Serialize>(v: &T) -> Vec<u8> {
 }
 
 fn decode<T: serde::de::DeserializeOwned>(b: &[u8]) -> T {
-    ros2_client::dds::rustdds::cdr_encoding::from_bytes::<T, byteorder::LittleEndian>(b).unwrap().0
+    ros2_client::dds::rustdds::cdr_encoding::from_bytes::<T, byteorder::LittleEndian>(b)
+        .unwrap()
+        .0
 }
 
 #[test]
@@ -184,14 +212,21 @@ fn header_golden_bytes() {
 #[test]
 fn occupancy_grid_golden_bytes() {
     let g = nav::OccupancyGrid {
-        header: stdm::Header { stamp: bi::Time { sec: 7, nanosec: 0 }, frame_id: "m".into() },
+        header: stdm::Header {
+            stamp: bi::Time { sec: 7, nanosec: 0 },
+            frame_id: "m".into(),
+        },
         info: nav::MapMetaData {
             map_load_time: bi::Time { sec: 0, nanosec: 9 },
             resolution: 0.5,
             width: 2,
             height: 1,
             origin: gm::Pose {
-                position: gm::Point { x: 1.0, y: 0.0, z: 0.0 },
+                position: gm::Point {
+                    x: 1.0,
+                    y: 0.0,
+                    z: 0.0,
+                },
                 orientation: gm::Quaternion::identity(),
             },
         },
@@ -219,7 +254,12 @@ fn point_field_and_empty_sequences_golden_bytes() {
         header: stdm::Header::default(),
         height: 1,
         width: 0,
-        fields: vec![sm::PointField { name: "x".into(), offset: 0, datatype: sm::PointField::FLOAT32, count: 1 }],
+        fields: vec![sm::PointField {
+            name: "x".into(),
+            offset: 0,
+            datatype: sm::PointField::FLOAT32,
+            count: 1,
+        }],
         is_bigendian: false,
         point_step: 12,
         row_step: 0,

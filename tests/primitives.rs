@@ -9,7 +9,9 @@ use gpu_planning::compute::Backend;
 use proptest::prelude::*;
 
 /// Sizes around the 2048-element tiles and warp widths, plus multi-level scans.
-const SIZES: &[usize] = &[0, 1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4096, 6143, 100_003];
+const SIZES: &[usize] = &[
+    0, 1, 2, 31, 32, 33, 255, 256, 257, 2047, 2048, 2049, 4096, 6143, 100_003,
+];
 
 fn keys_of(kind: &str, n: usize, rng: &mut XorShift) -> Vec<u64> {
     (0..n)
@@ -26,7 +28,15 @@ fn keys_of(kind: &str, n: usize, rng: &mut XorShift) -> Vec<u64> {
         .collect()
 }
 
-const KEY_KINDS: &[&str] = &["random", "few_distinct", "high_bits", "narrow", "equal", "descending", "extremes"];
+const KEY_KINDS: &[&str] = &[
+    "random",
+    "few_distinct",
+    "high_bits",
+    "narrow",
+    "equal",
+    "descending",
+    "extremes",
+];
 
 fn check_stable_sorted(keys: &[u64], values: &[u32], sk: &[u64], sv: &[u32]) {
     assert_eq!(sk.len(), keys.len());
@@ -75,15 +85,21 @@ proptest! {
 
 #[test]
 fn dispatch_rejects_mismatched_lengths() {
-    let e = primitives::sort_pairs(&Backend::Cpu, &[1, 2], &[0]).unwrap_err().to_string();
+    let e = primitives::sort_pairs(&Backend::Cpu, &[1, 2], &[0])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("values") && e.contains("length 1"), "{e}");
-    let e = primitives::compact(&Backend::Cpu, &[1, 2], &[1]).unwrap_err().to_string();
+    let e = primitives::compact(&Backend::Cpu, &[1, 2], &[1])
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("flags"), "{e}");
 }
 
 #[test]
 fn gpu_sort_matches_cpu_reference() {
-    let Some(rt) = cuda_or_skip("gpu_sort_matches_cpu_reference") else { return };
+    let Some(rt) = cuda_or_skip("gpu_sort_matches_cpu_reference") else {
+        return;
+    };
     let p = Primitives::new(&rt).unwrap();
     let mut rng = XorShift::new(0x5eed_0001 ^ std::process::id() as u64);
     for &n in SIZES.iter().chain(&[1 << 20 | 17]) {
@@ -100,7 +116,9 @@ fn gpu_sort_matches_cpu_reference() {
 
 #[test]
 fn gpu_scan_matches_cpu_reference() {
-    let Some(rt) = cuda_or_skip("gpu_scan_matches_cpu_reference") else { return };
+    let Some(rt) = cuda_or_skip("gpu_scan_matches_cpu_reference") else {
+        return;
+    };
     let p = Primitives::new(&rt).unwrap();
     let mut rng = XorShift::new(0x5eed_0002 ^ std::process::id() as u64);
     // 4_194_305 = 2048 * 2048 + 1 needs three levels of tile sums.
@@ -118,7 +136,9 @@ fn gpu_scan_matches_cpu_reference() {
 
 #[test]
 fn gpu_compact_matches_cpu_reference() {
-    let Some(rt) = cuda_or_skip("gpu_compact_matches_cpu_reference") else { return };
+    let Some(rt) = cuda_or_skip("gpu_compact_matches_cpu_reference") else {
+        return;
+    };
     let p = Primitives::new(&rt).unwrap();
     let mut rng = XorShift::new(0x5eed_0003 ^ std::process::id() as u64);
     for &n in SIZES.iter().chain(&[3_000_017]) {
@@ -130,14 +150,20 @@ fn gpu_compact_matches_cpu_reference() {
             (0..n).map(|i| u8::from(i % 1000 == 999)).collect(),
         ];
         for flags in &patterns {
-            assert_eq!(p.compact_host(&values, flags).unwrap(), cpu::compact(&values, flags), "n={n}");
+            assert_eq!(
+                p.compact_host(&values, flags).unwrap(),
+                cpu::compact(&values, flags),
+                "n={n}"
+            );
         }
     }
 }
 
 #[test]
 fn gpu_backend_dispatch_matches_cpu() {
-    let Some(rt) = cuda_or_skip("gpu_backend_dispatch_matches_cpu") else { return };
+    let Some(rt) = cuda_or_skip("gpu_backend_dispatch_matches_cpu") else {
+        return;
+    };
     let gpu = Backend::Cuda(rt);
     let mut rng = XorShift::new(99);
     let keys: Vec<u64> = (0..10_001).map(|_| rng.next_u64() % 1000).collect();
