@@ -1,0 +1,94 @@
+//! config/default.yaml, the launch files and the code agree: every key in the YAML is known to
+//! its node, every node section names a node the code starts, and every executable a launch
+//! file names is one Cargo builds.
+
+use std::path::Path;
+
+use gpu_planning::config::RuntimeParams;
+use gpu_planning::ros::ParamsFile;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The node names the code starts (base names).
+const NODES: &[&str] = &[gpu_planning::nodes::runtime::NODE_NAME];
+
+#[test]
+fn default_yaml_parses_for_every_node_with_known_keys() {
+    let file = ParamsFile::load(&root().join("config/default.yaml")).unwrap();
+    for key in file.node_keys() {
+        assert!(key == "/**" || NODES.contains(&key), "config section '{key}' is no node of this package");
+    }
+    let m = file.for_node("/", gpu_planning::nodes::runtime::NODE_NAME, &[]);
+    let p: RuntimeParams = serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    p.validate().unwrap();
+    assert_eq!(p, RuntimeParams::default(), "the YAML restates the defaults of the code");
+}
+
+#[test]
+fn every_default_key_is_commented() {
+    let text = std::fs::read_to_string(root().join("config/default.yaml")).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    for (i, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let indent = line.len() - t.len();
+        // Parameter lines sit at depth 4, under `node: ros__parameters:`.
+        if indent == 4 && !t.starts_with('#') && t.contains(':') {
+            assert!(
+                i > 0 && lines[i - 1].trim_start().starts_with('#'),
+                "parameter line {} has no comment above it: {line}",
+                i + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn launch_files_name_only_executables_cargo_builds() {
+    let cargo = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
+    let cargo: toml_names::Bins = toml_names::bins(&cargo);
+    for f in ["launch/gpu_planning.launch.py", "launch/gpu_planning.launch.xml"] {
+        let text = std::fs::read_to_string(root().join(f)).unwrap();
+        for exe in toml_names::launch_executables(&text) {
+            assert!(cargo.contains(&exe), "{f} starts '{exe}', which Cargo does not build ({cargo:?})");
+        }
+        assert!(text.contains("backend") && text.contains("params_file") && text.contains("namespace"), "{f}");
+    }
+}
+
+mod toml_names {
+    pub type Bins = Vec<String>;
+
+    /// `name = "..."` lines inside [[bin]] tables.
+    pub fn bins(cargo_toml: &str) -> Bins {
+        let mut out = Vec::new();
+        let mut in_bin = false;
+        for line in cargo_toml.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_bin = line == "[[bin]]";
+            } else if in_bin {
+                if let Some(v) = line.strip_prefix("name = ") {
+                    out.push(v.trim_matches('"').to_string());
+                }
+            }
+        }
+        out
+    }
+
+    /// Values of `executable="..."` (Python) and `exec="..."` (XML).
+    pub fn launch_executables(text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        for key in ["executable=\"", "exec=\""] {
+            let mut rest = text;
+            while let Some(i) = rest.find(key) {
+                rest = &rest[i + key.len()..];
+                if let Some(end) = rest.find('"') {
+                    out.push(rest[..end].to_string());
+                }
+            }
+        }
+        assert!(!out.is_empty(), "no executable found in a launch file");
+        out
+    }
+}
