@@ -137,9 +137,16 @@ extern "C" __global__ void compact_scatter(const u32 *__restrict__ values,
 // that ranks each tile stably with warp match masks, reorders it in shared memory and writes
 // runs of equal digits contiguously.
 // ---------------------------------------------------------------------------------------------
+// SORT_ITEMS (keys per thread) and SORT_MIN_BLOCKS (blocks per SM the register budget is
+// sized for) may be set by the host with -D; these are the tuned defaults for sm_90.
+#ifndef SORT_ITEMS
+#define SORT_ITEMS 16
+#endif
+#ifndef SORT_MIN_BLOCKS
+#define SORT_MIN_BLOCKS 2
+#endif
 #define SORT_THREADS 256
 #define SORT_WARPS (SORT_THREADS / 32)
-#define SORT_ITEMS 16
 #define SORT_TILE (SORT_THREADS * SORT_ITEMS)
 #define RADIX 256
 #define WARP_CHUNK (32 * SORT_ITEMS)
@@ -195,71 +202,89 @@ __device__ __forceinline__ u32 warp_digit_peers(u32 d) {
     return peers;
 }
 
-extern "C" __global__ void __launch_bounds__(SORT_THREADS, 2)
-radix_downsweep(const u64 *__restrict__ keys_in, const u32 *__restrict__ vals_in,
-                u64 *__restrict__ keys_out, u32 *__restrict__ vals_out, u32 n, u32 shift,
-                const u32 *__restrict__ tile_offsets, u32 num_tiles) {
-    __shared__ u32 cnt[SORT_WARPS][RADIX];
-    __shared__ u32 digit_start[RADIX];
-    __shared__ u32 global_base[RADIX];
-    __shared__ u32 warp_sums[32];
+// Shared memory of one sorting tile.
+struct SortTileShared {
+    u32 cnt[SORT_WARPS][RADIX];
+    u32 digit_start[RADIX];
+    u32 global_base[RADIX];
+    u32 warp_sums[32];
+    u32 early[RADIX];  // the tile's digit counts, known before ranking (one-sweep only)
+    u32 tile;
     // Keys first, then values, through the same buffer: half the shared memory, so a tile can
     // be twice as large, which doubles the length of the runs written to global memory.
-    __shared__ u64 s_buf[SORT_TILE];
+    u64 buf[SORT_TILE];
+};
 
+// Loads a tile and ranks it stably. On return: pos[r] = rank of item r among equal digits of
+// its warp (before warp offsets), cnt[w][d] = exclusive prefix of digit d over warps, and the
+// return value is this thread's digit total over the tile (thread index = digit).
+__device__ __forceinline__ void load_tile(const u64 *__restrict__ keys_in,
+                                          const u32 *__restrict__ vals_in, u64 tile_base,
+                                          u32 tile_count, u64 (&k)[SORT_ITEMS],
+                                          u32 (&v)[SORT_ITEMS]) {
     const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 lt_mask = (1u << lane) - 1;
-    for (u32 i = threadIdx.x; i < SORT_WARPS * RADIX; i += SORT_THREADS) (&cnt[0][0])[i] = 0;
-    __syncthreads();
-
-    const u64 tile_base = (u64)blockIdx.x * SORT_TILE;
-    const u32 tile_count = (u32)min((u64)SORT_TILE, (u64)n - tile_base);
-    u64 k[SORT_ITEMS];
-    u32 v[SORT_ITEMS], pos[SORT_ITEMS];
-
-    // Each warp owns a contiguous chunk and walks it in rounds of 32, so (warp, round, lane)
-    // is input order and the ranks below are stable.
+    // Issue every load before the first ballot so the memory system sees them all at once.
 #pragma unroll
     for (u32 r = 0; r < SORT_ITEMS; ++r) {
         u32 local = warp * WARP_CHUNK + r * 32 + lane;
         bool valid = local < tile_count;
         k[r] = valid ? keys_in[tile_base + local] : ~0ull;
         v[r] = valid ? vals_in[tile_base + local] : 0;
+    }
+}
+
+// Ranks a loaded tile stably. On return: pos[r] = rank of item r among equal digits of its
+// warp (before warp offsets), cnt[w][d] = exclusive prefix of digit d over warps,
+// digit_start[d] = where digit d's run starts in the tile, and the return value is this
+// thread's digit total over the tile (thread index = digit).
+__device__ __forceinline__ u32 rank_tile(u32 tile_count, u32 shift, SortTileShared &sh,
+                                         const u64 (&k)[SORT_ITEMS], u32 (&pos)[SORT_ITEMS]) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const u32 lt_mask = (1u << lane) - 1;
+    for (u32 i = threadIdx.x; i < SORT_WARPS * RADIX; i += SORT_THREADS) (&sh.cnt[0][0])[i] = 0;
+    __syncthreads();
+    // Each warp owns a contiguous chunk and walks it in rounds of 32, so (warp, round, lane)
+    // is input order and the ranks are stable.
+#pragma unroll
+    for (u32 r = 0; r < SORT_ITEMS; ++r) {
+        u32 local = warp * WARP_CHUNK + r * 32 + lane;
+        bool valid = local < tile_count;
         u32 d = (u32)((k[r] >> shift) & 0xff);
         u32 peers = warp_digit_peers(d) & __ballot_sync(FULL_MASK, valid);
-        u32 before = cnt[warp][d];
-        // pos temporarily holds the rank within the warp; an invalid lane's value is unused.
-        pos[r] = before + __popc(peers & lt_mask);
+        u32 before = sh.cnt[warp][d];
+        pos[r] = before + __popc(peers & lt_mask);  // an invalid lane's value is unused
         __syncwarp();
-        if (valid && (peers & lt_mask) == 0) cnt[warp][d] = before + __popc(peers);
+        if (valid && (peers & lt_mask) == 0) sh.cnt[warp][d] = before + __popc(peers);
         __syncwarp();
     }
     __syncthreads();
-
-    // Per digit: exclusive prefix over warps, then an exclusive scan over digits for the
-    // position of each digit's run inside the tile.
-    {
-        u32 d = threadIdx.x;
-        u32 running = 0;
+    u32 d = threadIdx.x;
+    u32 running = 0;
 #pragma unroll
-        for (u32 w = 0; w < SORT_WARPS; ++w) {
-            u32 t = cnt[w][d];
-            cnt[w][d] = running;
-            running += t;
-        }
-        u32 total;
-        u32 start = block_exclusive_scan(running, warp_sums, &total);
-        digit_start[d] = start;
-        global_base[d] = tile_offsets[(u64)d * num_tiles + blockIdx.x] - start;
+    for (u32 w = 0; w < SORT_WARPS; ++w) {
+        u32 t = sh.cnt[w][d];
+        sh.cnt[w][d] = running;
+        running += t;
     }
-    __syncthreads();
+    u32 total;
+    sh.digit_start[d] = block_exclusive_scan(running, sh.warp_sums, &total);
+    return running;
+}
 
+// Reorders the ranked tile through shared memory and writes runs of equal digits; needs
+// sh.global_base[d] = destination of the tile's first digit-d item minus digit_start[d].
+__device__ __forceinline__ void scatter_tile(u64 *__restrict__ keys_out,
+                                             u32 *__restrict__ vals_out, u32 tile_count,
+                                             u32 shift, SortTileShared &sh,
+                                             const u64 (&k)[SORT_ITEMS],
+                                             const u32 (&v)[SORT_ITEMS], u32 (&pos)[SORT_ITEMS]) {
+    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
 #pragma unroll
     for (u32 r = 0; r < SORT_ITEMS; ++r) {
         u32 local = warp * WARP_CHUNK + r * 32 + lane;
         u32 d = (u32)((k[r] >> shift) & 0xff);
-        pos[r] += digit_start[d] + cnt[warp][d];
-        if (local < tile_count) s_buf[pos[r]] = k[r];
+        pos[r] += sh.digit_start[d] + sh.cnt[warp][d];
+        if (local < tile_count) sh.buf[pos[r]] = k[r];
     }
     __syncthreads();
     u32 dig_of[SORT_ITEMS];
@@ -267,14 +292,14 @@ radix_downsweep(const u64 *__restrict__ keys_in, const u32 *__restrict__ vals_in
     for (u32 j = 0; j < SORT_ITEMS; ++j) {
         u32 i = j * SORT_THREADS + threadIdx.x;
         if (i < tile_count) {
-            u64 key = s_buf[i];
+            u64 key = sh.buf[i];
             u32 d = (u32)((key >> shift) & 0xff);
             dig_of[j] = d;
-            keys_out[global_base[d] + i] = key;
+            keys_out[sh.global_base[d] + i] = key;
         }
     }
     __syncthreads();
-    u32 *s_vals = (u32 *)s_buf;
+    u32 *s_vals = (u32 *)sh.buf;
 #pragma unroll
     for (u32 r = 0; r < SORT_ITEMS; ++r) {
         u32 local = warp * WARP_CHUNK + r * 32 + lane;
@@ -284,6 +309,85 @@ radix_downsweep(const u64 *__restrict__ keys_in, const u32 *__restrict__ vals_in
 #pragma unroll
     for (u32 j = 0; j < SORT_ITEMS; ++j) {
         u32 i = j * SORT_THREADS + threadIdx.x;
-        if (i < tile_count) vals_out[global_base[dig_of[j]] + i] = s_vals[i];
+        if (i < tile_count) vals_out[sh.global_base[dig_of[j]] + i] = s_vals[i];
     }
+}
+
+// Three-kernel pass, downsweep: per-tile offsets come from the scanned upsweep counts.
+extern "C" __global__ void __launch_bounds__(SORT_THREADS, SORT_MIN_BLOCKS)
+radix_downsweep(const u64 *__restrict__ keys_in, const u32 *__restrict__ vals_in,
+                u64 *__restrict__ keys_out, u32 *__restrict__ vals_out, u32 n, u32 shift,
+                const u32 *__restrict__ tile_offsets, u32 num_tiles) {
+    __shared__ SortTileShared sh;
+    const u64 tile_base = (u64)blockIdx.x * SORT_TILE;
+    const u32 tile_count = (u32)min((u64)SORT_TILE, (u64)n - tile_base);
+    u64 k[SORT_ITEMS];
+    u32 v[SORT_ITEMS], pos[SORT_ITEMS];
+    load_tile(keys_in, vals_in, tile_base, tile_count, k, v);
+    rank_tile(tile_count, shift, sh, k, pos);
+    u32 d = threadIdx.x;
+    sh.global_base[d] = tile_offsets[(u64)d * num_tiles + blockIdx.x] - sh.digit_start[d];
+    __syncthreads();
+    scatter_tile(keys_out, vals_out, tile_count, shift, sh, k, v, pos);
+}
+
+// One-sweep pass (Adinets & Merrill): tiles take ids in start order from an atomic counter,
+// publish their digit counts, and find the counts of all earlier tiles by decoupled look-back,
+// so a pass reads and writes the pairs once and needs no upsweep. A status word is
+// flag (2 bits) | count (30 bits), hence n < 2^30 on this path.
+#define LB_AGGREGATE (1u << 30)
+#define LB_INCLUSIVE (2u << 30)
+#define LB_VALUE 0x3fffffffu
+
+extern "C" __global__ void __launch_bounds__(SORT_THREADS, SORT_MIN_BLOCKS)
+radix_onesweep(const u64 *__restrict__ keys_in, const u32 *__restrict__ vals_in,
+               u64 *__restrict__ keys_out, u32 *__restrict__ vals_out, u32 n, u32 shift,
+               const u32 *__restrict__ digit_base /* 256: where each digit starts */,
+               u32 *status /* num_tiles * 256, zeroed */, u32 *tile_counter /* zeroed */) {
+    __shared__ SortTileShared sh;
+    if (threadIdx.x == 0) sh.tile = atomicAdd(tile_counter, 1u);
+    __syncthreads();
+    const u32 tile = sh.tile;
+    const u64 tile_base = (u64)tile * SORT_TILE;
+    const u32 tile_count = (u32)min((u64)SORT_TILE, (u64)n - tile_base);
+    u64 k[SORT_ITEMS];
+    u32 v[SORT_ITEMS], pos[SORT_ITEMS];
+    const u32 d = threadIdx.x;
+    sh.early[d] = 0;
+    load_tile(keys_in, vals_in, tile_base, tile_count, k, v);
+    __syncthreads();
+    // Publish this tile's counts before ranking it, so later tiles stop waiting for us early.
+    const u32 warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+    for (u32 r = 0; r < SORT_ITEMS; ++r)
+        if (warp * WARP_CHUNK + r * 32 + lane < tile_count)
+            atomicAdd(&sh.early[(u32)((k[r] >> shift) & 0xff)], 1u);
+    __syncthreads();
+    const u32 count = sh.early[d];
+    volatile u32 *st = status;
+    st[(u64)tile * RADIX + d] = (tile == 0 ? LB_INCLUSIVE : LB_AGGREGATE) | count;
+
+    rank_tile(tile_count, shift, sh, k, pos);
+
+    // Look back four predecessors per round trip; stop at the first inclusive count.
+    u32 prefix = 0;
+    for (long long j = (long long)tile - 1; j >= 0; j -= 4) {
+        u32 s4[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s4[i] = j - i >= 0 ? st[(u64)(j - i) * RADIX + d] : LB_INCLUSIVE;
+        bool done = false;
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            if (done) break;
+            u32 s = s4[i];
+            while ((s & ~LB_VALUE) == 0) s = st[(u64)(j - i) * RADIX + d];
+            prefix += s & LB_VALUE;
+            done = (s & LB_INCLUSIVE) != 0;
+        }
+        if (done) break;
+    }
+    if (tile != 0) st[(u64)tile * RADIX + d] = LB_INCLUSIVE | (prefix + count);
+    sh.global_base[d] = digit_base[d] + prefix - sh.digit_start[d];
+    __syncthreads();
+    scatter_tile(keys_out, vals_out, tile_count, shift, sh, k, v, pos);
 }

@@ -18,12 +18,19 @@ const NODES: &[&str] = &[gpu_planning::nodes::runtime::NODE_NAME];
 fn default_yaml_parses_for_every_node_with_known_keys() {
     let file = ParamsFile::load(&root().join("config/default.yaml")).unwrap();
     for key in file.node_keys() {
-        assert!(key == "/**" || NODES.contains(&key), "config section '{key}' is no node of this package");
+        assert!(
+            key == "/**" || NODES.contains(&key),
+            "config section '{key}' is no node of this package"
+        );
     }
     let m = file.for_node("/", gpu_planning::nodes::runtime::NODE_NAME, &[]);
     let p: RuntimeParams = serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
     p.validate().unwrap();
-    assert_eq!(p, RuntimeParams::default(), "the YAML restates the defaults of the code");
+    assert_eq!(
+        p,
+        RuntimeParams::default(),
+        "the YAML restates the defaults of the code"
+    );
 }
 
 #[test]
@@ -48,12 +55,21 @@ fn every_default_key_is_commented() {
 fn launch_files_name_only_executables_cargo_builds() {
     let cargo = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     let cargo: toml_names::Bins = toml_names::bins(&cargo);
-    for f in ["launch/gpu_planning.launch.py", "launch/gpu_planning.launch.xml"] {
+    for f in [
+        "launch/gpu_planning.launch.py",
+        "launch/gpu_planning.launch.xml",
+    ] {
         let text = std::fs::read_to_string(root().join(f)).unwrap();
         for exe in toml_names::launch_executables(&text) {
-            assert!(cargo.contains(&exe), "{f} starts '{exe}', which Cargo does not build ({cargo:?})");
+            assert!(
+                cargo.contains(&exe),
+                "{f} starts '{exe}', which Cargo does not build ({cargo:?})"
+            );
         }
-        assert!(text.contains("backend") && text.contains("params_file") && text.contains("namespace"), "{f}");
+        assert!(
+            text.contains("backend") && text.contains("params_file") && text.contains("namespace"),
+            "{f}"
+        );
     }
 }
 

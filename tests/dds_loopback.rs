@@ -15,8 +15,13 @@ mod common;
 fn test_map(w: u32, h: u32, seed: u64) -> OccupancyGrid {
     let mut rng = gpu_planning::bench::XorShift::new(seed);
     let mut m = OccupancyGrid {
-        header: Header { frame_id: "map".into(), ..Default::default() },
-        data: (0..w * h).map(|_| [-1i8, 0, 10, 64, 65, 100][(rng.next_u64() % 6) as usize]).collect(),
+        header: Header {
+            frame_id: "map".into(),
+            ..Default::default()
+        },
+        data: (0..w * h)
+            .map(|_| [-1i8, 0, 10, 64, 65, 100][(rng.next_u64() % 6) as usize])
+            .collect(),
         ..Default::default()
     };
     m.header.stamp.sec = 1234;

@@ -3,7 +3,8 @@
 //! and fail when GPU_PLANNING_REQUIRE_CUDA=1.
 
 use gpu_planning::bench::XorShift;
-use gpu_planning::compute::primitives::{self, cpu, gpu::Primitives};
+use gpu_planning::compute::primitives::gpu::{Primitives, SortConfig, SortMethod};
+use gpu_planning::compute::primitives::{self, cpu};
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
 use proptest::prelude::*;
@@ -106,10 +107,12 @@ fn gpu_sort_matches_cpu_reference() {
         for kind in KEY_KINDS {
             let keys = keys_of(kind, n, &mut rng);
             let values: Vec<u32> = (0..n as u32).collect();
-            let (gk, gv) = p.sort_pairs_host(&keys, &values).unwrap();
             let (ck, cv) = cpu::sort_pairs(&keys, &values);
-            assert_eq!(gk, ck, "keys differ: n={n} kind={kind}");
-            assert_eq!(gv, cv, "values differ: n={n} kind={kind}");
+            for method in [SortMethod::Onesweep, SortMethod::ThreeKernel] {
+                let (gk, gv) = p.sort_pairs_host_with(&keys, &values, method).unwrap();
+                assert_eq!(gk, ck, "keys differ: n={n} kind={kind} {method:?}");
+                assert_eq!(gv, cv, "values differ: n={n} kind={kind} {method:?}");
+            }
         }
     }
 }
@@ -184,11 +187,57 @@ proptest! {
         let Some(rt) = cuda_or_skip("gpu_primitives_match_cpu_on_arbitrary_inputs") else { return Ok(()) };
         let p = Primitives::new(&rt).unwrap();
         let values: Vec<u32> = (0..keys.len() as u32).collect();
-        prop_assert_eq!(p.sort_pairs_host(&keys, &values).unwrap(), cpu::sort_pairs(&keys, &values));
+        let expected = cpu::sort_pairs(&keys, &values);
+        prop_assert_eq!(&p.sort_pairs_host_with(&keys, &values, SortMethod::Onesweep).unwrap(), &expected);
+        prop_assert_eq!(&p.sort_pairs_host_with(&keys, &values, SortMethod::ThreeKernel).unwrap(), &expected);
         let small: Vec<u32> = keys.iter().map(|&k| k as u32).collect();
         prop_assert_eq!(p.exclusive_scan_host(&small).unwrap(), cpu::exclusive_scan(&small));
         let mut rng = XorShift::new(flags_seed);
         let flags: Vec<u8> = keys.iter().map(|_| (rng.next_u64() & 1) as u8).collect();
         prop_assert_eq!(p.compact_host(&values, &flags).unwrap(), cpu::compact(&values, &flags));
     }
+}
+
+#[test]
+fn gpu_sort_is_exact_for_every_tile_shape() {
+    let Some(rt) = cuda_or_skip("gpu_sort_is_exact_for_every_tile_shape") else {
+        return;
+    };
+    let mut rng = XorShift::new(0x5eed_0004 ^ std::process::id() as u64);
+    for (items, blocks) in [(1, 1), (5, 2), (12, 3), (18, 1)] {
+        let config = SortConfig {
+            items_per_thread: items,
+            min_blocks_per_sm: blocks,
+        };
+        let p = Primitives::with_config(&rt, config).unwrap();
+        for n in [
+            1usize,
+            255,
+            256 * items as usize,
+            256 * items as usize + 1,
+            77_777,
+        ] {
+            for kind in ["random", "few_distinct"] {
+                let keys = keys_of(kind, n, &mut rng);
+                let values: Vec<u32> = (0..n as u32).collect();
+                let expected = cpu::sort_pairs(&keys, &values);
+                for method in [SortMethod::Onesweep, SortMethod::ThreeKernel] {
+                    let got = p.sort_pairs_host_with(&keys, &values, method).unwrap();
+                    assert!(got == expected, "{config:?} {method:?} n={n} {kind}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sort_config_out_of_range_is_an_error() {
+    let Some(rt) = cuda_or_skip("sort_config_out_of_range_is_an_error") else {
+        return;
+    };
+    let bad = SortConfig {
+        items_per_thread: 19,
+        min_blocks_per_sm: 1,
+    };
+    assert!(Primitives::with_config(&rt, bad).is_err());
 }

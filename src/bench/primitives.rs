@@ -9,7 +9,8 @@ use cudarc::driver::CudaSlice;
 
 use crate::bench::{median_ms, XorShift};
 use crate::compute::cuda::gpu_err;
-use crate::compute::primitives::{cpu, gpu::Primitives};
+use crate::compute::primitives::cpu;
+use crate::compute::primitives::gpu::{Primitives, SortConfig, SortMethod};
 use crate::compute::{Backend, CudaRuntime};
 use crate::error::Result;
 
@@ -17,6 +18,8 @@ pub struct Options {
     pub n: usize,
     pub reps: usize,
     pub seed: u64,
+    /// Also time these sort shapes (one-sweep), to tune SortConfig's defaults.
+    pub sweep: Vec<SortConfig>,
 }
 
 /// Runs the benchmark and returns a Markdown table.
@@ -91,37 +94,66 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             format!("{gbs:.0} GB/s"),
         ));
 
-        let mut passes = 0;
         let k_dev = rt.upload(&keys)?;
         let v_dev = rt.upload(&values)?;
         let mut k: CudaSlice<u64> = rt.alloc_zeros(o.n)?;
         let mut v: CudaSlice<u32> = rt.alloc_zeros(o.n)?;
-        let sort_ms = gpu_median_ms(rt, o.reps, |timed| {
-            // Restore the unsorted input outside the timed region.
-            let s = rt.stream();
-            s.memcpy_dtod(&k_dev, &mut k).map_err(gpu_err)?;
-            s.memcpy_dtod(&v_dev, &mut v).map_err(gpu_err)?;
-            timed.start()?;
-            passes = p.sort_pairs(&mut k, &mut v, o.n)?;
-            Ok(())
-        })?;
-        // Bytes per digit pass: upsweep reads keys (8n), downsweep reads and writes pairs (24n);
-        // plus one read of the keys for the digit histograms.
-        let bytes = (passes * 32 + 8) as f64 * o.n as f64;
-        let eff = bytes / (sort_ms * 1e6);
-        rows.push((
-            "sort pairs".into(),
-            format!("cuda radix ({passes} passes)"),
-            sort_ms,
-            format!(
-                "{eff:.0} GB/s effective = {:.0} % of copy",
-                100.0 * eff / gbs
-            ),
-        ));
-        let sorted = rt.download(&k, o.n)?;
-        if sorted.windows(2).any(|w| w[0] > w[1]) {
-            return Err(crate::Error::Gpu(
-                "benchmark sort produced unsorted keys".into(),
+        for (method, label, pass_bytes) in [
+            (SortMethod::Onesweep, "cuda radix one-sweep", 24),
+            (SortMethod::ThreeKernel, "cuda radix 3-kernel", 32),
+        ] {
+            let mut passes = 0;
+            let sort_ms = gpu_median_ms(rt, o.reps, |timed| {
+                // Restore the unsorted input outside the timed region.
+                let s = rt.stream();
+                s.memcpy_dtod(&k_dev, &mut k).map_err(gpu_err)?;
+                s.memcpy_dtod(&v_dev, &mut v).map_err(gpu_err)?;
+                timed.start()?;
+                passes = p.sort_pairs_with(&mut k, &mut v, o.n, method)?;
+                Ok(())
+            })?;
+            // Bytes per digit pass: one-sweep reads and writes the pairs (24n); three-kernel
+            // also reads the keys in its upsweep (32n). Plus one read of the keys for the
+            // digit histograms.
+            let bytes = (passes * pass_bytes + 8) as f64 * o.n as f64;
+            let eff = bytes / (sort_ms * 1e6);
+            rows.push((
+                "sort pairs".into(),
+                format!("{label} ({passes} passes)"),
+                sort_ms,
+                format!(
+                    "{eff:.0} GB/s effective = {:.0} % of copy",
+                    100.0 * eff / gbs
+                ),
+            ));
+            let sorted = rt.download(&k, o.n)?;
+            if sorted.windows(2).any(|w| w[0] > w[1]) {
+                return Err(crate::Error::Gpu(format!(
+                    "benchmark {label} produced unsorted keys"
+                )));
+            }
+        }
+
+        for &config in &o.sweep {
+            let tuned = Primitives::with_config(rt, config)?;
+            let mut passes = 0;
+            let sort_ms = gpu_median_ms(rt, o.reps, |timed| {
+                let s = rt.stream();
+                s.memcpy_dtod(&k_dev, &mut k).map_err(gpu_err)?;
+                s.memcpy_dtod(&v_dev, &mut v).map_err(gpu_err)?;
+                timed.start()?;
+                passes = tuned.sort_pairs_with(&mut k, &mut v, o.n, SortMethod::Onesweep)?;
+                Ok(())
+            })?;
+            let eff = (passes * 24 + 8) as f64 * o.n as f64 / (sort_ms * 1e6);
+            rows.push((
+                "sort pairs (sweep)".into(),
+                format!(
+                    "one-sweep, {} keys/thread, {} blocks/SM",
+                    config.items_per_thread, config.min_blocks_per_sm
+                ),
+                sort_ms,
+                format!("{eff:.0} GB/s = {:.0} % of copy", 100.0 * eff / gbs),
             ));
         }
 

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use tracing_subscriber::EnvFilter;
 
+use gpu_planning::compute::primitives::gpu::SortConfig;
 use gpu_planning::compute::{Backend, BackendKind, CudaRuntime};
 use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
 use gpu_planning::{bench, nodes, Error, Result};
@@ -69,6 +70,9 @@ enum BenchWhat {
         seed: u64,
         #[arg(long, default_value = "auto")]
         backend: BackendKind,
+        /// Also time one-sweep sort shapes, as ITEMS:BLOCKS pairs (e.g. 12:3,16:2).
+        #[arg(long, value_delimiter = ',')]
+        sweep: Vec<String>,
     },
 }
 
@@ -160,15 +164,34 @@ fn dispatch(command: Command) -> Result<()> {
                     reps,
                     seed,
                     backend,
+                    sweep,
                 },
         } => {
             let backend = Backend::select(backend)?;
-            let table =
-                bench::primitives::run(&backend, &bench::primitives::Options { n, reps, seed })?;
+            let sweep = sweep
+                .iter()
+                .map(|s| parse_sort_config(s))
+                .collect::<Result<Vec<_>>>()?;
+            let options = bench::primitives::Options {
+                n,
+                reps,
+                seed,
+                sweep,
+            };
+            let table = bench::primitives::run(&backend, &options)?;
             println!("{table}");
             Ok(())
         }
     }
+}
+
+fn parse_sort_config(s: &str) -> Result<SortConfig> {
+    let bad = || Error::invalid("--sweep", format!("'{s}' is not ITEMS:BLOCKS"));
+    let (items, blocks) = s.split_once(':').ok_or_else(bad)?;
+    Ok(SortConfig {
+        items_per_thread: items.parse().map_err(|_| bad())?,
+        min_blocks_per_sm: blocks.parse().map_err(|_| bad())?,
+    })
 }
 
 fn print_info(kind: BackendKind) {

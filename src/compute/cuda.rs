@@ -46,11 +46,14 @@ impl DeviceInfo {
     }
 }
 
+/// A compiled module is identified by its source and the extra NVRTC options.
+type ModuleKey = (&'static str, Vec<String>);
+
 pub struct CudaRuntime {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
-    modules: Mutex<HashMap<&'static str, Arc<CudaModule>>>,
+    modules: Mutex<HashMap<ModuleKey, Arc<CudaModule>>>,
 }
 
 impl CudaRuntime {
@@ -127,22 +130,35 @@ impl CudaRuntime {
 
     /// A kernel function from `source`, compiling the whole file once per process.
     pub fn function(&self, source: &KernelSource, name: &str) -> Result<CudaFunction> {
-        let module = self.module(source)?;
+        self.function_with(source, &[], name)
+    }
+
+    /// Like [`CudaRuntime::function`], with preprocessor definitions (`-DNAME=VALUE`) for
+    /// compile-time tuning; each distinct set is compiled and cached separately.
+    pub fn function_with(
+        &self,
+        source: &KernelSource,
+        defines: &[(&str, String)],
+        name: &str,
+    ) -> Result<CudaFunction> {
+        let extra: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
+        let module = self.module(source, extra)?;
         module.load_function(name).map_err(|e| Error::Launch {
             kernel: format!("{}::{name}", source.name),
             reason: format!("function not found in module: {e}"),
         })
     }
 
-    fn module(&self, source: &KernelSource) -> Result<Arc<CudaModule>> {
+    fn module(&self, source: &KernelSource, extra: Vec<String>) -> Result<Arc<CudaModule>> {
         let mut modules = self
             .modules
             .lock()
             .map_err(|_| Error::Gpu("kernel cache lock poisoned".into()))?;
-        if let Some(m) = modules.get(source.name) {
+        let key = (source.name, extra);
+        if let Some(m) = modules.get(&key) {
             return Ok(m.clone());
         }
-        let ptx = self.compile(source)?;
+        let ptx = self.compile(source, &key.1)?;
         let module = self
             .ctx
             .load_module(ptx)
@@ -150,17 +166,18 @@ impl CudaRuntime {
                 kernel: source.name.into(),
                 log: format!("module load failed: {e}"),
             })?;
-        modules.insert(source.name, module.clone());
+        modules.insert(key, module.clone());
         Ok(module)
     }
 
-    fn compile(&self, source: &KernelSource) -> Result<Ptx> {
+    fn compile(&self, source: &KernelSource, extra: &[String]) -> Result<Ptx> {
         let arch = self.info.arch();
-        let options = vec![
+        let mut options = vec![
             format!("--gpu-architecture={arch}"),
             "--std=c++17".to_string(),
             "-default-device".to_string(),
         ];
+        options.extend_from_slice(extra);
         let disk = disk_cache_path(source, &options, self.info.nvrtc_version);
         if let Some(path) = &disk {
             if let Ok(text) = std::fs::read_to_string(path) {

@@ -7,18 +7,37 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::PRIMITIVES;
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// Must match SCAN_TILE in kernels/primitives.cu.
 const SCAN_TILE: usize = 256 * 8;
-/// Must match SORT_TILE in kernels/primitives.cu.
-const SORT_TILE: usize = 256 * 16;
+const SORT_THREADS: usize = 256;
 const RADIX: usize = 256;
 const DIGITS: usize = 8;
 const THREADS: u32 = 256;
 
+/// Compile-time shape of the sort kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SortConfig {
+    /// Keys per thread; a tile is 256 x items keys. 1..=18 (shared memory bound).
+    pub items_per_thread: u32,
+    /// Blocks per SM the register budget is sized for.
+    pub min_blocks_per_sm: u32,
+}
+
+impl Default for SortConfig {
+    /// Tuned on the H100 (BENCHMARKS.md).
+    fn default() -> Self {
+        SortConfig {
+            items_per_thread: 16,
+            min_blocks_per_sm: 2,
+        }
+    }
+}
+
 pub struct Primitives {
     rt: Arc<CudaRuntime>,
+    sort_tile: usize,
     scan_reduce_tiles: CudaFunction,
     scan_tiles_inplace: CudaFunction,
     flags_to_u32: CudaFunction,
@@ -26,7 +45,22 @@ pub struct Primitives {
     radix_global_hist: CudaFunction,
     radix_upsweep: CudaFunction,
     radix_downsweep: CudaFunction,
+    radix_onesweep: CudaFunction,
 }
+
+/// How a radix sort pass is organised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SortMethod {
+    /// One-sweep for n < 2^30 (the look-back packs counts in 30 bits), three-kernel above.
+    Auto,
+    /// One kernel per digit pass with decoupled look-back: pairs read and written once.
+    Onesweep,
+    /// Upsweep (tile counts), scan, downsweep: reads the keys twice per pass.
+    ThreeKernel,
+}
+
+/// Largest n the one-sweep path accepts.
+pub const ONESWEEP_MAX_N: usize = (1 << 30) - 1;
 
 fn blocks(n: usize, per_block: usize) -> u32 {
     n.div_ceil(per_block).max(1) as u32
@@ -42,9 +76,25 @@ fn cfg(grid: u32) -> LaunchConfig {
 
 impl Primitives {
     pub fn new(rt: &Arc<CudaRuntime>) -> Result<Self> {
-        let f = |name: &str| rt.function(&PRIMITIVES, name);
+        Self::with_config(rt, SortConfig::default())
+    }
+
+    pub fn with_config(rt: &Arc<CudaRuntime>, sort: SortConfig) -> Result<Self> {
+        if !(1..=18).contains(&sort.items_per_thread) || !(1..=8).contains(&sort.min_blocks_per_sm)
+        {
+            return Err(Error::invalid(
+                "sort config",
+                format!("{sort:?} is out of range"),
+            ));
+        }
+        let defines = [
+            ("SORT_ITEMS", sort.items_per_thread.to_string()),
+            ("SORT_MIN_BLOCKS", sort.min_blocks_per_sm.to_string()),
+        ];
+        let f = |name: &str| rt.function_with(&PRIMITIVES, &defines, name);
         Ok(Self {
             rt: rt.clone(),
+            sort_tile: SORT_THREADS * sort.items_per_thread as usize,
             scan_reduce_tiles: f("scan_reduce_tiles")?,
             scan_tiles_inplace: f("scan_tiles_inplace")?,
             flags_to_u32: f("flags_to_u32")?,
@@ -52,6 +102,7 @@ impl Primitives {
             radix_global_hist: f("radix_global_hist")?,
             radix_upsweep: f("radix_upsweep")?,
             radix_downsweep: f("radix_downsweep")?,
+            radix_onesweep: f("radix_onesweep")?,
         })
     }
 
@@ -131,9 +182,30 @@ impl Primitives {
         values: &mut CudaSlice<u32>,
         n: usize,
     ) -> Result<usize> {
+        self.sort_pairs_with(keys, values, n, SortMethod::Auto)
+    }
+
+    pub fn sort_pairs_with(
+        &self,
+        keys: &mut CudaSlice<u64>,
+        values: &mut CudaSlice<u32>,
+        n: usize,
+        method: SortMethod,
+    ) -> Result<usize> {
         if n <= 1 {
             return Ok(0);
         }
+        let onesweep = match method {
+            SortMethod::Auto => n <= ONESWEEP_MAX_N,
+            SortMethod::Onesweep if n > ONESWEEP_MAX_N => {
+                return Err(Error::invalid(
+                    "n",
+                    format!("{n} pairs exceed the one-sweep limit of {ONESWEEP_MAX_N}"),
+                ))
+            }
+            SortMethod::Onesweep => true,
+            SortMethod::ThreeKernel => false,
+        };
         let stream = self.rt.stream();
         let n32 = n as u32;
         let mut hist = self.rt.alloc_zeros::<u32>(DIGITS * RADIX)?;
@@ -141,44 +213,75 @@ impl Primitives {
         b.arg(&*keys).arg(&n32).arg(&mut hist);
         unsafe { b.launch(cfg(self.stride_grid(n))) }.map_err(launch_err("radix_global_hist"))?;
         let hist = self.rt.download(&hist, DIGITS * RADIX)?;
-        let passes: Vec<u32> = (0..DIGITS)
+        let passes: Vec<usize> = (0..DIGITS)
             .filter(|&d| {
                 !hist[d * RADIX..(d + 1) * RADIX]
                     .iter()
                     .any(|&c| c as usize == n)
             })
-            .map(|d| (8 * d) as u32)
             .collect();
         if passes.is_empty() {
             return Ok(0);
         }
-        let tiles = n.div_ceil(SORT_TILE);
-        let tiles32 = tiles as u32;
+        let tiles = n.div_ceil(self.sort_tile);
         // SAFETY: every buffer below is fully written by the kernel that first uses it.
-        let mut tile_hist = unsafe { self.rt.alloc::<u32>(RADIX * tiles) }?;
         let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
         let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
-        for &shift in &passes {
-            let mut b = stream.launch_builder(&self.radix_upsweep);
-            b.arg(&*keys)
-                .arg(&n32)
-                .arg(&shift)
-                .arg(&mut tile_hist)
-                .arg(&tiles32);
-            unsafe { b.launch(cfg(tiles32)) }.map_err(launch_err("radix_upsweep"))?;
-            self.exclusive_scan_in_place(&mut tile_hist, RADIX * tiles)?;
-            let mut b = stream.launch_builder(&self.radix_downsweep);
-            b.arg(&*keys)
-                .arg(&*values)
-                .arg(&mut keys_alt)
-                .arg(&mut values_alt)
-                .arg(&n32)
-                .arg(&shift)
-                .arg(&tile_hist)
-                .arg(&tiles32);
-            unsafe { b.launch(cfg(tiles32)) }.map_err(launch_err("radix_downsweep"))?;
-            std::mem::swap(keys, &mut keys_alt);
-            std::mem::swap(values, &mut values_alt);
+        if onesweep {
+            // Where each digit starts in the output, per digit position: an exclusive scan of
+            // the global counts (tiny, so done here).
+            let bases: Vec<u32> = hist
+                .chunks(RADIX)
+                .flat_map(|h| super::cpu::exclusive_scan(h).0)
+                .collect();
+            let bases = self.rt.upload(&bases)?;
+            let mut status = self.rt.alloc_zeros::<u32>(passes.len() * tiles * RADIX)?;
+            let mut counters = self.rt.alloc_zeros::<u32>(passes.len())?;
+            for (i, &digit) in passes.iter().enumerate() {
+                let shift = (8 * digit) as u32;
+                let base = bases.slice(digit * RADIX..(digit + 1) * RADIX);
+                let mut st = status.slice_mut(i * tiles * RADIX..(i + 1) * tiles * RADIX);
+                let mut counter = counters.slice_mut(i..i + 1);
+                let mut b = stream.launch_builder(&self.radix_onesweep);
+                b.arg(&*keys)
+                    .arg(&*values)
+                    .arg(&mut keys_alt)
+                    .arg(&mut values_alt)
+                    .arg(&n32)
+                    .arg(&shift)
+                    .arg(&base)
+                    .arg(&mut st)
+                    .arg(&mut counter);
+                unsafe { b.launch(cfg(tiles as u32)) }.map_err(launch_err("radix_onesweep"))?;
+                std::mem::swap(keys, &mut keys_alt);
+                std::mem::swap(values, &mut values_alt);
+            }
+        } else {
+            let tiles32 = tiles as u32;
+            let mut tile_hist = unsafe { self.rt.alloc::<u32>(RADIX * tiles) }?;
+            for &digit in &passes {
+                let shift = (8 * digit) as u32;
+                let mut b = stream.launch_builder(&self.radix_upsweep);
+                b.arg(&*keys)
+                    .arg(&n32)
+                    .arg(&shift)
+                    .arg(&mut tile_hist)
+                    .arg(&tiles32);
+                unsafe { b.launch(cfg(tiles32)) }.map_err(launch_err("radix_upsweep"))?;
+                self.exclusive_scan_in_place(&mut tile_hist, RADIX * tiles)?;
+                let mut b = stream.launch_builder(&self.radix_downsweep);
+                b.arg(&*keys)
+                    .arg(&*values)
+                    .arg(&mut keys_alt)
+                    .arg(&mut values_alt)
+                    .arg(&n32)
+                    .arg(&shift)
+                    .arg(&tile_hist)
+                    .arg(&tiles32);
+                unsafe { b.launch(cfg(tiles32)) }.map_err(launch_err("radix_downsweep"))?;
+                std::mem::swap(keys, &mut keys_alt);
+                std::mem::swap(values, &mut values_alt);
+            }
         }
         Ok(passes.len())
     }
@@ -203,10 +306,19 @@ impl Primitives {
     }
 
     pub fn sort_pairs_host(&self, keys: &[u64], values: &[u32]) -> Result<(Vec<u64>, Vec<u32>)> {
+        self.sort_pairs_host_with(keys, values, SortMethod::Auto)
+    }
+
+    pub fn sort_pairs_host_with(
+        &self,
+        keys: &[u64],
+        values: &[u32],
+        method: SortMethod,
+    ) -> Result<(Vec<u64>, Vec<u32>)> {
         let n = keys.len();
         let mut k = self.rt.upload(keys)?;
         let mut v = self.rt.upload(values)?;
-        self.sort_pairs(&mut k, &mut v, n)?;
+        self.sort_pairs_with(&mut k, &mut v, n, method)?;
         Ok((self.rt.download(&k, n)?, self.rt.download(&v, n)?))
     }
 
