@@ -8,6 +8,7 @@ pub mod bench;
 pub mod compute;
 pub mod config;
 pub mod error;
+pub mod lee;
 pub mod nodes;
 pub mod ros;
 

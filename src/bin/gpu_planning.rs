@@ -51,6 +51,8 @@ enum Command {
         #[arg(long, default_value = "auto")]
         backend: BackendKind,
     },
+    /// Lee wave: shortest grid path from an elevation .npy or a map_server map.
+    Lee(gpu_planning::lee::cli::LeeArgs),
     /// Benchmarks, ours against peers in the same run.
     Bench {
         #[command(subcommand)]
@@ -74,6 +76,23 @@ enum BenchWhat {
         #[arg(long, value_delimiter = ',')]
         sweep: Vec<String>,
     },
+    /// Lee wave: every memory model and the CPU BFS on random terrain and mazes.
+    Lee {
+        #[arg(long, value_delimiter = ',', default_value = "1000,4000")]
+        sizes: Vec<u32>,
+        #[arg(long, default_value_t = 10)]
+        reps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+        /// Skip sweep models on mazes above this many cells.
+        #[arg(long, default_value_t = 1_000_000)]
+        sweep_limit_cells: u64,
+        /// Write the terrains as .npy here, for the peer scripts.
+        #[arg(long)]
+        npy_dir: Option<PathBuf>,
+    },
 }
 
 fn main() -> ExitCode {
@@ -94,7 +113,7 @@ fn main() -> ExitCode {
     match dispatch(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            tracing::error!("{e}");
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
@@ -153,6 +172,10 @@ fn dispatch(command: Command) -> Result<()> {
             tracing::info!("shut down");
             Ok(())
         }
+        Command::Bench {
+            what: w @ BenchWhat::Lee { .. },
+        } => bench_lee(w),
+        Command::Lee(args) => gpu_planning::lee::cli::run(args),
         Command::Info { backend } => {
             print_info(backend);
             Ok(())
@@ -183,6 +206,29 @@ fn dispatch(command: Command) -> Result<()> {
             Ok(())
         }
     }
+}
+
+fn bench_lee(w: BenchWhat) -> Result<()> {
+    if let BenchWhat::Lee {
+        sizes,
+        reps,
+        seed,
+        backend,
+        sweep_limit_cells,
+        npy_dir,
+    } = w
+    {
+        let backend = Backend::select(backend)?;
+        let options = bench::lee::Options {
+            sizes,
+            reps,
+            seed,
+            sweep_limit_cells,
+            npy_dir,
+        };
+        println!("{}", bench::lee::run(&backend, &options)?);
+    }
+    Ok(())
 }
 
 fn parse_sort_config(s: &str) -> Result<SortConfig> {

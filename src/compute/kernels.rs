@@ -6,3 +6,8 @@ pub const PRIMITIVES: KernelSource = KernelSource {
     name: "primitives",
     code: include_str!("../../kernels/primitives.cu"),
 };
+
+pub const LEE: KernelSource = KernelSource {
+    name: "lee",
+    code: include_str!("../../kernels/lee.cu"),
+};

@@ -1,0 +1,114 @@
+//! Lee benchmarks: every memory model and the CPU reference on the same grids, at several
+//! sizes, random terrain (30 % of transitions blocked) and mazes.
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use crate::compute::Backend;
+use crate::error::Result;
+use crate::lee::synth::{maze, nearest_open, random_terrain};
+use crate::lee::{Connectivity, Grid, MemoryModel, Planner, PlannerConfig};
+
+pub struct Options {
+    pub sizes: Vec<u32>,
+    pub reps: usize,
+    pub seed: u64,
+    /// Sweep-based models (global, texture, shared) need one pass per wave; on mazes above
+    /// this many cells they are skipped (the table says so).
+    pub sweep_limit_cells: u64,
+    /// Where to write the terrains as .npy for the peers (None: not written).
+    pub npy_dir: Option<std::path::PathBuf>,
+}
+
+fn median<F: FnMut() -> Result<()>>(reps: usize, mut f: F) -> Result<f64> {
+    f()?;
+    let mut t = Vec::new();
+    for _ in 0..reps.max(1) {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed().as_secs_f64() * 1e3);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+pub fn run(backend: &Backend, o: &Options) -> Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| terrain | size | implementation | field ms | field + path ms | path length |"
+    );
+    let _ = writeln!(out, "|---|---|---|---:|---:|---:|");
+    for &n in &o.sizes {
+        for terrain in ["random", "maze"] {
+            let heights = match terrain {
+                "random" => random_terrain(n, n, 0.3, o.seed),
+                _ => maze(n, n, o.seed),
+            };
+            if let Some(dir) = &o.npy_dir {
+                let bytes = crate::lee::io::npy::write_f32_2d(n, n, &heights);
+                let path = dir.join(format!("{terrain}_{n}.npy"));
+                std::fs::write(&path, bytes)
+                    .map_err(|e| crate::Error::io(path.display().to_string(), e))?;
+            }
+            let grid = Grid::from_elevation(n, n, &heights, 1.0, Connectivity::Four)?;
+            let goal = nearest_open(&heights, n, n / 2, n / 2).unwrap_or((0, 0));
+            let start = nearest_open(&heights, n, 0, 0).unwrap_or((0, 0));
+            let (g, s) = (
+                (goal.0 as i64, goal.1 as i64),
+                (start.0 as i64, start.1 as i64),
+            );
+            let mut runs: Vec<(String, Backend, PlannerConfig)> = vec![(
+                "cpu BFS (reference)".into(),
+                Backend::Cpu,
+                PlannerConfig::default(),
+            )];
+            if let Backend::Cuda(_) = backend {
+                for model in [
+                    MemoryModel::Global,
+                    MemoryModel::Texture,
+                    MemoryModel::Shared,
+                    MemoryModel::Worklist,
+                ] {
+                    let config = PlannerConfig {
+                        memory_model: model,
+                        ..PlannerConfig::default()
+                    };
+                    runs.push((
+                        format!("cuda {model:?}").to_lowercase(),
+                        backend.clone(),
+                        config,
+                    ));
+                }
+            }
+            for (label, b, config) in runs {
+                let sweeps =
+                    !matches!(b, Backend::Cpu) && config.memory_model != MemoryModel::Worklist;
+                if sweeps && terrain == "maze" && (n as u64 * n as u64) > o.sweep_limit_cells {
+                    let _ = writeln!(out, "| {terrain} | {n}² | {label} | not run: one pass per wave, ~{}k waves | | |", n as u64 * n as u64 / 2000);
+                    continue;
+                }
+                let reps = if sweeps || matches!(b, Backend::Cpu) {
+                    o.reps.min(3)
+                } else {
+                    o.reps
+                };
+                let planner = Planner::new(&b, grid.clone(), config)?;
+                let field = median(reps, || planner.compute_field(g))?;
+                let mut length = None;
+                let both = median(reps, || {
+                    length = planner.plan(s, g, false)?.length;
+                    Ok(())
+                })?;
+                let len = length
+                    .map(|l| l.to_string())
+                    .unwrap_or_else(|| "unreachable".into());
+                let _ = writeln!(
+                    out,
+                    "| {terrain} | {n}² | {label} | {field:.3} | {both:.3} | {len} |"
+                );
+            }
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,199 @@
+//! `gpu_planning lee`: one planning query from files.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::io::{map_yaml, npy};
+use super::{Connectivity, Grid, MemoryModel, Plan, Planner, PlannerConfig, UNREACHED};
+use crate::compute::{Backend, BackendKind};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Args)]
+pub struct LeeArgs {
+    /// Elevation grid: 2-D float32/float64 .npy, shape (rows, cols), C order; NaN = blocked.
+    #[arg(
+        long,
+        conflicts_with = "map",
+        required_unless_present = "map",
+        requires = "max_step"
+    )]
+    pub elevation: Option<PathBuf>,
+    /// Largest height difference a move may climb (with --elevation).
+    #[arg(long)]
+    pub max_step: Option<f32>,
+    /// ROS map_server YAML (trinary); y counts image rows from the top.
+    #[arg(long)]
+    pub map: Option<PathBuf>,
+    /// Start cell "X,Y" (column, row).
+    #[arg(long)]
+    pub start: String,
+    /// Goal cell "X,Y".
+    #[arg(long)]
+    pub goal: String,
+    #[arg(long, default_value_t = 4)]
+    pub connectivity: u32,
+    #[arg(long, default_value = "worklist")]
+    pub memory_model: String,
+    #[arg(long, default_value_t = 32)]
+    pub block_x: u32,
+    #[arg(long, default_value_t = 32)]
+    pub block_y: u32,
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendKind,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Draw terrain, distance field and path to this PNG.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
+}
+
+fn parse_point(field: &str, s: &str) -> Result<(i64, i64)> {
+    let bad = || Error::invalid(field, format!("'{s}' is not X,Y (two integers)"));
+    let (x, y) = s.split_once(',').ok_or_else(bad)?;
+    Ok((
+        x.trim().parse().map_err(|_| bad())?,
+        y.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+pub fn run(a: LeeArgs) -> Result<()> {
+    let start = parse_point("--start", &a.start)?;
+    let goal = parse_point("--goal", &a.goal)?;
+    let connectivity = Connectivity::from_number(a.connectivity).map_err(|_| {
+        Error::invalid(
+            "--connectivity",
+            format!("{} is not 4 or 8", a.connectivity),
+        )
+    })?;
+    let memory_model: MemoryModel = a.memory_model.parse().map_err(|_| {
+        Error::invalid(
+            "--memory-model",
+            format!(
+                "'{}' is not one of global, shared, texture, worklist",
+                a.memory_model
+            ),
+        )
+    })?;
+    let (grid, heights) = if let Some(path) = &a.elevation {
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|e| Error::io(&name, e))?;
+        let (rows, cols, h) = npy::read_f32_2d(&name, &bytes)?;
+        let step = a
+            .max_step
+            .ok_or_else(|| Error::invalid("--max-step", "is required with --elevation"))?;
+        if step.is_nan() || step < 0.0 {
+            return Err(Error::invalid(
+                "--max-step",
+                format!("{step} is not a non-negative number"),
+            ));
+        }
+        (
+            Grid::from_elevation(cols, rows, &h, step, connectivity)?,
+            Some(h),
+        )
+    } else if let Some(path) = &a.map {
+        let m = map_yaml::load(path)?;
+        (
+            Grid::from_occupancy(m.width, m.height, &m.data, 65, false, connectivity)?,
+            None,
+        )
+    } else {
+        return Err(Error::invalid(
+            "--elevation/--map",
+            "one of them is required",
+        ));
+    };
+    let backend = Backend::select(a.backend)?;
+    let config = PlannerConfig {
+        memory_model,
+        block_x: a.block_x,
+        block_y: a.block_y,
+    };
+    let planner = Planner::new(&backend, grid, config)?;
+    let plan = planner.plan(start, goal, a.png.is_some())?;
+    if a.json {
+        let path: Vec<[u32; 2]> = plan.path.iter().map(|&(x, y)| [x, y]).collect();
+        let v =
+            serde_json::json!({ "reachable": plan.reachable, "length": plan.length, "path": path });
+        println!("{v}");
+    } else if plan.reachable {
+        println!(
+            "reachable: {} moves, {} cells, backend {} ({:?})",
+            plan.length.unwrap_or(0),
+            plan.path.len(),
+            planner.backend_name(),
+            memory_model
+        );
+    } else {
+        println!("unreachable (backend {})", planner.backend_name());
+    }
+    if let Some(png) = &a.png {
+        draw(planner.grid(), heights.as_deref(), &plan, png)?;
+    }
+    Ok(())
+}
+
+/// Terrain in grey (blocked black), distance field tinted blue (near) to yellow (far), path
+/// red, start green, goal magenta; small grids scaled up so a person can see cells.
+fn draw(grid: &Grid, heights: Option<&[f32]>, plan: &Plan, out: &std::path::Path) -> Result<()> {
+    let (w, h) = (grid.width, grid.height);
+    let scale = (768 / w.max(h)).clamp(1, 16);
+    let labels = plan.labels.as_deref().unwrap_or(&[]);
+    let max_label = labels
+        .iter()
+        .copied()
+        .filter(|&l| l != UNREACHED)
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    let (hmin, hmax) = heights
+        .map(|hs| {
+            hs.iter()
+                .filter(|v| !v.is_nan())
+                .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)))
+        })
+        .unwrap_or((0.0, 1.0));
+    let mut img = image::RgbImage::new(w * scale, h * scale);
+    let on_path: std::collections::HashSet<(u32, u32)> = plan.path.iter().copied().collect();
+    for y in 0..h {
+        for x in 0..w {
+            let i = grid.index(x, y);
+            let mut c = if !grid.free[i] {
+                [0, 0, 0]
+            } else {
+                let g = heights
+                    .map(|hs| ((hs[i] - hmin) / (hmax - hmin).max(1e-6) * 80.0) as u8 + 60)
+                    .unwrap_or(110);
+                match labels.get(i) {
+                    Some(&l) if l != UNREACHED => {
+                        let t = l as f32 / max_label as f32;
+                        [
+                            (g as f32 * 0.4 + 150.0 * t) as u8,
+                            (g as f32 * 0.4 + 140.0 * t) as u8,
+                            (g as f32 * 0.4 + 150.0 * (1.0 - t)) as u8,
+                        ]
+                    }
+                    _ => [g, g, g],
+                }
+            };
+            if on_path.contains(&(x, y)) {
+                c = [230, 30, 30];
+            }
+            if plan.path.first() == Some(&(x, y)) {
+                c = [20, 220, 20];
+            }
+            if plan.path.last() == Some(&(x, y)) {
+                c = [230, 20, 230];
+            }
+            for dy in 0..scale {
+                for dx in 0..scale {
+                    img.put_pixel(x * scale + dx, y * scale + dy, image::Rgb(c));
+                }
+            }
+        }
+    }
+    img.save(out)
+        .map_err(|e| Error::invalid(out.display().to_string(), e))
+}

@@ -1,0 +1,252 @@
+//! The grid model: which cells are free and which moves between neighbours are allowed, packed
+//! as one byte of direction bits per cell. Built once per map on the CPU (so every backend sees
+//! the same bits, with no floating-point differences) and uploaded once.
+
+use rayon::prelude::*;
+
+use super::DIRECTIONS;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub enum Connectivity {
+    /// Von Neumann neighbourhood, as the seed.
+    #[default]
+    #[serde(rename = "4")]
+    Four,
+    /// Moore neighbourhood; a diagonal move needs both L-shaped detours (no corner cutting).
+    #[serde(rename = "8")]
+    Eight,
+}
+
+impl Connectivity {
+    pub fn from_number(n: u32) -> Result<Self> {
+        match n {
+            4 => Ok(Self::Four),
+            8 => Ok(Self::Eight),
+            other => Err(Error::invalid(
+                "connectivity",
+                format!("{other} is not 4 or 8"),
+            )),
+        }
+    }
+
+    pub fn directions(self) -> usize {
+        match self {
+            Self::Four => 4,
+            Self::Eight => 8,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub width: u32,
+    pub height: u32,
+    pub connectivity: Connectivity,
+    /// Bit k set: the move in `DIRECTIONS[k]` from this cell is allowed.
+    pub masks: Vec<u8>,
+    /// Cells a robot may occupy.
+    pub free: Vec<bool>,
+}
+
+impl Grid {
+    /// Elevation map (row-major, `heights[y * width + x]`): NaN is no data, hence blocked; a move
+    /// is allowed iff both cells have data and their heights differ by at most `max_step`.
+    pub fn from_elevation(
+        width: u32,
+        height: u32,
+        heights: &[f32],
+        max_step: f32,
+        connectivity: Connectivity,
+    ) -> Result<Grid> {
+        check_size(width, height, heights.len(), "heights")?;
+        if max_step.is_nan() || max_step < 0.0 {
+            return Err(Error::invalid(
+                "max_step",
+                format!("{max_step} is not a non-negative number"),
+            ));
+        }
+        let free: Vec<bool> = heights.iter().map(|h| !h.is_nan()).collect();
+        let step_ok = |a: usize, b: usize| (heights[a] - heights[b]).abs() <= max_step;
+        Ok(Self::build(width, height, free, connectivity, step_ok))
+    }
+
+    /// Occupancy grid (nav_msgs/OccupancyGrid values): free iff 0 <= v < occupied_threshold,
+    /// unknown (negative) free only if `unknown_is_free`.
+    pub fn from_occupancy(
+        width: u32,
+        height: u32,
+        data: &[i8],
+        occupied_threshold: i8,
+        unknown_is_free: bool,
+        connectivity: Connectivity,
+    ) -> Result<Grid> {
+        check_size(width, height, data.len(), "data")?;
+        let free: Vec<bool> = data
+            .iter()
+            .map(|&v| {
+                if v < 0 {
+                    unknown_is_free
+                } else {
+                    v < occupied_threshold
+                }
+            })
+            .collect();
+        Ok(Self::build(width, height, free, connectivity, |_, _| true))
+    }
+
+    fn build(
+        width: u32,
+        height: u32,
+        free: Vec<bool>,
+        connectivity: Connectivity,
+        step_ok: impl Fn(usize, usize) -> bool + Sync,
+    ) -> Grid {
+        let (w, h) = (width as i64, height as i64);
+        let idx = |x: i64, y: i64| (y * w + x) as usize;
+        let inside = |x: i64, y: i64| x >= 0 && y >= 0 && x < w && y < h;
+        let orth = |x: i64, y: i64, dx: i64, dy: i64| {
+            let (nx, ny) = (x + dx, y + dy);
+            inside(nx, ny)
+                && free[idx(x, y)]
+                && free[idx(nx, ny)]
+                && step_ok(idx(x, y), idx(nx, ny))
+        };
+        let dirs = connectivity.directions();
+        let mut masks = vec![0u8; free.len()];
+        masks
+            .par_chunks_mut(width.max(1) as usize)
+            .enumerate()
+            .for_each(|(y, row)| {
+                let y = y as i64;
+                for (x, m) in row.iter_mut().enumerate() {
+                    let x = x as i64;
+                    for (k, &(dx, dy)) in DIRECTIONS.iter().enumerate().take(dirs) {
+                        let (dx, dy) = (dx as i64, dy as i64);
+                        let allowed = if dx == 0 || dy == 0 {
+                            orth(x, y, dx, dy)
+                        } else {
+                            // Both detours: via (x+dx, y) and via (x, y+dy).
+                            orth(x, y, dx, 0)
+                                && orth(x + dx, y, 0, dy)
+                                && orth(x, y, 0, dy)
+                                && orth(x, y + dy, dx, 0)
+                        };
+                        if allowed {
+                            *m |= 1 << k;
+                        }
+                    }
+                }
+            });
+        Grid {
+            width,
+            height,
+            connectivity,
+            masks,
+            free,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.masks.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.masks.is_empty()
+    }
+
+    pub fn index(&self, x: u32, y: u32) -> usize {
+        y as usize * self.width as usize + x as usize
+    }
+
+    /// Checks that `p` is on the grid and free; `what` names it in the error ("start", "goal").
+    pub fn check_cell(&self, what: &str, p: (i64, i64)) -> Result<(u32, u32)> {
+        let (x, y) = p;
+        if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
+            return Err(Error::invalid(
+                what,
+                format!(
+                    "({x}, {y}) is off the {} x {} grid",
+                    self.width, self.height
+                ),
+            ));
+        }
+        let (x, y) = (x as u32, y as u32);
+        if !self.free[self.index(x, y)] {
+            return Err(Error::invalid(
+                what,
+                format!("({x}, {y}) is a blocked cell"),
+            ));
+        }
+        Ok((x, y))
+    }
+}
+
+fn check_size(width: u32, height: u32, len: usize, field: &str) -> Result<()> {
+    let cells = width as u64 * height as u64;
+    if cells != len as u64 {
+        return Err(Error::invalid(
+            field,
+            format!("length {len} differs from width x height = {width} x {height} = {cells}"),
+        ));
+    }
+    if cells > u32::MAX as u64 - 1 {
+        return Err(Error::invalid(
+            field,
+            format!("{cells} cells exceed the limit of {}", u32::MAX - 1),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_block_moves_symmetrically() {
+        // 3 x 1: heights 0, 1, 3 with max_step 1: 0-1 allowed, 1-3 blocked.
+        let g = Grid::from_elevation(3, 1, &[0.0, 1.0, 3.0], 1.0, Connectivity::Four).unwrap();
+        assert_eq!(g.masks, vec![0b0100, 0b0001, 0]);
+    }
+
+    #[test]
+    fn diagonals_need_both_detours() {
+        // 2 x 2 with the top-right cell blocked: no diagonal from (0,0) to (1,1).
+        let h = [0.0, f32::NAN, 0.0, 0.0];
+        let g = Grid::from_elevation(2, 2, &h, 1.0, Connectivity::Eight).unwrap();
+        assert_eq!(g.masks[0] & (1 << 6), 0);
+        let open = Grid::from_elevation(2, 2, &[0.0; 4], 1.0, Connectivity::Eight).unwrap();
+        assert_ne!(open.masks[0] & (1 << 6), 0);
+        assert_ne!(open.masks[3] & (1 << 4), 0);
+    }
+
+    #[test]
+    fn occupancy_thresholds_and_unknown() {
+        let d = [0, 64, 65, -1];
+        let g = Grid::from_occupancy(4, 1, &d, 65, false, Connectivity::Four).unwrap();
+        assert_eq!(g.free, vec![true, true, false, false]);
+        let g = Grid::from_occupancy(4, 1, &d, 65, true, Connectivity::Four).unwrap();
+        assert_eq!(g.free, vec![true, true, false, true]);
+    }
+
+    #[test]
+    fn bad_sizes_and_points_are_named() {
+        let e = Grid::from_elevation(2, 2, &[0.0; 3], 1.0, Connectivity::Four).unwrap_err();
+        assert!(e.to_string().contains("heights"), "{e}");
+        let e = Grid::from_elevation(1, 1, &[0.0], f32::NAN, Connectivity::Four).unwrap_err();
+        assert!(e.to_string().contains("max_step"), "{e}");
+        let g = Grid::from_elevation(2, 1, &[0.0, f32::NAN], 1.0, Connectivity::Four).unwrap();
+        assert!(g
+            .check_cell("start", (5, 0))
+            .unwrap_err()
+            .to_string()
+            .contains("off the"));
+        assert!(g
+            .check_cell("goal", (1, 0))
+            .unwrap_err()
+            .to_string()
+            .contains("blocked"));
+        assert_eq!(g.check_cell("start", (0, 0)).unwrap(), (0, 0));
+    }
+}

@@ -1,0 +1,87 @@
+//! ROS map_server maps: a YAML file (image, resolution, origin, negate, occupied_thresh,
+//! free_thresh, mode) and its PGM/PNG image, read as map_server's trinary mode does.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct MapYaml {
+    pub image: String,
+    pub resolution: f64,
+    pub origin: [f64; 3],
+    #[serde(default)]
+    pub negate: i32,
+    pub occupied_thresh: f64,
+    pub free_thresh: f64,
+    #[serde(default = "trinary")]
+    pub mode: String,
+}
+
+fn trinary() -> String {
+    "trinary".into()
+}
+
+/// An occupancy map: values 0 (free), 100 (occupied), -1 (unknown); row 0 is the image's top
+/// row (the CLI's y axis points down the picture).
+#[derive(Debug, Clone)]
+pub struct LoadedMap {
+    pub width: u32,
+    pub height: u32,
+    pub data: Vec<i8>,
+    pub meta: MapYaml,
+}
+
+pub fn load(yaml_path: &Path) -> Result<LoadedMap> {
+    let name = yaml_path.display().to_string();
+    let text = std::fs::read_to_string(yaml_path).map_err(|e| Error::io(&name, e))?;
+    let meta: MapYaml = serde_yaml::from_str(&text).map_err(|e| Error::invalid(&name, e))?;
+    if meta.mode != "trinary" {
+        return Err(Error::invalid(
+            format!("{name}: mode"),
+            format!("'{}' is not supported (trinary only)", meta.mode),
+        ));
+    }
+    if !(0.0..=1.0).contains(&meta.free_thresh)
+        || !(0.0..=1.0).contains(&meta.occupied_thresh)
+        || meta.free_thresh > meta.occupied_thresh
+    {
+        return Err(Error::invalid(
+            format!("{name}: free_thresh/occupied_thresh"),
+            format!(
+                "{} / {} are not 0 <= free <= occupied <= 1",
+                meta.free_thresh, meta.occupied_thresh
+            ),
+        ));
+    }
+    let image_path = yaml_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(&meta.image);
+    let img = image::open(&image_path)
+        .map_err(|e| Error::invalid(image_path.display().to_string(), e))?
+        .to_luma8();
+    let (width, height) = img.dimensions();
+    let data = img
+        .pixels()
+        .map(|p| {
+            let v = p.0[0] as f64 / 255.0;
+            let occ = if meta.negate != 0 { v } else { 1.0 - v };
+            if occ > meta.occupied_thresh {
+                100
+            } else if occ < meta.free_thresh {
+                0
+            } else {
+                -1
+            }
+        })
+        .collect();
+    Ok(LoadedMap {
+        width,
+        height,
+        data,
+        meta,
+    })
+}

@@ -1,0 +1,182 @@
+//! The planner a node holds: the current grid (on the device when the backend is CUDA, uploaded
+//! once per map) and queries that send only a start and a goal.
+
+use serde::{Deserialize, Serialize};
+
+use super::{cpu, gpu, path, Grid, UNREACHED};
+use crate::compute::Backend;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryModel {
+    /// The seed's global-memory model: in-place sweeps over all cells.
+    Global,
+    /// The seed's shared-memory model: tiles + halo iterated to local convergence.
+    Shared,
+    /// Global sweeps with the static masks read through a texture object.
+    Texture,
+    /// Default: persistent kernel over a device queue of tiles whose borders improved.
+    #[default]
+    Worklist,
+}
+
+impl std::str::FromStr for MemoryModel {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "global" => Ok(Self::Global),
+            "shared" => Ok(Self::Shared),
+            "texture" => Ok(Self::Texture),
+            "worklist" => Ok(Self::Worklist),
+            other => Err(Error::invalid(
+                "memory_model",
+                format!("'{other}' is not one of global, shared, texture, worklist"),
+            )),
+        }
+    }
+}
+
+/// CUDA launch shape; tiles of the shared and worklist models are block_x x block_y cells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PlannerConfig {
+    pub memory_model: MemoryModel,
+    pub block_x: u32,
+    pub block_y: u32,
+}
+
+impl Default for PlannerConfig {
+    fn default() -> Self {
+        PlannerConfig {
+            memory_model: MemoryModel::Worklist,
+            block_x: 32,
+            block_y: 32,
+        }
+    }
+}
+
+impl PlannerConfig {
+    pub fn validate(&self) -> Result<()> {
+        let threads = self.block_x as u64 * self.block_y as u64;
+        if self.block_x == 0 || self.block_y == 0 || threads > 1024 {
+            return Err(Error::invalid(
+                "block_x x block_y",
+                format!(
+                    "{} x {} is not 1..=1024 threads",
+                    self.block_x, self.block_y
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub reachable: bool,
+    /// Moves from start to goal (the start's label) when reachable.
+    pub length: Option<u32>,
+    /// Cells (x, y) from start to goal, both included; empty when unreachable.
+    pub path: Vec<(u32, u32)>,
+    /// The whole distance field from the goal, when asked for.
+    pub labels: Option<Vec<u32>>,
+}
+
+pub struct Planner {
+    grid: Grid,
+    config: PlannerConfig,
+    device: Option<gpu::DeviceGrid>,
+}
+
+impl Planner {
+    /// Takes the grid and, on CUDA, uploads it.
+    pub fn new(backend: &Backend, grid: Grid, config: PlannerConfig) -> Result<Planner> {
+        config.validate()?;
+        let device = match backend {
+            Backend::Cpu => None,
+            Backend::Cuda(rt) => Some(gpu::DeviceGrid::upload(rt, &grid)?),
+        };
+        Ok(Planner {
+            grid,
+            config,
+            device,
+        })
+    }
+
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    pub fn config(&self) -> &PlannerConfig {
+        &self.config
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        if self.device.is_some() {
+            "cuda"
+        } else {
+            "cpu"
+        }
+    }
+
+    /// Wave numbers from `goal` over the whole grid.
+    pub fn distance_field(&self, goal: (i64, i64)) -> Result<Vec<u32>> {
+        let goal = self.grid.check_cell("goal", goal)?;
+        match &self.device {
+            None => Ok(cpu::distance_field(&self.grid, goal)),
+            Some(d) => {
+                d.compute(goal, &self.config)?;
+                d.download_labels()
+            }
+        }
+    }
+
+    /// Computes the field from `goal` and waits for it, leaving it where it was computed (for
+    /// benchmarks: the field without its download).
+    pub fn compute_field(&self, goal: (i64, i64)) -> Result<()> {
+        let goal = self.grid.check_cell("goal", goal)?;
+        match &self.device {
+            None => {
+                std::hint::black_box(cpu::distance_field(&self.grid, goal));
+                Ok(())
+            }
+            Some(d) => {
+                d.compute(goal, &self.config)?;
+                d.synchronize()
+            }
+        }
+    }
+
+    /// A shortest path from `start` to `goal`; with `with_field`, also the distance field.
+    pub fn plan(&self, start: (i64, i64), goal: (i64, i64), with_field: bool) -> Result<Plan> {
+        let start = self.grid.check_cell("start", start)?;
+        let goal = self.grid.check_cell("goal", goal)?;
+        let (path, labels) = match &self.device {
+            None => {
+                let labels = cpu::distance_field(&self.grid, goal);
+                (path::descend(&self.grid, &labels, start), Some(labels))
+            }
+            Some(d) => {
+                d.compute(goal, &self.config)?;
+                if with_field {
+                    let labels = d.download_labels()?;
+                    (path::descend(&self.grid, &labels, start), Some(labels))
+                } else {
+                    (d.descend(start)?, None)
+                }
+            }
+        };
+        let path = path.unwrap_or_default();
+        let length = (!path.is_empty()).then(|| path.len() as u32 - 1);
+        debug_assert!(labels.as_ref().is_none_or(|l| {
+            let s = l[self.grid.index(start.0, start.1)];
+            (s == UNREACHED) == path.is_empty()
+        }));
+        Ok(Plan {
+            reachable: !path.is_empty(),
+            length,
+            path,
+            labels: if with_field { labels } else { None },
+        })
+    }
+}

@@ -1,0 +1,256 @@
+//! Lee wave planning: the CPU BFS against hand-checked cases and the BFS optimality
+//! conditions, then every GPU memory model against the CPU on random and maze grids of odd
+//! sizes, block shapes that do not divide them, 4- and 8-connectivity.
+
+use gpu_planning::compute::testing::cuda_or_skip;
+use gpu_planning::compute::Backend;
+use gpu_planning::lee::synth::{maze, nearest_open, random_terrain};
+use gpu_planning::lee::{
+    cpu, path, Connectivity, Grid, MemoryModel, Planner, PlannerConfig, DIRECTIONS, UNREACHED,
+};
+use proptest::prelude::*;
+
+fn neighbours(g: &Grid, c: usize) -> impl Iterator<Item = usize> + '_ {
+    let w = g.width as i64;
+    let (x, y) = (c as i64 % w, c as i64 / w);
+    DIRECTIONS
+        .iter()
+        .enumerate()
+        .take(g.connectivity.directions())
+        .filter(move |(k, _)| g.masks[c] & (1 << k) != 0)
+        .map(move |(_, &(dx, dy))| ((y + dy as i64) * w + x + dx as i64) as usize)
+}
+
+/// BFS labels are exactly the fixed point: goal 0; a reached cell is 1 + its best neighbour;
+/// an unreached cell has no reached neighbour.
+fn assert_bfs_field(g: &Grid, labels: &[u32], goal: usize) {
+    assert_eq!(labels[goal], 0);
+    for c in 0..g.len() {
+        let best = neighbours(g, c)
+            .map(|n| labels[n])
+            .min()
+            .unwrap_or(UNREACHED);
+        if c == goal {
+            continue;
+        }
+        if labels[c] == UNREACHED {
+            assert_eq!(best, UNREACHED, "cell {c} unreached next to a reached cell");
+        } else {
+            assert_eq!(
+                labels[c],
+                best + 1,
+                "cell {c} is not 1 + its best neighbour"
+            );
+        }
+    }
+}
+
+fn assert_valid_path(
+    g: &Grid,
+    labels: &[u32],
+    p: &[(u32, u32)],
+    start: (u32, u32),
+    goal: (u32, u32),
+) {
+    assert_eq!(p.first(), Some(&start));
+    assert_eq!(p.last(), Some(&goal));
+    assert_eq!(p.len() as u32 - 1, labels[g.index(start.0, start.1)]);
+    for w in p.windows(2) {
+        let a = g.index(w[0].0, w[0].1);
+        let b = g.index(w[1].0, w[1].1);
+        assert!(
+            neighbours(g, a).any(|n| n == b),
+            "{:?} -> {:?} is no allowed move",
+            w[0],
+            w[1]
+        );
+    }
+}
+
+#[test]
+fn open_grid_distances_are_manhattan_or_chebyshev() {
+    let h = vec![0.0f32; 5 * 4];
+    let g4 = Grid::from_elevation(5, 4, &h, 0.0, Connectivity::Four).unwrap();
+    let g8 = Grid::from_elevation(5, 4, &h, 0.0, Connectivity::Eight).unwrap();
+    let l4 = cpu::distance_field(&g4, (1, 2));
+    let l8 = cpu::distance_field(&g8, (1, 2));
+    for y in 0..4i64 {
+        for x in 0..5i64 {
+            let (dx, dy) = ((x - 1).abs() as u32, (y - 2).abs() as u32);
+            assert_eq!(l4[(y * 5 + x) as usize], dx + dy);
+            assert_eq!(l8[(y * 5 + x) as usize], dx.max(dy));
+        }
+    }
+}
+
+#[test]
+fn path_follows_the_seed_priority() {
+    // Open 3 x 3, goal at the centre: from the corner (0, 0) both (1, 0) and (0, 1) descend;
+    // the priority left, up, right, down picks right (x + 1) before down.
+    let g = Grid::from_elevation(3, 3, &[0.0; 9], 0.0, Connectivity::Four).unwrap();
+    let l = cpu::distance_field(&g, (1, 1));
+    assert_eq!(
+        path::descend(&g, &l, (0, 0)).unwrap(),
+        vec![(0, 0), (1, 0), (1, 1)]
+    );
+}
+
+#[test]
+fn walls_make_detours_and_islands_are_unreachable() {
+    // 5 x 3 with a wall in column 2 except at the bottom row.
+    #[rustfmt::skip]
+    let h = [
+        0.0, 0.0, 9.0, 0.0, 0.0,
+        0.0, 0.0, 9.0, 0.0, 0.0,
+        0.0, 0.0, 0.0, 0.0, 0.0,
+    ];
+    let g = Grid::from_elevation(5, 3, &h, 1.0, Connectivity::Four).unwrap();
+    let l = cpu::distance_field(&g, (0, 0));
+    assert_eq!(l[4], 8); // (4, 0): down 2, right 4, up 2
+    assert_eq!(l[2], UNREACHED); // the wall cells themselves are unreachable (step 9)
+    let p = Planner::new(&Backend::Cpu, g, PlannerConfig::default()).unwrap();
+    let plan = p.plan((4, 0), (0, 0), false).unwrap();
+    assert!(plan.reachable);
+    assert_eq!(plan.length, Some(8));
+    let e = p.plan((2, 0), (0, 0), false).unwrap();
+    assert!(!e.reachable && e.path.is_empty() && e.length.is_none());
+    assert!(p
+        .plan((9, 0), (0, 0), false)
+        .unwrap_err()
+        .to_string()
+        .contains("start"));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn cpu_field_is_the_bfs_fixed_point(w in 1u32..40, h in 1u32..40, seed in any::<u64>(), eight in any::<bool>(), blocked in 0.0f64..0.7) {
+        let heights = random_terrain(w, h, blocked, seed);
+        let conn = if eight { Connectivity::Eight } else { Connectivity::Four };
+        let g = Grid::from_elevation(w, h, &heights, 1.0, conn).unwrap();
+        let goal = ((seed % w as u64) as u32, ((seed >> 20) % h as u64) as u32);
+        let labels = cpu::distance_field(&g, goal);
+        assert_bfs_field(&g, &labels, g.index(goal.0, goal.1));
+        let start = (((seed >> 7) % w as u64) as u32, ((seed >> 33) % h as u64) as u32);
+        if let Some(p) = path::descend(&g, &labels, start) {
+            assert_valid_path(&g, &labels, &p, start, goal);
+        } else {
+            prop_assert_eq!(labels[g.index(start.0, start.1)], UNREACHED);
+        }
+    }
+}
+
+const MODELS: [MemoryModel; 4] = [
+    MemoryModel::Worklist,
+    MemoryModel::Shared,
+    MemoryModel::Global,
+    MemoryModel::Texture,
+];
+
+fn check_gpu_equals_cpu(
+    backend: &Backend,
+    heights: &[f32],
+    w: u32,
+    h: u32,
+    conn: Connectivity,
+    blocks: &[(u32, u32)],
+    what: &str,
+) {
+    let grid = Grid::from_elevation(w, h, heights, 1.0, conn).unwrap();
+    let goal = nearest_open(heights, w, w / 2, h / 2).unwrap();
+    let start = nearest_open(heights, w, 0, 0).unwrap();
+    let expected = cpu::distance_field(&grid, goal);
+    let expected_path = path::descend(&grid, &expected, start).unwrap_or_default();
+    for &model in &MODELS {
+        for &(bx, by) in blocks {
+            let config = PlannerConfig {
+                memory_model: model,
+                block_x: bx,
+                block_y: by,
+            };
+            let p = Planner::new(backend, grid.clone(), config).unwrap();
+            let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
+            assert!(
+                field == expected,
+                "{what} {w}x{h} {conn:?} {model:?} {bx}x{by}: labels differ"
+            );
+            // The device-side descent must find the same path as the CPU.
+            let plan = p
+                .plan(
+                    (start.0 as i64, start.1 as i64),
+                    (goal.0 as i64, goal.1 as i64),
+                    false,
+                )
+                .unwrap();
+            assert_eq!(
+                plan.path, expected_path,
+                "{what} {w}x{h} {conn:?} {model:?}: path differs"
+            );
+        }
+    }
+}
+
+#[test]
+fn gpu_models_match_cpu_on_random_terrain() {
+    let Some(rt) = cuda_or_skip("gpu_models_match_cpu_on_random_terrain") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let seed = 0x1ee ^ std::process::id() as u64;
+    for (w, h) in [
+        (1, 1),
+        (1, 37),
+        (37, 1),
+        (33, 31),
+        (101, 67),
+        (257, 129),
+        (513, 1001),
+    ] {
+        for conn in [Connectivity::Four, Connectivity::Eight] {
+            for blocked in [0.0, 0.3, 0.55] {
+                let heights = random_terrain(w, h, blocked, seed ^ (w as u64 * 31 + h as u64));
+                check_gpu_equals_cpu(
+                    &backend,
+                    &heights,
+                    w,
+                    h,
+                    conn,
+                    &[(32, 32), (16, 8), (7, 5)],
+                    "random",
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_models_match_cpu_on_mazes() {
+    let Some(rt) = cuda_or_skip("gpu_models_match_cpu_on_mazes") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let seed = 0x3a2e ^ std::process::id() as u64;
+    for (w, h) in [(3, 3), (63, 65), (199, 101), (301, 301)] {
+        for conn in [Connectivity::Four, Connectivity::Eight] {
+            let heights = maze(w, h, seed ^ w as u64);
+            check_gpu_equals_cpu(&backend, &heights, w, h, conn, &[(32, 32), (13, 9)], "maze");
+        }
+    }
+}
+
+#[test]
+fn gpu_worklist_matches_cpu_on_a_large_grid() {
+    let Some(rt) = cuda_or_skip("gpu_worklist_matches_cpu_on_a_large_grid") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let (w, h) = (2001, 1999);
+    let heights = random_terrain(w, h, 0.3, 77 ^ std::process::id() as u64);
+    let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+    let expected = cpu::distance_field(&grid, (1000, 999));
+    let p = Planner::new(&backend, grid, PlannerConfig::default()).unwrap();
+    for _ in 0..3 {
+        // Repeated queries reuse the device buffers.
+        assert!(p.distance_field((1000, 999)).unwrap() == expected);
+    }
+}
