@@ -76,7 +76,7 @@ fn open_grid_distances_are_manhattan_or_chebyshev() {
     let l8 = cpu::distance_field(&g8, (1, 2));
     for y in 0..4i64 {
         for x in 0..5i64 {
-            let (dx, dy) = ((x - 1).abs() as u32, (y - 2).abs() as u32);
+            let (dx, dy) = ((x - 1).unsigned_abs() as u32, (y - 2).unsigned_abs() as u32);
             assert_eq!(l4[(y * 5 + x) as usize], dx + dy);
             assert_eq!(l8[(y * 5 + x) as usize], dx.max(dy));
         }
