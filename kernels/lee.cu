@@ -111,8 +111,10 @@ __device__ u32 relax_tile(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 
             }
         }
     } while (__syncthreads_or(changed));
-    if (cur < orig) {
-        labels[gy * w + gx] = cur;
+    // atomicMin: in the worklist model a tile queued again while a block still relaxes it can
+    // be relaxed by two blocks at once; a plain store could then replace a smaller label with
+    // a larger one. Neighbours are told only about real improvements.
+    if (cur < orig && cur < atomicMin(&labels[gy * w + gx], cur)) {
         const bool l = threadIdx.x == 0, r = threadIdx.x == bx - 1;
         const bool u = threadIdx.y == 0, d = threadIdx.y == by - 1;
         u32 f = 1u << 8;

@@ -129,7 +129,7 @@ impl DeviceGrid {
                 };
                 // A wave needs at most one pass per label value; the cap only guards against a
                 // kernel that never converges.
-                let cap = n + 2;
+                let cap = n + 2 * SWEEPS_PER_CHECK as u64 + 2;
                 let mut passes = 0u64;
                 loop {
                     self.rt
