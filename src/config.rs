@@ -71,3 +71,75 @@ mod tests {
         assert!(RuntimeParams::default().validate().is_ok());
     }
 }
+
+/// Parameters of the `lee_planner` node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LeeParams {
+    pub backend: BackendKind,
+    pub service_mapping: String,
+    pub use_sim_time: bool,
+    /// global | shared | texture | worklist
+    pub memory_model: crate::lee::MemoryModel,
+    pub block_x: u32,
+    pub block_y: u32,
+    /// Largest height difference between neighbours a move may climb (elevation maps).
+    pub max_step: f64,
+    /// Occupancy values at or above this are blocked (occupancy maps).
+    pub occupied_threshold: i8,
+    pub unknown_is_free: bool,
+    /// 4 or 8.
+    pub connectivity: u32,
+    /// GridMap layer holding the elevation.
+    pub layer: String,
+}
+
+impl Default for LeeParams {
+    fn default() -> Self {
+        let p = crate::lee::PlannerConfig::default();
+        LeeParams {
+            backend: BackendKind::Auto,
+            service_mapping: "enhanced".into(),
+            use_sim_time: false,
+            memory_model: p.memory_model,
+            block_x: p.block_x,
+            block_y: p.block_y,
+            max_step: 0.1,
+            occupied_threshold: 65,
+            unknown_is_free: false,
+            connectivity: 4,
+            layer: "elevation".into(),
+        }
+    }
+}
+
+impl LeeParams {
+    pub fn validate(&self) -> Result<()> {
+        self.planner_config().validate()?;
+        crate::lee::Connectivity::from_number(self.connectivity)?;
+        if !(self.max_step.is_finite() && self.max_step >= 0.0) {
+            return Err(Error::invalid(
+                "max_step",
+                format!("{} is not a finite non-negative number", self.max_step),
+            ));
+        }
+        if !(1..=101).contains(&self.occupied_threshold) {
+            return Err(Error::invalid(
+                "occupied_threshold",
+                format!("{} is not in 1..=101", self.occupied_threshold),
+            ));
+        }
+        if self.layer.is_empty() {
+            return Err(Error::invalid("layer", "is empty"));
+        }
+        Ok(())
+    }
+
+    pub fn planner_config(&self) -> crate::lee::PlannerConfig {
+        crate::lee::PlannerConfig {
+            memory_model: self.memory_model,
+            block_x: self.block_x,
+            block_y: self.block_y,
+        }
+    }
+}

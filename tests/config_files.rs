@@ -12,7 +12,10 @@ fn root() -> &'static Path {
 }
 
 /// The node names the code starts (base names).
-const NODES: &[&str] = &[gpu_planning::nodes::runtime::NODE_NAME];
+const NODES: &[&str] = &[
+    gpu_planning::nodes::runtime::NODE_NAME,
+    gpu_planning::nodes::lee_planner::NODE_NAME,
+];
 
 #[test]
 fn default_yaml_parses_for_every_node_with_known_keys() {
@@ -31,6 +34,11 @@ fn default_yaml_parses_for_every_node_with_known_keys() {
         RuntimeParams::default(),
         "the YAML restates the defaults of the code"
     );
+    let m = file.for_node("/", gpu_planning::nodes::lee_planner::NODE_NAME, &[]);
+    let p: gpu_planning::config::LeeParams =
+        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    p.validate().unwrap();
+    assert_eq!(p, gpu_planning::config::LeeParams::default());
 }
 
 #[test]

@@ -44,7 +44,7 @@ fn cyclone_peer_publishes_map_reads_status_and_calls_service() {
         "-p",
         "service_mapping:=cyclone",
         "-p",
-        "status_period_s:=0.2",
+        "gpu_planning:status_period_s:=0.2",
     ])
     .unwrap();
     let rt = RosRuntime::new(args, ParamsFile::default(), Some(domain)).unwrap();

@@ -48,12 +48,15 @@ fn runtime_node_round_trip_over_dds() {
         "-p",
         "backend:=cpu",
         "-p",
-        "status_period_s:=0.2",
+        "gpu_planning:status_period_s:=0.2",
     ])
     .unwrap();
     let server = RosRuntime::new(args, ParamsFile::default(), Some(domain)).unwrap();
     let started = gpu_planning::nodes::start_all(&server).unwrap();
-    assert_eq!(started, vec!["/robot/gpu_planning".to_string()]);
+    assert!(
+        started.contains(&"/robot/gpu_planning".to_string()),
+        "{started:?}"
+    );
 
     let client_rt =
         RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();

@@ -1,6 +1,8 @@
 //! The nodes: thin adapters from ROS messages to the algorithm modules and back. No algorithm
 //! code lives here.
 
+pub mod grid_convert;
+pub mod lee_planner;
 pub mod map_summary;
 pub mod runtime;
 
@@ -9,6 +11,5 @@ use crate::ros::RosRuntime;
 
 /// Starts every node this build has on `rt`'s executor; returns their fully qualified names.
 pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
-    let runtime_node = runtime::start(rt)?;
-    Ok(vec![runtime_node])
+    Ok(vec![runtime::start(rt)?, lee_planner::start(rt)?])
 }

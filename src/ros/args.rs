@@ -18,7 +18,7 @@ pub struct Remap {
 pub struct RosArgs {
     pub params_files: Vec<PathBuf>,
     pub remaps: Vec<Remap>,
-    /// `-p name:=value`, value parsed as YAML (as rcl does).
+    /// `-p name:=value` (every node) or `-p node:name:=value` (one node), value parsed as YAML.
     pub params: Vec<(String, serde_yaml::Value)>,
     pub log_level: Option<String>,
 }

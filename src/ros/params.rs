@@ -94,7 +94,13 @@ impl ParamsFile {
         for (_, i) in ranked {
             merge(&mut merged, &self.sections[i].1);
         }
-        for (dotted, v) in overrides {
+        for (key, v) in overrides {
+            // `node:name` limits an override to one node; a bare name applies to all of them.
+            let dotted = match key.split_once(':') {
+                Some((node, _)) if node != name => continue,
+                Some((_, dotted)) => dotted,
+                None => key.as_str(),
+            };
             set_dotted(&mut merged, dotted, v.clone());
         }
         merged
@@ -164,6 +170,15 @@ other:
         let block = m.get("block").and_then(Value::as_mapping).unwrap();
         assert_eq!(block.get("x"), Some(&Value::from(32)));
         assert_eq!(block.get("y"), Some(&Value::from(4)));
+        let scoped = [("other:backend".to_string(), Value::from("cpu"))];
+        assert_eq!(
+            f.for_node("/", "other", &scoped).get("backend"),
+            Some(&Value::from("cpu"))
+        );
+        assert_eq!(
+            f.for_node("/", "gpu_planning", &scoped).get("backend"),
+            Some(&Value::from("cpu"))
+        );
         let root = f.for_node("/", "gpu_planning", &[]);
         assert_eq!(root.get("status_period_s"), None);
     }

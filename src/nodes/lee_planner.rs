@@ -1,0 +1,323 @@
+//! Node `lee_planner`: Lee wave paths on the latest map.
+//!
+//! In: `map` (nav_msgs/OccupancyGrid) or `elevation_map` (grid_map_msgs/GridMap, layer and
+//! max_step from parameters), whichever came last; `start_pose` and `goal_pose`
+//! (geometry_msgs/PoseStamped, as RViz's tools publish: a goal plans from the last start).
+//! Service `~/get_plan` (nav_msgs/srv/GetPlan). Out: `~/path` (nav_msgs/Path, poses at cell
+//! centres in the map frame) and `~/distance_field` (nav_msgs/OccupancyGrid on the map's cells:
+//! wave number scaled to 0..100 of the largest reached one, -1 unreached).
+//! GetPlan has no error field: a bad request gets an empty path and a log line naming the
+//! field and value. Poses must be in the map's frame (an empty frame_id is taken as the map's).
+
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use ros2_client::{Publisher, Subscription};
+
+use crate::compute::Backend;
+use crate::config::LeeParams;
+use crate::error::{Error, Result};
+use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
+use crate::nodes::grid_convert::{grid_from_gridmap, CellFrame};
+use crate::ros::msg::builtin_interfaces::Time;
+use crate::ros::msg::geometry_msgs::{Pose, PoseStamped, Quaternion};
+use crate::ros::msg::grid_map_msgs::GridMap;
+use crate::ros::msg::nav_msgs::{GetPlan, GetPlanResponse, MapMetaData, OccupancyGrid, Path};
+use crate::ros::msg::std_msgs::Header;
+use crate::ros::{qos, NodeContext, RosRuntime};
+
+pub const NODE_NAME: &str = "lee_planner";
+
+/// One map, replaced whole: a query holds its own Arc, so it never sees a half-updated grid.
+struct MapState {
+    planner: Planner,
+    frame: CellFrame,
+    frame_id: String,
+}
+
+type Shared = Arc<Mutex<Option<Arc<MapState>>>>;
+
+struct Outputs {
+    path: Publisher<Path>,
+    field: Publisher<OccupancyGrid>,
+}
+
+pub fn start(rt: &RosRuntime) -> Result<String> {
+    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let params: LeeParams = ctx.params()?;
+    params.validate().map_err(|e| prefixed(&ctx, e))?;
+    let backend = Backend::select(params.backend)?;
+    let fq = ctx.fully_qualified_name();
+    let state: Shared = Arc::new(Mutex::new(None));
+    let map_sub: Subscription<OccupancyGrid> = ctx.subscription("map", qos::map())?;
+    let elev_sub: Subscription<GridMap> = ctx.subscription("elevation_map", qos::map())?;
+    let start_sub: Subscription<PoseStamped> = ctx.subscription("start_pose", qos::sensor())?;
+    let goal_sub: Subscription<PoseStamped> = ctx.subscription("goal_pose", qos::sensor())?;
+    let server = ctx.server::<GetPlan>("~/get_plan")?;
+    let out = Arc::new(Outputs {
+        path: ctx.publisher("~/path", qos::result())?,
+        field: ctx.publisher("~/distance_field", qos::result())?,
+    });
+    let params = Arc::new(params);
+    let shutdown = rt.shutdown().clone();
+
+    let maps = {
+        let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
+        async move {
+            let s = map_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((map, _)) = item else {
+                    tracing::error!("{NODE_NAME}: map not decoded: {:?}", item.err());
+                    continue;
+                };
+                let (p, b) = (params.clone(), backend.clone());
+                match smol::unblock(move || occupancy_state(&b, &p, map)).await {
+                    Ok(m) => replace(&state, m),
+                    Err(e) => tracing::error!("{NODE_NAME}: map rejected: {e}"),
+                }
+            }
+        }
+    };
+    let elevations = {
+        let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
+        async move {
+            let s = elev_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((map, _)) = item else {
+                    tracing::error!("{NODE_NAME}: elevation_map not decoded: {:?}", item.err());
+                    continue;
+                };
+                let (p, b) = (params.clone(), backend.clone());
+                match smol::unblock(move || elevation_state(&b, &p, map)).await {
+                    Ok(m) => replace(&state, m),
+                    Err(e) => tracing::error!("{NODE_NAME}: elevation_map rejected: {e}"),
+                }
+            }
+        }
+    };
+    let last_start: Arc<Mutex<Option<PoseStamped>>> = Arc::new(Mutex::new(None));
+    let starts = {
+        let last_start = last_start.clone();
+        async move {
+            let s = start_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(Ok((p, _))) = s.next().await {
+                *lock(&last_start) = Some(p);
+            }
+        }
+    };
+    let goals = {
+        let (state, out) = (state.clone(), out.clone());
+        async move {
+            let s = goal_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(Ok((goal, _))) = s.next().await {
+                let Some(start) = lock(&last_start).clone() else {
+                    tracing::error!("{NODE_NAME}: goal_pose received but no start_pose yet");
+                    continue;
+                };
+                if let Err(e) = solve_and_publish(&state, &out, start, goal).await {
+                    tracing::error!("{NODE_NAME}: goal_pose: {e}");
+                }
+            }
+        }
+    };
+    let requests = {
+        let (state, out) = (state.clone(), out.clone());
+        async move {
+            let s = server.receive_request_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((id, req)) = item else {
+                    tracing::error!(
+                        "{NODE_NAME}: ~/get_plan request not decoded: {:?}",
+                        item.err()
+                    );
+                    continue;
+                };
+                let plan = match solve_and_publish(&state, &out, req.start, req.goal).await {
+                    Ok(p) => p,
+                    Err(e) => {
+                        tracing::error!("{NODE_NAME}: ~/get_plan: {e}");
+                        Path::default()
+                    }
+                };
+                if let Err(e) = server
+                    .async_send_response(id, GetPlanResponse { plan })
+                    .await
+                {
+                    tracing::error!("{NODE_NAME}: ~/get_plan response lost: {e:?}");
+                }
+            }
+        }
+    };
+    rt.spawn(async move {
+        let _ctx = ctx;
+        let all = futures::future::join5(maps, elevations, starts, goals, requests);
+        futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
+    });
+    tracing::info!("{fq}: started");
+    Ok(fq)
+}
+
+fn replace(state: &Shared, m: MapState) {
+    tracing::info!(
+        "{NODE_NAME}: map {} x {} ({}) on {}",
+        m.frame.width,
+        m.frame.height,
+        m.frame_id,
+        m.planner.backend_name()
+    );
+    *lock(state) = Some(Arc::new(m));
+}
+
+fn connectivity(p: &LeeParams) -> Result<Connectivity> {
+    Connectivity::from_number(p.connectivity)
+}
+
+fn occupancy_state(backend: &Backend, p: &LeeParams, map: OccupancyGrid) -> Result<MapState> {
+    let i = &map.info;
+    if !(i.resolution.is_finite() && i.resolution > 0.0) {
+        return Err(Error::invalid(
+            "map.info.resolution",
+            format!("{} is not positive", i.resolution),
+        ));
+    }
+    let grid = Grid::from_occupancy(
+        i.width,
+        i.height,
+        &map.data,
+        p.occupied_threshold,
+        p.unknown_is_free,
+        connectivity(p)?,
+    )
+    .map_err(|e| rename(e, "map."))?;
+    let frame = CellFrame {
+        origin: i.origin.clone(),
+        resolution: i.resolution as f64,
+        width: i.width,
+        height: i.height,
+    };
+    Ok(MapState {
+        planner: Planner::new(backend, grid, p.planner_config())?,
+        frame,
+        frame_id: map.header.frame_id,
+    })
+}
+
+fn elevation_state(backend: &Backend, p: &LeeParams, map: GridMap) -> Result<MapState> {
+    let (grid, frame) = grid_from_gridmap(&map, &p.layer, p.max_step as f32, connectivity(p)?)?;
+    Ok(MapState {
+        planner: Planner::new(backend, grid, p.planner_config())?,
+        frame,
+        frame_id: map.header.frame_id,
+    })
+}
+
+fn rename(e: Error, prefix: &str) -> Error {
+    match e {
+        Error::InvalidInput { field, reason } => Error::invalid(format!("{prefix}{field}"), reason),
+        other => other,
+    }
+}
+
+async fn solve_and_publish(
+    state: &Shared,
+    out: &Outputs,
+    start: PoseStamped,
+    goal: PoseStamped,
+) -> Result<Path> {
+    let map = lock(state)
+        .clone()
+        .ok_or_else(|| Error::invalid("map", "no map received yet"))?;
+    for (what, p) in [("start", &start), ("goal", &goal)] {
+        if !p.header.frame_id.is_empty() && p.header.frame_id != map.frame_id {
+            return Err(Error::invalid(
+                format!("{what}.header.frame_id"),
+                format!(
+                    "'{}' is not the map frame '{}' (no tf lookup here)",
+                    p.header.frame_id, map.frame_id
+                ),
+            ));
+        }
+    }
+    let s = map
+        .frame
+        .cell_of(&start.pose.position)
+        .map_err(|e| rename(e, "start."))?;
+    let g = map
+        .frame
+        .cell_of(&goal.pose.position)
+        .map_err(|e| rename(e, "goal."))?;
+    let m = map.clone();
+    let plan = smol::unblock(move || m.planner.plan(s, g, true)).await?;
+    let header = Header {
+        stamp: Time::now(),
+        frame_id: map.frame_id.clone(),
+    };
+    let path = Path {
+        header: header.clone(),
+        poses: plan
+            .path
+            .iter()
+            .map(|&(x, y)| PoseStamped {
+                header: header.clone(),
+                pose: Pose {
+                    position: map.frame.centre(x, y),
+                    orientation: Quaternion::identity(),
+                },
+            })
+            .collect(),
+    };
+    if let Err(e) = out.path.publish(path.clone()) {
+        tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
+    }
+    if let Some(labels) = &plan.labels {
+        let field = field_grid(&map.frame, header, labels);
+        if let Err(e) = out.field.publish(field) {
+            tracing::warn!("{NODE_NAME}: publishing ~/distance_field failed: {e:?}");
+        }
+    }
+    Ok(path)
+}
+
+/// Wave numbers scaled to 0..100 of the largest reached one; -1 where unreached.
+pub fn field_grid(frame: &CellFrame, header: Header, labels: &[u32]) -> OccupancyGrid {
+    let max = labels
+        .iter()
+        .copied()
+        .filter(|&l| l != UNREACHED)
+        .max()
+        .unwrap_or(0)
+        .max(1) as u64;
+    OccupancyGrid {
+        header,
+        info: MapMetaData {
+            map_load_time: Time::now(),
+            resolution: frame.resolution as f32,
+            width: frame.width,
+            height: frame.height,
+            origin: frame.origin.clone(),
+        },
+        data: labels
+            .iter()
+            .map(|&l| {
+                if l == UNREACHED {
+                    -1
+                } else {
+                    ((l as u64 * 100 + max / 2) / max) as i8
+                }
+            })
+            .collect(),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn prefixed(ctx: &NodeContext, e: Error) -> Error {
+    rename(e, &format!("{}.", ctx.fully_qualified_name()))
+}

@@ -1,0 +1,191 @@
+//! The lee_planner node over DDS: a peer publishes an occupancy map with an offset origin,
+//! calls ~/get_plan, and checks the path (cell centres in world coordinates) against the CPU
+//! planner; ~/path and ~/distance_field are published too; a request off the map gets an
+//! empty path and the node keeps serving.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use gpu_planning::compute::Backend;
+use gpu_planning::lee::{Connectivity, Grid, Planner, PlannerConfig};
+use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
+use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid, Path};
+use gpu_planning::ros::msg::std_msgs::Header;
+use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
+
+mod common;
+
+fn pose(x: f64, y: f64) -> PoseStamped {
+    PoseStamped {
+        header: Header {
+            frame_id: "map".into(),
+            ..Default::default()
+        },
+        pose: Pose {
+            position: Point { x, y, z: 0.0 },
+            orientation: Quaternion::identity(),
+        },
+    }
+}
+
+async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
+    match futures::future::select(
+        Box::pin(f),
+        Box::pin(smol::Timer::after(Duration::from_secs(30))),
+    )
+    .await
+    {
+        futures::future::Either::Left((v, _)) => v,
+        futures::future::Either::Right(_) => panic!("{what}: nothing within 30 s"),
+    }
+}
+
+/// A service call retried on timeout: a request sent before discovery matched is lost.
+async fn call(
+    client: &ros2_client::Client<GetPlanRequest, gpu_planning::ros::msg::nav_msgs::GetPlanResponse>,
+    req: GetPlanRequest,
+) -> Path {
+    for _ in 0..15 {
+        let attempt = futures::future::select(
+            Box::pin(client.async_call_service(req.clone())),
+            Box::pin(smol::Timer::after(Duration::from_secs(2))),
+        )
+        .await;
+        if let futures::future::Either::Left((Ok(r), _)) = attempt {
+            return r.plan;
+        }
+    }
+    panic!("no response to get_plan within 30 s");
+}
+
+#[test]
+fn get_plan_over_dds_matches_the_cpu_planner() {
+    let domain = common::unique_domain();
+    let (args, _) = RosArgs::parse(&[
+        "--ros-args",
+        "-p",
+        "backend:=cpu",
+        "-p",
+        "lee_planner:connectivity:=8",
+    ])
+    .unwrap();
+    let server = RosRuntime::new(args, ParamsFile::default(), Some(domain)).unwrap();
+    gpu_planning::nodes::start_all(&server).unwrap();
+    let client_rt =
+        RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut peer = NodeContext::new(&client_rt, "peer").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let path_sub = peer
+        .subscription::<Path>("/lee_planner/path", qos::result())
+        .unwrap();
+    let field_sub = peer
+        .subscription::<OccupancyGrid>("/lee_planner/distance_field", qos::result())
+        .unwrap();
+    let client = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+
+    // 9 x 6 cells of 0.5 m, origin (1, 2); a wall in column 4 with a gap at the top row.
+    let (w, h) = (9u32, 6u32);
+    let mut data = vec![0i8; (w * h) as usize];
+    for y in 0..h - 1 {
+        data[(y * w + 4) as usize] = 100;
+    }
+    data[(2 * w + 7) as usize] = -1;
+    let mut map = OccupancyGrid {
+        data: data.clone(),
+        ..Default::default()
+    };
+    map.header.frame_id = "map".into();
+    map.info.width = w;
+    map.info.height = h;
+    map.info.resolution = 0.5;
+    map.info.origin.position = Point {
+        x: 1.0,
+        y: 2.0,
+        z: 0.0,
+    };
+    map.info.origin.orientation = Quaternion::identity();
+
+    let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight).unwrap();
+    let expected = Planner::new(&Backend::Cpu, grid, PlannerConfig::default())
+        .unwrap()
+        .plan((0, 0), (8, 0), true)
+        .unwrap();
+    assert!(expected.reachable);
+    let centre = |x: u32, y: u32| (1.0 + (x as f64 + 0.5) * 0.5, 2.0 + (y as f64 + 0.5) * 0.5);
+
+    smol::block_on(async {
+        within("service discovery", client.wait_for_service(peer.node())).await;
+        map_pub.async_publish(map).await.unwrap();
+        // The map may arrive after the first request: retry until the plan is non-empty.
+        let mut plan = Path::default();
+        for _ in 0..100 {
+            let req = GetPlanRequest {
+                start: pose(1.3, 2.1),
+                goal: pose(5.4, 2.2),
+                tolerance: 0.0,
+            };
+            plan = within("get_plan", client.async_call_service(req))
+                .await
+                .expect("call")
+                .plan;
+            if !plan.poses.is_empty() {
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let got: Vec<(f64, f64)> = plan
+            .poses
+            .iter()
+            .map(|p| (p.pose.position.x, p.pose.position.y))
+            .collect();
+        let want: Vec<(f64, f64)> = expected.path.iter().map(|&(x, y)| centre(x, y)).collect();
+        assert_eq!(got, want);
+        assert_eq!(plan.header.frame_id, "map");
+
+        let s = path_sub.async_stream();
+        futures::pin_mut!(s);
+        let published = within("~/path", s.next()).await.unwrap().unwrap().0;
+        assert_eq!(published.poses.len(), want.len());
+        let f = field_sub.async_stream();
+        futures::pin_mut!(f);
+        let field = within("~/distance_field", f.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        assert_eq!((field.info.width, field.info.height), (w, h));
+        assert_eq!(field.data[8], 0); // the goal
+        assert_eq!(field.data[4], -1); // a wall cell
+
+        // Off the map: an empty path, and the node still answers the next request.
+        let bad = GetPlanRequest {
+            start: pose(-50.0, 2.1),
+            goal: pose(5.4, 2.2),
+            tolerance: 0.0,
+        };
+        assert!(within("bad get_plan", client.async_call_service(bad))
+            .await
+            .unwrap()
+            .plan
+            .poses
+            .is_empty());
+        let again = GetPlanRequest {
+            start: pose(1.3, 2.1),
+            goal: pose(5.4, 2.2),
+            tolerance: 0.0,
+        };
+        assert_eq!(
+            within("get_plan again", client.async_call_service(again))
+                .await
+                .unwrap()
+                .plan
+                .poses
+                .len(),
+            want.len()
+        );
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
