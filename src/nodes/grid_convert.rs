@@ -134,18 +134,19 @@ mod tests {
 
     #[test]
     fn cells_and_centres_round_trip_with_yaw() {
-        let mut origin = Pose::default();
-        origin.position = Point {
-            x: 1.0,
-            y: -2.0,
-            z: 0.0,
-        };
         let a = 0.7f64;
-        origin.orientation = Quaternion {
-            x: 0.0,
-            y: 0.0,
-            z: (a / 2.0).sin(),
-            w: (a / 2.0).cos(),
+        let origin = Pose {
+            position: Point {
+                x: 1.0,
+                y: -2.0,
+                z: 0.0,
+            },
+            orientation: Quaternion {
+                x: 0.0,
+                y: 0.0,
+                z: (a / 2.0).sin(),
+                w: (a / 2.0).cos(),
+            },
         };
         let f = CellFrame {
             origin,
