@@ -127,6 +127,9 @@ __device__ u32 relax_tile(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 
         if (d && r) f |= 1u << 6;
         if (d && l) f |= 1u << 7;
         atomicOr(s_flags, f);
+        // Every writer fences before the barrier, so once any thread of the block queues a
+        // neighbour, all of the block's label writes are visible to whoever relaxes it.
+        __threadfence();
     }
     __syncthreads();
     return *s_flags;
@@ -141,21 +144,41 @@ extern "C" __global__ void lee_tiles_shared(const u8 *__restrict__ masks, u32 *l
 }
 
 // Worklist state: ctr[0] = head, ctr[1] = tail, ctr[2] = tiles queued or being relaxed.
-// queue is a ring of `cap` slots holding tile + 1 (0 = empty); queued[t] = 1 while t is queued.
-__device__ void push_tile(u32 t, u32 *queue, u32 cap, u32 *queued, u32 *ctr) {
-    if (atomicExch(&queued[t], 1u) == 0) {
-        atomicAdd(&ctr[2], 1u);
-        u32 pos = atomicAdd(&ctr[1], 1u);
-        // The slot may still be held by a consumer of the previous lap: wait for it.
-        while (atomicCAS(&queue[pos % cap], 0u, t + 1) != 0) __nanosleep(32);
+// queue is a ring of `cap` slots holding tile + 1 (0 = empty). Each tile has a state, so that
+// no two blocks ever relax the same tile at once: a push to a busy tile marks it dirty, and the
+// block relaxing it queues it again when done.
+#define T_IDLE 0u
+#define T_QUEUED 1u
+#define T_BUSY 2u
+#define T_BUSY_DIRTY 3u
+
+__device__ void enqueue(u32 t, u32 *queue, u32 cap, u32 *ctr) {
+    atomicAdd(&ctr[2], 1u);
+    u32 pos = atomicAdd(&ctr[1], 1u);
+    // The slot may still be held by a consumer of the previous lap: wait for it.
+    while (atomicCAS(&queue[pos % cap], 0u, t + 1) != 0) __nanosleep(32);
+}
+
+__device__ void push_tile(u32 t, u32 *queue, u32 cap, u32 *state, u32 *ctr) {
+    while (true) {
+        u32 st = atomicAdd(&state[t], 0u);
+        if (st == T_QUEUED || st == T_BUSY_DIRTY) return;
+        if (st == T_IDLE) {
+            if (atomicCAS(&state[t], T_IDLE, T_QUEUED) == T_IDLE) {
+                enqueue(t, queue, cap, ctr);
+                return;
+            }
+        } else if (atomicCAS(&state[t], T_BUSY, T_BUSY_DIRTY) == T_BUSY) {
+            return;
+        }
     }
 }
 
-extern "C" __global__ void lee_worklist_init(u32 *queue, u32 cap, u32 *queued, u32 ntiles,
+extern "C" __global__ void lee_worklist_init(u32 *queue, u32 cap, u32 *state, u32 ntiles,
                                              u32 *ctr, u32 goal_tile) {
     for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < cap; i += gridDim.x * blockDim.x) {
         queue[i] = i == 0 ? goal_tile + 1 : 0;
-        if (i < ntiles) queued[i] = i == goal_tile;
+        if (i < ntiles) state[i] = i == goal_tile ? T_QUEUED : T_IDLE;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctr[0] = 0;
@@ -166,7 +189,7 @@ extern "C" __global__ void lee_worklist_init(u32 *queue, u32 cap, u32 *queued, u
 
 extern "C" __global__ void lee_worklist(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 h,
                                         u32 ndirs, u32 tiles_x, u32 tiles_y, u32 *queue, u32 cap,
-                                        u32 *queued, u32 *ctr) {
+                                        u32 *state, u32 *ctr) {
     extern __shared__ u32 s[];
     __shared__ u32 s_flags, s_tile;
     const u32 tid = threadIdx.y * blockDim.x + threadIdx.x;
@@ -192,8 +215,8 @@ extern "C" __global__ void lee_worklist(const u8 *__restrict__ masks, u32 *label
                 }
             }
             if (tile != NO_TILE) {
-                // From here on, an improvement next door queues this tile again.
-                atomicExch(&queued[tile], 0u);
+                // Queued -> busy: from here on a push only marks the tile dirty.
+                atomicExch(&state[tile], T_BUSY);
                 __threadfence();
             }
             s_tile = tile;
@@ -203,15 +226,19 @@ extern "C" __global__ void lee_worklist(const u8 *__restrict__ masks, u32 *label
         if (tile == NO_TILE) return;
         const u32 tx = tile % tiles_x, ty = tile / tiles_x;
         const u32 f = relax_tile(masks, labels, w, h, ndirs, tx, ty, s, &s_flags);
-        __threadfence();
         if (tid < 8 && (f & (1u << tid))) {
             long long nx = (long long)tx + DX[tid], ny = (long long)ty + DY[tid];
             if (nx >= 0 && ny >= 0 && nx < tiles_x && ny < tiles_y)
-                push_tile((u32)(ny * tiles_x + nx), queue, cap, queued, ctr);
+                push_tile((u32)(ny * tiles_x + nx), queue, cap, state, ctr);
         }
         __syncthreads();
         if (tid == 0) {
             __threadfence();
+            // Busy -> idle, unless a neighbour improved our halo meanwhile: then go again.
+            if (atomicCAS(&state[tile], T_BUSY, T_IDLE) != T_BUSY) {
+                atomicExch(&state[tile], T_QUEUED);
+                enqueue(tile, queue, cap, ctr);
+            }
             atomicSub(&ctr[2], 1u);
         }
     }

@@ -33,7 +33,7 @@ pub struct LeeArgs {
     pub goal: String,
     #[arg(long, default_value_t = 4)]
     pub connectivity: u32,
-    #[arg(long, default_value = "worklist")]
+    #[arg(long, default_value = "shared")]
     pub memory_model: String,
     #[arg(long, default_value_t = 32)]
     pub block_x: u32,
