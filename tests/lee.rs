@@ -146,6 +146,7 @@ const MODELS: [MemoryModel; 3] = [
     MemoryModel::Texture,
 ];
 
+#[allow(clippy::too_many_arguments)]
 fn check_gpu_equals_cpu(
     models: &[MemoryModel],
     backend: &Backend,

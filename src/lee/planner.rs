@@ -53,7 +53,7 @@ pub struct PlannerConfig {
 impl Default for PlannerConfig {
     fn default() -> Self {
         PlannerConfig {
-            memory_model: MemoryModel::Worklist,
+            memory_model: MemoryModel::Shared,
             block_x: 32,
             block_y: 32,
         }
