@@ -70,7 +70,9 @@ impl Backend {
             BackendKind::Auto => match CudaRuntime::shared() {
                 Ok(rt) => Ok(Backend::Cuda(rt)),
                 Err(e) => {
-                    tracing::info!("backend auto: using the CPU because {e}");
+                    // Every node resolves its backend; say why only once per process.
+                    static SAID: std::sync::Once = std::sync::Once::new();
+                    SAID.call_once(|| tracing::info!("backend auto: using the CPU because {e}"));
                     Ok(Backend::Cpu)
                 }
             },
