@@ -31,6 +31,13 @@ pub enum Error {
         detail: String,
     },
 
+    /// A graph has a cycle of negative total weight, so shortest paths do not exist.
+    #[error("negative cycle through vertex {vertex}{}", cycle_text(.cycle))]
+    NegativeCycle {
+        vertex: u32,
+        cycle: Option<Vec<u32>>,
+    },
+
     /// Any other CUDA driver error.
     #[error("CUDA error: {0}")]
     Gpu(String),
@@ -62,5 +69,15 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+fn cycle_text(cycle: &Option<Vec<u32>>) -> String {
+    match cycle {
+        Some(c) => {
+            let v: Vec<String> = c.iter().map(|x| x.to_string()).collect();
+            format!(": {}", v.join(" -> "))
+        }
+        None => String::new(),
     }
 }

@@ -4,6 +4,7 @@
 //! the CUDA runtime and the parallel primitives; `ros` speaks ROS 2 on the DDS wire through
 //! `ros2-client`; `nodes` holds the thin nodes that connect the two.
 
+pub mod apsp;
 pub mod bench;
 pub mod compute;
 pub mod config;

@@ -1,5 +1,6 @@
 //! Benchmarks behind `gpu_planning bench`: ours and a peer in the same run, same inputs.
 
+pub mod apsp;
 pub mod lee;
 pub mod primitives;
 

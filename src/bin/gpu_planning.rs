@@ -53,6 +53,8 @@ enum Command {
     },
     /// Lee wave: shortest grid path from an elevation .npy or a map_server map.
     Lee(gpu_planning::lee::cli::LeeArgs),
+    /// Floyd–Warshall: all-pairs shortest paths of a CSV or DIMACS .gr graph.
+    Apsp(gpu_planning::apsp::cli::ApspArgs),
     /// Benchmarks, ours against peers in the same run.
     Bench {
         #[command(subcommand)]
@@ -75,6 +77,25 @@ enum BenchWhat {
         /// Also time one-sweep sort shapes, as ITEMS:BLOCKS pairs (e.g. 12:3,16:2).
         #[arg(long, value_delimiter = ',')]
         sweep: Vec<String>,
+    },
+    /// Floyd–Warshall: every memory model and the CPU solvers on random graphs.
+    Apsp {
+        #[arg(long, value_delimiter = ',', default_value = "500,2000,8192")]
+        sizes: Vec<usize>,
+        #[arg(long, value_delimiter = ',', default_value = "0.15,0.85")]
+        densities: Vec<f64>,
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+        /// Run the per-k models and `blocked` only up to this n.
+        #[arg(long, default_value_t = 8192)]
+        slow_limit: usize,
+        /// Run the CPU blocked solver up to this n (the textbook loop to a quarter of it).
+        #[arg(long, default_value_t = 2000)]
+        cpu_limit: usize,
     },
     /// Lee wave: every memory model and the CPU BFS on random terrain and mazes.
     Lee {
@@ -176,6 +197,31 @@ fn dispatch(command: Command) -> Result<()> {
             what: w @ BenchWhat::Lee { .. },
         } => bench_lee(w),
         Command::Lee(args) => gpu_planning::lee::cli::run(args),
+        Command::Apsp(args) => gpu_planning::apsp::cli::run(args),
+        Command::Bench {
+            what:
+                BenchWhat::Apsp {
+                    sizes,
+                    densities,
+                    reps,
+                    seed,
+                    backend,
+                    slow_limit,
+                    cpu_limit,
+                },
+        } => {
+            let backend = Backend::select(backend)?;
+            let options = bench::apsp::Options {
+                sizes,
+                densities,
+                reps,
+                seed,
+                slow_limit,
+                cpu_limit,
+            };
+            println!("{}", bench::apsp::run(&backend, &options)?);
+            Ok(())
+        }
         Command::Info { backend } => {
             print_info(backend);
             Ok(())

@@ -11,3 +11,8 @@ pub const LEE: KernelSource = KernelSource {
     name: "lee",
     code: include_str!("../../kernels/lee.cu"),
 };
+
+pub const APSP: KernelSource = KernelSource {
+    name: "apsp",
+    code: include_str!("../../kernels/apsp.cu"),
+};

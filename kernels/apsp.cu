@@ -1,0 +1,265 @@
+// Floyd–Warshall all-pairs shortest paths with successors (src/apsp/gpu.rs drives these).
+//
+// Compile-time options (NVRTC -D):
+//   APSP_FLOAT  1: weights are float; 0: int with the operand rules below.
+//   TILE        k-block of the blocked models (phase tiles are TILE x TILE).
+//   TT          cells per thread along each axis in phase 3 (1 = the seed's one thread per cell).
+//
+// Matrices are np x np, row-major, np a multiple of TILE (padding vertices are isolated).
+// d[i][j] is the best distance so far, h[i][j] the first vertex after i on that path
+// (0xffffffff: none). Every update is `cand < d` (strict), so each variant reproduces the CPU
+// reference that relaxes cells in the same order (src/apsp/cpu.rs).
+//
+// Integer operands: stored values >= REACH_LIMIT mean "unreached" and are read as INF_OP; values
+// below LOW_OP (only possible with a negative cycle) are read as LOW_OP. With every finite path
+// length inside (-2^29, 2^29) (checked on the host) a + b never wraps, an unreached operand
+// never makes a reached-looking candidate, and the host maps everything >= REACH_LIMIT back to
+// "unreached" at the end.
+
+typedef unsigned int u32;
+
+#ifndef APSP_FLOAT
+#define APSP_FLOAT 0
+#endif
+#ifndef TILE
+#define TILE 32
+#endif
+#ifndef TT
+#define TT 1
+#endif
+
+#if APSP_FLOAT
+typedef float W;
+__device__ __forceinline__ W op(W x) { return x; }
+#else
+typedef int W;
+#define INF_OP 0x3fffffff
+#define REACH_LIMIT 0x20000000
+#define LOW_OP (-0x40000000)
+__device__ __forceinline__ W op(W x) { return x >= REACH_LIMIT ? INF_OP : max(x, LOW_OP); }
+#endif
+
+// d = min(d, a + b), the successor following the distance; strict, branch-free.
+__device__ __forceinline__ void relax(W &d, u32 &h, W a, W b, u32 ha) {
+#if APSP_FLOAT
+    W c = a + b;
+    bool lt = c < d;
+    d = lt ? c : d;
+    h = lt ? ha : h;
+#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    // Hopper DPX: add and min in one instruction.
+    W m = __viaddmin_s32(a, b, d);
+    h = (m != d) ? ha : h;
+    d = m;
+#else
+    W c = a + b;
+    bool lt = c < d;
+    d = lt ? c : d;
+    h = lt ? ha : h;
+#endif
+}
+
+// ---- The seed's per-k models: one launch per k, one thread per cell. ----------------------
+
+// `linear`: a 1-D grid walking the matrix down columns (consecutive threads touch cells one row
+// apart), the seed's uncoalesced starting point.
+extern "C" __global__ void apsp_linear(W *d, u32 *h, int np, int k) {
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)np * np) return;
+    int i = (int)(idx % np), j = (int)(idx / np);
+    W a = op(d[(long long)i * np + k]);
+    W b = op(d[(long long)k * np + j]);
+    long long c = (long long)i * np + j;
+    W dc = d[c];
+    u32 hc = h[c];
+    relax(dc, hc, a, b, h[(long long)i * np + k]);
+    d[c] = dc;
+    h[c] = hc;
+}
+
+// `coalesced`: 2-D blocks, threadIdx.x along a row.
+extern "C" __global__ void apsp_coalesced(W *d, u32 *h, int np, int k) {
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (i >= np || j >= np) return;
+    long long c = (long long)i * np + j;
+    W dc = d[c];
+    u32 hc = h[c];
+    relax(dc, hc, op(d[(long long)i * np + k]), op(d[(long long)k * np + j]),
+          h[(long long)i * np + k]);
+    d[c] = dc;
+    h[c] = hc;
+}
+
+// `shared`: as coalesced, with the block's slice of row k and column k staged in shared memory
+// (blocks have at most 1024 threads, so 1024 entries cover any block shape).
+extern "C" __global__ void apsp_shared(W *d, u32 *h, int np, int k) {
+    __shared__ W row_k[1024];
+    __shared__ W col_k[1024];
+    __shared__ u32 col_h[1024];
+    int j = blockIdx.x * blockDim.x + threadIdx.x;
+    int i = blockIdx.y * blockDim.y + threadIdx.y;
+    if (threadIdx.y == 0 && j < np) row_k[threadIdx.x] = op(d[(long long)k * np + j]);
+    if (threadIdx.x == 0 && i < np) {
+        col_k[threadIdx.y] = op(d[(long long)i * np + k]);
+        col_h[threadIdx.y] = h[(long long)i * np + k];
+    }
+    __syncthreads();
+    if (i >= np || j >= np) return;
+    long long c = (long long)i * np + j;
+    W dc = d[c];
+    u32 hc = h[c];
+    relax(dc, hc, col_k[threadIdx.y], row_k[threadIdx.x], col_h[threadIdx.y]);
+    d[c] = dc;
+    h[c] = hc;
+}
+
+// ---- Blocked (Venkataraman): per k-block, phase 1 the diagonal tile, phase 2 its row and
+// column tiles, phase 3 the rest. Phases 1 and 2 run TILE x P12_Y threads, each owning
+// TILE / P12_Y cells of one column. ------------------------------------------------------------
+
+#define P12_Y ((TILE * TILE > 1024) ? (1024 / TILE) : TILE)
+#define P12_ROWS (TILE / P12_Y)
+
+extern "C" __global__ void apsp_phase1(W *d, u32 *h, int np, int kb) {
+    __shared__ W sd[TILE][TILE];
+    __shared__ u32 sh[TILE][TILE];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long long base = (long long)kb * TILE;
+    for (int r = ty; r < TILE; r += P12_Y) {
+        long long g = (base + r) * np + base + tx;
+        sd[r][tx] = d[g];
+        sh[r][tx] = h[g];
+    }
+    __syncthreads();
+    for (int k = 0; k < TILE; ++k) {
+        W b = op(sd[k][tx]);
+#pragma unroll
+        for (int q = 0; q < P12_ROWS; ++q) {
+            int r = ty + q * P12_Y;
+            W dc = sd[r][tx];
+            u32 hc = sh[r][tx];
+            relax(dc, hc, op(sd[r][k]), b, sh[r][k]);
+            sd[r][tx] = dc;
+            sh[r][tx] = hc;
+        }
+        __syncthreads();
+    }
+    for (int r = ty; r < TILE; r += P12_Y) {
+        long long g = (base + r) * np + base + tx;
+        d[g] = sd[r][tx];
+        h[g] = sh[r][tx];
+    }
+}
+
+// blockIdx.y == 0: tile (kb, blockIdx.x) of the k-block's rows; == 1: tile (blockIdx.x, kb).
+extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
+    __shared__ W diag[TILE][TILE];
+    __shared__ W own[TILE][TILE];
+    __shared__ u32 aux[TILE][TILE];  // row tiles: the diagonal's successors; columns: own
+    const int t = blockIdx.x;
+    if (t == kb) return;
+    const bool row = blockIdx.y == 0;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long long kbase = (long long)kb * TILE, tbase = (long long)t * TILE;
+    const long long r0 = row ? kbase : tbase, c0 = row ? tbase : kbase;
+    u32 hown[P12_ROWS];
+#pragma unroll
+    for (int q = 0; q < P12_ROWS; ++q) {
+        int r = ty + q * P12_Y;
+        long long gd = (kbase + r) * np + kbase + tx;
+        long long go = (r0 + r) * np + c0 + tx;
+        diag[r][tx] = op(d[gd]);
+        own[r][tx] = d[go];
+        hown[q] = h[go];
+        aux[r][tx] = row ? h[gd] : hown[q];
+    }
+    __syncthreads();
+    // Within step k the operands (row k, column k) never change, so the threads need no
+    // ordering inside a step; column tiles keep their successors in `aux`, where column k is
+    // read by the others.
+    for (int k = 0; k < TILE; ++k) {
+#pragma unroll
+        for (int q = 0; q < P12_ROWS; ++q) {
+            int r = ty + q * P12_Y;
+            W dc = own[r][tx];
+            if (row) {
+                u32 hc = hown[q];
+                relax(dc, hc, diag[r][k], op(own[k][tx]), aux[r][k]);
+                hown[q] = hc;
+            } else {
+                u32 hc = aux[r][tx];
+                relax(dc, hc, op(own[r][k]), diag[k][tx], aux[r][k]);
+                aux[r][tx] = hc;
+            }
+            own[r][tx] = dc;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int q = 0; q < P12_ROWS; ++q) {
+        int r = ty + q * P12_Y;
+        long long go = (r0 + r) * np + c0 + tx;
+        d[go] = own[r][tx];
+        h[go] = row ? hown[q] : aux[r][tx];
+    }
+}
+
+// Phase 3: tile (blockIdx.y, blockIdx.x) outside the k-block's row and column, with the
+// column tile (I, kb) and row tile (kb, J) in shared memory. Block (TILE/TT)^2 threads, each
+// owning TT x TT cells strided by TILE/TT (coalesced global access, conflict-free rows).
+#define P3_S (TILE / TT)
+
+extern "C" __global__ void apsp_phase3(W *d, u32 *h, int np, int kb) {
+    __shared__ W sa[TILE][TILE];
+    __shared__ u32 sha[TILE][TILE];
+    __shared__ W sb[TILE][TILE];
+    const int I = blockIdx.y, J = blockIdx.x;
+    if (I == kb || J == kb) return;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long long kbase = (long long)kb * TILE;
+    const long long ib = (long long)I * TILE, jb = (long long)J * TILE;
+    for (int r = ty; r < TILE; r += P3_S) {
+        for (int c = tx; c < TILE; c += P3_S) {
+            long long ga = (ib + r) * np + kbase + c;
+            sa[r][c] = op(d[ga]);
+            sha[r][c] = h[ga];
+            sb[r][c] = op(d[(kbase + r) * np + jb + c]);
+        }
+    }
+    W dd[TT][TT];
+    u32 hh[TT][TT];
+#pragma unroll
+    for (int r = 0; r < TT; ++r)
+#pragma unroll
+        for (int c = 0; c < TT; ++c) {
+            long long g = (ib + ty + r * P3_S) * np + jb + tx + c * P3_S;
+            dd[r][c] = d[g];
+            hh[r][c] = h[g];
+        }
+    __syncthreads();
+#pragma unroll 4
+    for (int k = 0; k < TILE; ++k) {
+        W a[TT], b[TT];
+        u32 ha[TT];
+#pragma unroll
+        for (int r = 0; r < TT; ++r) {
+            a[r] = sa[ty + r * P3_S][k];
+            ha[r] = sha[ty + r * P3_S][k];
+        }
+#pragma unroll
+        for (int c = 0; c < TT; ++c) b[c] = sb[k][tx + c * P3_S];
+#pragma unroll
+        for (int r = 0; r < TT; ++r)
+#pragma unroll
+            for (int c = 0; c < TT; ++c) relax(dd[r][c], hh[r][c], a[r], b[c], ha[r]);
+    }
+#pragma unroll
+    for (int r = 0; r < TT; ++r)
+#pragma unroll
+        for (int c = 0; c < TT; ++c) {
+            long long g = (ib + ty + r * P3_S) * np + jb + tx + c * P3_S;
+            d[g] = dd[r][c];
+            h[g] = hh[r][c];
+        }
+}

@@ -1,0 +1,153 @@
+//! `gpu_planning apsp`: all-pairs shortest paths of a graph file, answering (u, v) queries.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::io::{read_graph, IdBase};
+use super::solver::{solve, Distances, MemoryModel, SolverConfig};
+use crate::compute::{Backend, BackendKind};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Args)]
+pub struct ApspArgs {
+    /// CSV with header `from,to,weight` (0-based ids) or DIMACS `.gr` (1-based ids, reported
+    /// back 1-based).
+    #[arg(long)]
+    pub graph: PathBuf,
+    /// Vertex count (default: the .gr `p` line, or the largest id + 1 of a CSV).
+    #[arg(long)]
+    pub vertices: Option<u32>,
+    /// A pair "U,V" to answer; repeat for more.
+    #[arg(long = "query")]
+    pub queries: Vec<String>,
+    /// linear | coalesced | shared | blocked | tiled
+    #[arg(long, default_value = "tiled")]
+    pub memory_model: String,
+    /// k-block of the tiled model (16, 32, 64).
+    #[arg(long, default_value_t = 64)]
+    pub tile: u32,
+    /// Cells per thread along each axis in the tiled model (1, 2, 4, 8).
+    #[arg(long, default_value_t = 4)]
+    pub thread_tile: u32,
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendKind,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_pair(s: &str, base: u32) -> Result<(u32, u32)> {
+    let bad = || Error::invalid("--query", format!("'{s}' is not U,V (two vertex ids)"));
+    let (u, v) = s.split_once(',').ok_or_else(bad)?;
+    let id = |x: &str| -> Result<u32> {
+        let x: u32 = x.trim().parse().map_err(|_| bad())?;
+        x.checked_sub(base).ok_or_else(|| {
+            Error::invalid(
+                "--query",
+                format!("'{s}': ids of this file start at {base}"),
+            )
+        })
+    };
+    Ok((id(u)?, id(v)?))
+}
+
+pub fn run(a: ApspArgs) -> Result<()> {
+    let memory_model: MemoryModel = a.memory_model.parse().map_err(|_| {
+        Error::invalid(
+            "--memory-model",
+            format!(
+                "'{}' is not one of linear, coalesced, shared, blocked, tiled",
+                a.memory_model
+            ),
+        )
+    })?;
+    let config = SolverConfig {
+        memory_model,
+        tile: a.tile,
+        thread_tile: a.thread_tile,
+        ..SolverConfig::default()
+    };
+    let (graph, base) = read_graph(&a.graph, a.vertices)?;
+    let base = if base == IdBase::One { 1 } else { 0 };
+    let pairs: Vec<(u32, u32)> = a
+        .queries
+        .iter()
+        .map(|q| parse_pair(q, base))
+        .collect::<Result<_>>()?;
+    let backend = Backend::select(a.backend)?;
+    let n = graph.vertices;
+    let solution = match solve(&backend, &graph, &config) {
+        Ok(s) => s,
+        Err(Error::NegativeCycle { vertex, cycle }) => {
+            let shown = |v: u32| v + base;
+            if a.json {
+                let c = cycle
+                    .as_ref()
+                    .map(|c| c.iter().map(|&v| shown(v)).collect::<Vec<_>>());
+                println!(
+                    "{}",
+                    json!({"vertices": n, "negative_cycle": true, "vertex": shown(vertex), "cycle": c})
+                );
+            }
+            return Err(Error::NegativeCycle {
+                vertex: shown(vertex),
+                cycle: cycle.map(|c| c.into_iter().map(shown).collect()),
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    let int = matches!(solution.distances, Distances::Int(_));
+    let mut answers = Vec::new();
+    for &(u, v) in &pairs {
+        let p = solution.query(u, v).map_err(|e| match e {
+            Error::InvalidInput { reason, .. } => {
+                Error::invalid("--query", format!("{},{}: {reason}", u + base, v + base))
+            }
+            other => other,
+        })?;
+        answers.push(p);
+    }
+    if a.json {
+        let queries: Vec<_> = answers
+            .iter()
+            .map(|p| {
+                let distance = match (p.reachable, int) {
+                    (false, _) => serde_json::Value::Null,
+                    (true, true) => json!(p.distance as i64),
+                    (true, false) => json!(p.distance),
+                };
+                json!({
+                    "from": p.from + base,
+                    "to": p.to + base,
+                    "reachable": p.reachable,
+                    "distance": distance,
+                    "path": p.path.iter().map(|&v| v + base).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        println!(
+            "{}",
+            json!({"vertices": n, "negative_cycle": false, "queries": queries})
+        );
+    } else {
+        println!(
+            "{n} vertices, {} edges: solved on {} ({}) in {:.3} s",
+            graph.from.len(),
+            solution.backend,
+            solution.memory_model.name(),
+            solution.compute_s
+        );
+        for p in &answers {
+            let (u, v) = (p.from + base, p.to + base);
+            if p.reachable {
+                let path: Vec<String> = p.path.iter().map(|&x| (x + base).to_string()).collect();
+                println!("{u} -> {v}: distance {} via {}", p.distance, path.join(" "));
+            } else {
+                println!("{u} -> {v}: unreachable");
+            }
+        }
+    }
+    Ok(())
+}

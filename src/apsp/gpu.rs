@@ -1,0 +1,146 @@
+//! The matrices on the device and the memory models of kernels/apsp.cu.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::solver::{MemoryModel, SolverConfig};
+use super::weight::Weight;
+use crate::compute::cuda::{launch_err, CudaRuntime};
+use crate::compute::kernels::APSP;
+use crate::error::{Error, Result};
+
+/// Device memory kept free beside the matrices (driver, kernels, other nodes' buffers).
+const HEADROOM_BYTES: usize = 256 << 20;
+
+pub struct DeviceMatrices<T: Weight> {
+    rt: Arc<CudaRuntime>,
+    d: CudaSlice<T>,
+    h: CudaSlice<u32>,
+    np: usize,
+}
+
+/// Device bytes an np x np solve needs (distances + successors).
+pub fn bytes_needed(np: usize) -> usize {
+    np * np * (4 + 4)
+}
+
+impl<T: Weight> DeviceMatrices<T> {
+    /// Uploads start matrices; too large for the device is a clear error with the bytes.
+    pub fn upload(rt: &Arc<CudaRuntime>, d: &[T], h: &[u32], np: usize) -> Result<Self> {
+        let need = bytes_needed(np);
+        let (free, total) = rt.memory()?;
+        if need + HEADROOM_BYTES > free {
+            return Err(Error::OutOfMemory {
+                requested_bytes: need,
+                detail: format!(
+                    "{np} x {np} distances + successors; {free} of {total} bytes free on {}",
+                    rt.info().name
+                ),
+            });
+        }
+        Ok(DeviceMatrices {
+            rt: rt.clone(),
+            d: rt.upload(d)?,
+            h: rt.upload(h)?,
+            np,
+        })
+    }
+
+    pub fn download(&self, d: &mut [T], h: &mut [u32]) -> Result<()> {
+        d.copy_from_slice(&self.rt.download(&self.d, d.len())?);
+        h.copy_from_slice(&self.rt.download(&self.h, h.len())?);
+        Ok(())
+    }
+
+    /// Runs every k (queued on the stream; [`DeviceMatrices::synchronize`] waits).
+    pub fn solve(&mut self, config: &SolverConfig) -> Result<()> {
+        config.validate()?;
+        let np = self.np;
+        if np == 0 {
+            return Ok(());
+        }
+        let npi = i32::try_from(np)
+            .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
+        let (tile, tt) = config.blocked_shape();
+        let defines = [
+            ("APSP_FLOAT", (T::KERNEL_FLOAT as u32).to_string()),
+            ("TILE", tile.to_string()),
+            ("TT", tt.to_string()),
+        ];
+        let f = |name: &str| self.rt.function_with(&APSP, &defines, name);
+        let stream = self.rt.stream().clone();
+        let (bx, by) = (config.block_x, config.block_y);
+        match config.memory_model {
+            MemoryModel::Linear | MemoryModel::Coalesced | MemoryModel::Shared => {
+                let name = match config.memory_model {
+                    MemoryModel::Linear => "apsp_linear",
+                    MemoryModel::Coalesced => "apsp_coalesced",
+                    _ => "apsp_shared",
+                };
+                let func = f(name)?;
+                let cfg = if config.memory_model == MemoryModel::Linear {
+                    let threads = bx * by;
+                    LaunchConfig {
+                        grid_dim: ((np * np).div_ceil(threads as usize) as u32, 1, 1),
+                        block_dim: (threads, 1, 1),
+                        shared_mem_bytes: 0,
+                    }
+                } else {
+                    LaunchConfig {
+                        grid_dim: (
+                            np.div_ceil(bx as usize) as u32,
+                            np.div_ceil(by as usize) as u32,
+                            1,
+                        ),
+                        block_dim: (bx, by, 1),
+                        shared_mem_bytes: 0,
+                    }
+                };
+                for k in 0..npi {
+                    let mut b = stream.launch_builder(&func);
+                    b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&k);
+                    unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+                }
+            }
+            MemoryModel::Blocked | MemoryModel::Tiled => {
+                let (p1, p2, p3) = (f("apsp_phase1")?, f("apsp_phase2")?, f("apsp_phase3")?);
+                let t = tile as usize;
+                if !np.is_multiple_of(t) {
+                    return Err(Error::invalid(
+                        "vertices",
+                        format!("matrix side {np} is not padded to the tile {t}"),
+                    ));
+                }
+                let nb = (np / t) as u32;
+                let p12_y = if tile * tile > 1024 {
+                    1024 / tile
+                } else {
+                    tile
+                };
+                let s = tile / tt;
+                let cfg = |grid: (u32, u32), block: (u32, u32)| LaunchConfig {
+                    grid_dim: (grid.0, grid.1, 1),
+                    block_dim: (block.0, block.1, 1),
+                    shared_mem_bytes: 0,
+                };
+                for kb in 0..nb as i32 {
+                    for (func, name, c) in [
+                        (&p1, "apsp_phase1", cfg((1, 1), (tile, p12_y))),
+                        (&p2, "apsp_phase2", cfg((nb, 2), (tile, p12_y))),
+                        (&p3, "apsp_phase3", cfg((nb, nb), (s, s))),
+                    ] {
+                        let mut b = stream.launch_builder(func);
+                        b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&kb);
+                        unsafe { b.launch(c) }.map_err(launch_err(name))?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn synchronize(&self) -> Result<()> {
+        self.rt.synchronize()
+    }
+}

@@ -1,0 +1,133 @@
+//! Directed weighted graphs as callers give them (edge lists) and as the solvers take them
+//! (dense, padded distance and successor matrices).
+
+use super::weight::{Weight, INT_REACH_LIMIT};
+use super::NO_VERTEX;
+use crate::error::{Error, Result};
+
+/// Edge weights: integers are solved exactly in i32, anything else in f32.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Weights {
+    Int(Vec<i32>),
+    Float(Vec<f32>),
+}
+
+impl Weights {
+    pub fn len(&self) -> usize {
+        match self {
+            Weights::Int(w) => w.len(),
+            Weights::Float(w) => w.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Graph {
+    pub vertices: u32,
+    pub from: Vec<u32>,
+    pub to: Vec<u32>,
+    pub weights: Weights,
+}
+
+impl Graph {
+    /// Checks lengths, vertex ids and weights; errors name the field and the bad value.
+    pub fn validate(&self) -> Result<()> {
+        let m = self.from.len();
+        if self.to.len() != m || self.weights.len() != m {
+            return Err(Error::invalid(
+                "edges",
+                format!(
+                    "edge_from has {m} entries, edge_to {}, weights {}: they must be equal",
+                    self.to.len(),
+                    self.weights.len()
+                ),
+            ));
+        }
+        let n = self.vertices;
+        for (field, ids) in [("edge_from", &self.from), ("edge_to", &self.to)] {
+            if let Some((e, &v)) = ids.iter().enumerate().find(|(_, &v)| v >= n) {
+                return Err(Error::invalid(
+                    format!("{field}[{e}]"),
+                    format!("vertex {v} is not below vertex_count {n}"),
+                ));
+            }
+        }
+        match &self.weights {
+            Weights::Float(w) => {
+                if let Some((e, x)) = w.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                    return Err(Error::invalid(
+                        format!("weights[{e}]"),
+                        format!("{x} is not finite"),
+                    ));
+                }
+            }
+            Weights::Int(w) => check_int_range(n as usize, &self.from, w)?,
+        }
+        Ok(())
+    }
+}
+
+/// Every simple path length must stay inside (-2^29, 2^29) so that i32 arithmetic is exact:
+/// bounded by the sum over vertices of their largest positive (smallest negative) out-weight.
+fn check_int_range(n: usize, from: &[u32], w: &[i32]) -> Result<()> {
+    let mut hi = vec![0i64; n];
+    let mut lo = vec![0i64; n];
+    for (&u, &x) in from.iter().zip(w) {
+        let u = u as usize;
+        hi[u] = hi[u].max(x as i64);
+        lo[u] = lo[u].min(x as i64);
+    }
+    let (p, q): (i64, i64) = (hi.iter().sum(), lo.iter().sum());
+    let limit = INT_REACH_LIMIT as i64;
+    if p >= limit || q <= -limit {
+        return Err(Error::invalid(
+            "integer_weights",
+            format!(
+                "path lengths could reach {} (from the largest out-weight of each vertex), \
+                 beyond the exact int32 range ±{}; scale the weights down or send float weights",
+                if p >= limit { p } else { q },
+                limit - 1
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Dense start matrices: d[u][v] the lightest u->v edge (INF when none), d[u][u] = 0 unless a
+/// negative self loop; h[u][v] = v where an edge is, u on the diagonal, NO_VERTEX elsewhere.
+/// `np >= n` adds isolated padding vertices so tiles divide the matrix.
+pub fn dense<T: Weight>(
+    n: usize,
+    np: usize,
+    from: &[u32],
+    to: &[u32],
+    w: &[T],
+) -> (Vec<T>, Vec<u32>) {
+    let mut d = vec![T::INF; np * np];
+    let mut h = vec![NO_VERTEX; np * np];
+    for i in 0..np {
+        d[i * np + i] = T::ZERO;
+        h[i * np + i] = i as u32;
+    }
+    for ((&u, &v), &x) in from.iter().zip(to).zip(w) {
+        let (u, v) = (u as usize, v as usize);
+        debug_assert!(u < n && v < n);
+        let c = u * np + v;
+        // Parallel edges keep the lightest (the first of equal ones); a self loop matters
+        // only when negative, and then it is a negative cycle.
+        if x < d[c] {
+            d[c] = x;
+            h[c] = v as u32;
+        }
+    }
+    (d, h)
+}
+
+/// Rounds `n` up to a multiple of `tile` (at least one tile for n > 0).
+pub fn padded(n: usize, tile: usize) -> usize {
+    n.div_ceil(tile) * tile
+}

@@ -1,0 +1,170 @@
+//! Graph files: CSV (`from,to,weight` header, 0-based ids) and DIMACS shortest-path `.gr`
+//! (`p sp n m`, `a u v w` arcs, 1-based ids). Weights that all parse as integers are solved
+//! exactly in i32; otherwise in f32.
+
+use std::path::Path;
+
+use super::graph::{Graph, Weights};
+use crate::error::{Error, Result};
+
+/// How the file numbers vertices (results are reported back the same way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IdBase {
+    Zero,
+    One,
+}
+
+pub fn read_graph(path: &Path, vertices: Option<u32>) -> Result<(Graph, IdBase)> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(name.clone(), e))?;
+    let is_gr = path.extension().is_some_and(|e| e == "gr");
+    if is_gr {
+        parse_dimacs(&name, &text, vertices).map(|g| (g, IdBase::One))
+    } else {
+        parse_csv(&name, &text, vertices).map(|g| (g, IdBase::Zero))
+    }
+}
+
+struct Raw {
+    from: Vec<u32>,
+    to: Vec<u32>,
+    weights: Vec<String>,
+}
+
+fn at(name: &str, line: usize) -> String {
+    format!("{name}:{line}")
+}
+
+fn parse_id(name: &str, line: usize, what: &str, s: &str, base: u32) -> Result<u32> {
+    let v: u64 = s
+        .trim()
+        .parse()
+        .map_err(|_| Error::invalid(at(name, line), format!("{what} '{s}' is not a vertex id")))?;
+    if v < base as u64 || v - (base as u64) >= u32::MAX as u64 {
+        return Err(Error::invalid(
+            at(name, line),
+            format!("{what} {v} is out of range (ids start at {base})"),
+        ));
+    }
+    Ok((v - base as u64) as u32)
+}
+
+pub fn parse_csv(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph> {
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let header: Vec<String> = lines
+        .next()
+        .map(|(_, l)| {
+            l.split(',')
+                .map(|c| c.trim().to_ascii_lowercase())
+                .collect()
+        })
+        .unwrap_or_default();
+    if header != ["from", "to", "weight"] {
+        return Err(Error::invalid(
+            at(name, 1),
+            format!(
+                "header is '{}', expected 'from,to,weight'",
+                header.join(",")
+            ),
+        ));
+    }
+    let mut raw = Raw {
+        from: Vec::new(),
+        to: Vec::new(),
+        weights: Vec::new(),
+    };
+    for (i, l) in lines {
+        let cols: Vec<&str> = l.split(',').collect();
+        if cols.len() != 3 {
+            return Err(Error::invalid(
+                at(name, i + 1),
+                format!("'{l}' does not have 3 columns"),
+            ));
+        }
+        raw.from.push(parse_id(name, i + 1, "from", cols[0], 0)?);
+        raw.to.push(parse_id(name, i + 1, "to", cols[1], 0)?);
+        raw.weights.push(cols[2].trim().to_string());
+    }
+    finish(name, raw, vertices)
+}
+
+pub fn parse_dimacs(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph> {
+    let mut raw = Raw {
+        from: Vec::new(),
+        to: Vec::new(),
+        weights: Vec::new(),
+    };
+    let mut declared: Option<u32> = None;
+    for (i, l) in text.lines().enumerate() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        match f.first().copied() {
+            None | Some("c") => {}
+            Some("p") => {
+                if f.len() != 4 || f[1] != "sp" {
+                    return Err(Error::invalid(
+                        at(name, i + 1),
+                        format!("'{l}' is not 'p sp N M'"),
+                    ));
+                }
+                declared = Some(f[2].parse().map_err(|_| {
+                    Error::invalid(at(name, i + 1), format!("vertex count '{}'", f[2]))
+                })?);
+            }
+            Some("a") if f.len() == 4 => {
+                raw.from.push(parse_id(name, i + 1, "tail", f[1], 1)?);
+                raw.to.push(parse_id(name, i + 1, "head", f[2], 1)?);
+                raw.weights.push(f[3].to_string());
+            }
+            Some(_) => {
+                return Err(Error::invalid(
+                    at(name, i + 1),
+                    format!("'{l}' is not a c, p or 'a U V W' line"),
+                ))
+            }
+        }
+    }
+    let n = vertices
+        .or(declared)
+        .ok_or_else(|| Error::invalid(name.to_string(), "no 'p sp N M' line and no --vertices"))?;
+    finish(name, raw, Some(n))
+}
+
+fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
+    let ints: Option<Vec<i32>> = raw.weights.iter().map(|w| w.parse().ok()).collect();
+    let weights = match ints {
+        Some(w) => Weights::Int(w),
+        None => Weights::Float(
+            raw.weights
+                .iter()
+                .enumerate()
+                .map(|(e, w)| {
+                    w.parse::<f32>().map_err(|_| {
+                        Error::invalid(
+                            format!("{name}: edge {e}"),
+                            format!("weight '{w}' is not a number"),
+                        )
+                    })
+                })
+                .collect::<Result<_>>()?,
+        ),
+    };
+    let max_id = raw.from.iter().chain(&raw.to).max().map(|&v| v as u64 + 1);
+    let n = match vertices {
+        Some(n) => n,
+        None => max_id.unwrap_or(0) as u32,
+    };
+    let g = Graph {
+        vertices: n,
+        from: raw.from,
+        to: raw.to,
+        weights,
+    };
+    g.validate().map_err(|e| match e {
+        Error::InvalidInput { field, reason } => Error::invalid(format!("{name}: {field}"), reason),
+        other => other,
+    })?;
+    Ok(g)
+}

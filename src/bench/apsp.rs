@@ -1,0 +1,126 @@
+//! Floyd–Warshall benchmarks: every GPU memory model and the CPU solvers on the same random
+//! graphs (the seed's 15 % and 85 % densities), timed on the device without transfers.
+
+use std::fmt::Write;
+use std::time::Instant;
+
+use crate::apsp::gpu::DeviceMatrices;
+use crate::apsp::graph::padded;
+use crate::apsp::solver::{finish, padded_size, run as run_model};
+use crate::apsp::synth::random_dense;
+use crate::apsp::{MemoryModel, SolverConfig};
+use crate::compute::Backend;
+use crate::error::Result;
+
+pub struct Options {
+    pub sizes: Vec<usize>,
+    pub densities: Vec<f64>,
+    pub reps: usize,
+    pub seed: u64,
+    /// Per-k models and `blocked` run only up to this n (they take seconds beyond).
+    pub slow_limit: usize,
+    /// CPU blocked (rayon) runs up to this n, the textbook loop up to a quarter of it.
+    pub cpu_limit: usize,
+}
+
+fn median(mut t: Vec<f64>) -> f64 {
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+pub fn run(backend: &Backend, o: &Options) -> Result<String> {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "| n | density | implementation | compute ms | distances equal the tiled model's |"
+    );
+    let _ = writeln!(out, "|---:|---:|---|---:|---|");
+    for &n in &o.sizes {
+        for &density in &o.densities {
+            let mut reference: Option<Vec<i32>> = None;
+            let mut models: Vec<(String, Backend, SolverConfig)> = Vec::new();
+            if let Backend::Cuda(_) = backend {
+                for m in [
+                    MemoryModel::Tiled,
+                    MemoryModel::Blocked,
+                    MemoryModel::Shared,
+                    MemoryModel::Coalesced,
+                    MemoryModel::Linear,
+                ] {
+                    if m != MemoryModel::Tiled && n > o.slow_limit {
+                        continue;
+                    }
+                    let c = SolverConfig {
+                        memory_model: m,
+                        ..SolverConfig::default()
+                    };
+                    models.push((format!("cuda {}", m.name()), backend.clone(), c));
+                }
+            }
+            if n <= o.cpu_limit {
+                models.push((
+                    "cpu blocked (rayon)".into(),
+                    Backend::Cpu,
+                    SolverConfig::default(),
+                ));
+            }
+            if n <= o.cpu_limit / 4 {
+                let c = SolverConfig {
+                    memory_model: MemoryModel::Linear,
+                    ..SolverConfig::default()
+                };
+                models.push(("cpu textbook".into(), Backend::Cpu, c));
+            }
+            for (label, b, config) in models {
+                let np = padded_size(n, &config).max(padded(n, 1));
+                let (d0, h0) = random_dense(n, np, density, o.seed);
+                let reps = if matches!(b, Backend::Cpu) || config.memory_model != MemoryModel::Tiled
+                {
+                    1
+                } else {
+                    o.reps
+                };
+                let mut times = Vec::new();
+                let mut result = None;
+                for _ in 0..reps + usize::from(!matches!(b, Backend::Cpu)) {
+                    let (mut d, mut h) = (d0.clone(), h0.clone());
+                    match &b {
+                        Backend::Cuda(rt) => {
+                            let mut m = DeviceMatrices::upload(rt, &d, &h, np)?;
+                            m.synchronize()?;
+                            let s = Instant::now();
+                            m.solve(&config)?;
+                            m.synchronize()?;
+                            times.push(s.elapsed().as_secs_f64() * 1e3);
+                            m.download(&mut d, &mut h)?;
+                        }
+                        Backend::Cpu => {
+                            let s = Instant::now();
+                            run_model(&b, &mut d, &mut h, np, &config)?;
+                            times.push(s.elapsed().as_secs_f64() * 1e3);
+                        }
+                    }
+                    result = Some(finish(&d, &h, n, np).0);
+                }
+                if !matches!(b, Backend::Cpu) {
+                    times.remove(0); // the first run compiled the kernels
+                }
+                let dist = result.unwrap_or_default();
+                let same = match &reference {
+                    None => {
+                        reference = Some(dist);
+                        "(reference)".to_string()
+                    }
+                    Some(r) => (r == &dist).to_string(),
+                };
+                let _ = writeln!(
+                    out,
+                    "| {n} | {:.0} % | {label} | {:.2} | {same} |",
+                    density * 100.0,
+                    median(times)
+                );
+            }
+        }
+    }
+    Ok(out)
+}

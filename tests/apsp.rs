@@ -1,0 +1,493 @@
+//! Floyd–Warshall: the CPU solvers against Bellman–Ford, path validity, negative cycles,
+//! integer limits, file formats, the CLI; and every GPU memory model against the CPU reference
+//! of its relaxation order (distances and successors, bit for bit) on fresh random graphs with
+//! negative edges, many ties and odd sizes.
+
+use gpu_planning::apsp::graph::dense;
+use gpu_planning::apsp::io::{parse_csv, parse_dimacs};
+use gpu_planning::apsp::solver::{finish, padded_size, run, solve, Distances};
+use gpu_planning::apsp::synth::{random_graph, to_float};
+use gpu_planning::apsp::{cpu, Graph, MemoryModel, SolverConfig, Weight, Weights, NO_VERTEX};
+use gpu_planning::compute::testing::cuda_or_skip;
+use gpu_planning::compute::Backend;
+use gpu_planning::Error;
+use proptest::prelude::*;
+
+/// Bellman–Ford from every source, in i64: the independent reference for distances.
+fn bellman_ford(g: &Graph) -> Vec<Option<i64>> {
+    let n = g.vertices as usize;
+    let Weights::Int(w) = &g.weights else {
+        panic!("integer graphs only")
+    };
+    let mut out = vec![None; n * n];
+    for s in 0..n {
+        let mut d: Vec<Option<i64>> = vec![None; n];
+        d[s] = Some(0);
+        for _ in 0..n {
+            let mut changed = false;
+            for ((&u, &v), &x) in g.from.iter().zip(&g.to).zip(w) {
+                let (u, v) = (u as usize, v as usize);
+                if let Some(du) = d[u] {
+                    let c = du + x as i64;
+                    if d[v].is_none_or(|dv| c < dv) {
+                        d[v] = Some(c);
+                        changed = true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        out[s * n..(s + 1) * n].copy_from_slice(&d);
+    }
+    out
+}
+
+fn lightest(g: &Graph, u: u32, v: u32) -> Option<i64> {
+    let Weights::Int(w) = &g.weights else {
+        unreachable!()
+    };
+    (0..w.len())
+        .filter(|&e| g.from[e] == u && g.to[e] == v)
+        .map(|e| w[e] as i64)
+        .min()
+}
+
+/// Every reachable pair's path is simple, uses existing edges and weighs its distance.
+fn assert_paths_valid(g: &Graph, d: &[i32], h: &[u32]) {
+    let n = g.vertices as usize;
+    for u in 0..n as u32 {
+        for v in 0..n as u32 {
+            let c = u as usize * n + v as usize;
+            if !d[c].reached() {
+                assert_eq!(h[c], NO_VERTEX, "unreached {u}->{v} has a successor");
+                continue;
+            }
+            let p = gpu_planning::apsp::paths::path(h, n, u, v)
+                .unwrap_or_else(|| panic!("no path {u}->{v} though distance {}", d[c]));
+            let mut seen = std::collections::HashSet::new();
+            assert!(
+                p.iter().all(|x| seen.insert(*x)),
+                "path {u}->{v} not simple: {p:?}"
+            );
+            let total: i64 = if u == v {
+                0
+            } else {
+                p.windows(2)
+                    .map(|s| lightest(g, s[0], s[1]).expect("path uses a missing edge"))
+                    .sum()
+            };
+            assert_eq!(total, d[c] as i64, "path {u}->{v} {p:?} weighs {total}");
+        }
+    }
+}
+
+fn int_solution(g: &Graph, config: &SolverConfig) -> (Vec<i32>, Vec<u32>) {
+    let s = solve(&Backend::Cpu, g, config).expect("solve");
+    match s.distances {
+        Distances::Int(d) => (d, s.successors),
+        _ => panic!("integer graph gave float distances"),
+    }
+}
+
+fn model(m: MemoryModel) -> SolverConfig {
+    SolverConfig {
+        memory_model: m,
+        ..SolverConfig::default()
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #[test]
+    fn cpu_solvers_match_bellman_ford(n in 0u32..45, density in 0.0f64..1.0, hi in 0i32..6, shift in 0i32..8, seed in any::<u64>(), tile in prop::sample::select(vec![16u32, 32, 64])) {
+        let g = random_graph(n, density, 0, hi, shift, seed);
+        let bf = bellman_ford(&g);
+        for m in [MemoryModel::Linear, MemoryModel::Tiled] {
+            let config = SolverConfig { memory_model: m, tile, thread_tile: tile / 16, ..SolverConfig::default() };
+            let (d, h) = int_solution(&g, &config);
+            for (c, want) in bf.iter().enumerate() {
+                prop_assert_eq!(d[c].reached().then_some(d[c] as i64), *want, "pair {}", c);
+            }
+            assert_paths_valid(&g, &d, &h);
+        }
+    }
+}
+
+#[test]
+fn blocked_order_may_keep_another_equal_path() {
+    // i = 20 -> j = 21 two ways of length 3: via 1 (found at k = 1 in the textbook order) and
+    // via 2 -> 0 (found at k = 2 by the textbook, but already at k = 0 by the blocked order,
+    // whose phase 2 has improved d[20][0] through vertex 2 before phase 3 runs k = 0).
+    let (from, to, w) = (
+        vec![20, 2, 0, 20, 1],
+        vec![2, 0, 21, 1, 21],
+        vec![1, 1, 1, 1, 2],
+    );
+    let g = Graph {
+        vertices: 22,
+        from,
+        to,
+        weights: Weights::Int(w),
+    };
+    let (dt, ht) = int_solution(&g, &model(MemoryModel::Linear));
+    let blocked = SolverConfig {
+        memory_model: MemoryModel::Tiled,
+        tile: 16,
+        thread_tile: 1,
+        ..SolverConfig::default()
+    };
+    let (db, hb) = int_solution(&g, &blocked);
+    assert_eq!(dt, db);
+    assert_eq!(ht[20 * 22 + 21], 1);
+    assert_eq!(hb[20 * 22 + 21], 2);
+    assert_paths_valid(&g, &dt, &ht);
+    assert_paths_valid(&g, &db, &hb);
+}
+
+#[test]
+fn parallel_edges_keep_the_lightest_and_positive_self_loops_are_ignored() {
+    let g = Graph {
+        vertices: 3,
+        from: vec![0, 0, 0, 1, 1],
+        to: vec![1, 1, 1, 1, 2],
+        weights: Weights::Int(vec![5, 2, 7, 4, 1]),
+    };
+    let (d, h) = int_solution(&g, &SolverConfig::default());
+    assert_eq!(&d[0..3], &[0, 2, 3]);
+    assert_eq!(h[2], 1);
+    assert_eq!(d[4], 0);
+    assert!(!d[2 * 3].reached());
+}
+
+fn expect_cycle(g: &Graph, on_cycle: &[u32]) {
+    for m in MemoryModel::ALL {
+        match solve(&Backend::Cpu, g, &model(m)) {
+            Err(Error::NegativeCycle { vertex, cycle }) => {
+                assert!(on_cycle.contains(&vertex), "{m:?}: vertex {vertex}");
+                if let Some(c) = cycle {
+                    assert_eq!(c.first(), c.last());
+                    let total: i64 = c.windows(2).map(|s| lightest(g, s[0], s[1]).unwrap()).sum();
+                    assert!(total < 0, "{m:?}: reported cycle {c:?} weighs {total}");
+                }
+            }
+            other => panic!("{m:?}: expected a negative cycle, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn negative_cycles_are_reported_with_a_vertex_on_them() {
+    // 3 -> 4 -> 5 -> 3 weighs -1, reachable from 0; 6 hangs off it.
+    let g = Graph {
+        vertices: 7,
+        from: vec![0, 1, 3, 4, 5, 5],
+        to: vec![1, 3, 4, 5, 3, 6],
+        weights: Weights::Int(vec![1, 1, 2, -4, 1, 1]),
+    };
+    expect_cycle(&g, &[3, 4, 5]);
+    // A negative self loop is a cycle too, even with nothing else around.
+    let g = Graph {
+        vertices: 2,
+        from: vec![1],
+        to: vec![1],
+        weights: Weights::Int(vec![-1]),
+    };
+    expect_cycle(&g, &[1]);
+    // Large negative weights on a cycle must not wrap around to positive distances.
+    let g = Graph {
+        vertices: 40,
+        from: (0..40).collect(),
+        to: (0..40).map(|v| (v + 1) % 40).collect(),
+        weights: Weights::Int(vec![-13_000_000; 40]),
+    };
+    expect_cycle(&g, &(0..40).collect::<Vec<_>>());
+}
+
+#[test]
+fn integer_weights_are_exact_up_to_the_documented_limit_and_refused_beyond() {
+    // A chain whose total is just below 2^29: every prefix distance is exact.
+    let n = 9u32;
+    let w = ((1i32 << 29) - 1) / 8;
+    let g = Graph {
+        vertices: n,
+        from: (0..n - 1).collect(),
+        to: (1..n).collect(),
+        weights: Weights::Int(vec![w; n as usize - 1]),
+    };
+    for m in MemoryModel::ALL {
+        let (d, _) = int_solution(&g, &model(m));
+        for (v, &x) in d.iter().take(n as usize).enumerate() {
+            assert_eq!(x, v as i32 * w, "{m:?}");
+        }
+        assert!(
+            !d[n as usize].reached(),
+            "{m:?}: 1 -> 0 must be unreachable"
+        );
+    }
+    for bad in [i32::MAX, 1 << 29, i32::MIN, -(1 << 29)] {
+        let g = Graph {
+            vertices: 2,
+            from: vec![0],
+            to: vec![1],
+            weights: Weights::Int(vec![bad]),
+        };
+        let e = solve(&Backend::Cpu, &g, &SolverConfig::default()).unwrap_err();
+        assert!(e.to_string().contains("integer_weights"), "{bad}: {e}");
+    }
+}
+
+#[test]
+fn bad_graphs_are_named() {
+    let g = Graph {
+        vertices: 3,
+        from: vec![0, 5],
+        to: vec![1, 2],
+        weights: Weights::Int(vec![1, 1]),
+    };
+    let e = solve(&Backend::Cpu, &g, &SolverConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("edge_from[1]") && e.contains('5'), "{e}");
+    let g = Graph {
+        vertices: 3,
+        from: vec![0],
+        to: vec![1],
+        weights: Weights::Float(vec![f32::NAN]),
+    };
+    let e = solve(&Backend::Cpu, &g, &SolverConfig::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("weights[0]") && e.contains("NaN"), "{e}");
+    let g = Graph {
+        vertices: 3,
+        from: vec![0, 1],
+        to: vec![1],
+        weights: Weights::Int(vec![1, 1]),
+    };
+    assert!(solve(&Backend::Cpu, &g, &SolverConfig::default()).is_err());
+    let bad = SolverConfig {
+        tile: 48,
+        ..SolverConfig::default()
+    };
+    let e = solve(&Backend::Cpu, &g, &bad).unwrap_err().to_string();
+    assert!(e.contains("tile") && e.contains("48"), "{e}");
+}
+
+#[test]
+fn files_parse_and_errors_name_the_line() {
+    let g = parse_csv("t.csv", "from,to,weight\n0,1,4\n1,2,-1.5\n", None).unwrap();
+    assert_eq!(g.vertices, 3);
+    assert_eq!(g.weights, Weights::Float(vec![4.0, -1.5]));
+    let g = parse_dimacs("t.gr", "c x\np sp 4 2\na 1 2 3\na 4 1 -2\n", None).unwrap();
+    assert_eq!(
+        (g.vertices, g.from.clone(), g.to.clone()),
+        (4, vec![0, 3], vec![1, 0])
+    );
+    assert_eq!(g.weights, Weights::Int(vec![3, -2]));
+    for (text, want) in [
+        ("from,to\n0,1\n", "t.csv:1"),
+        ("from,to,weight\n0,1,x\n", "weight 'x'"),
+        ("from,to,weight\n0,-1,2\n", "t.csv:2"),
+        ("from,to,weight\n0,1\n", "t.csv:2"),
+    ] {
+        let e = parse_csv("t.csv", text, None).unwrap_err().to_string();
+        assert!(e.contains(want), "{text:?}: {e}");
+    }
+    let e = parse_dimacs("t.gr", "p sp 2 1\na 0 1 1\n", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("t.gr:2"), "{e}");
+    let e = parse_dimacs("t.gr", "p sp 2 1\na 1 3 1\n", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("edge_to[0]"), "{e}");
+}
+
+#[test]
+fn cli_answers_queries_as_json() {
+    let exe = env!("CARGO_BIN_EXE_gpu_planning");
+    let out = std::process::Command::new(exe)
+        .args([
+            "apsp",
+            "--graph",
+            "tests/data/graphs/triangle.gr",
+            "--query",
+            "1,4",
+        ])
+        .args(["--query", "4,5", "--backend", "cpu", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["vertices"], 5);
+    assert_eq!(v["negative_cycle"], false);
+    let q = &v["queries"];
+    assert_eq!(q[0]["distance"], 2);
+    assert_eq!(q[0]["path"], serde_json::json!([1, 3, 2, 4]));
+    assert_eq!(q[1]["reachable"], false);
+    assert_eq!(q[1]["distance"], serde_json::Value::Null);
+    let out = std::process::Command::new(exe)
+        .args([
+            "apsp",
+            "--graph",
+            "tests/data/graphs/negative_cycle.csv",
+            "--json",
+        ])
+        .args(["--backend", "cpu"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["negative_cycle"], true);
+    assert!(v["vertex"].as_u64().is_some_and(|x| x <= 2), "{v}");
+}
+
+// ---- GPU ------------------------------------------------------------------------------------
+
+/// The GPU result of `config` against the CPU reference of the same order, bit for bit.
+fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &SolverConfig, what: &str) {
+    let n = g.vertices as usize;
+    let np = padded_size(n, config);
+    let (d0, h0) = dense(n, np, &g.from, &g.to, w);
+    let (mut dc, mut hc) = (d0.clone(), h0.clone());
+    if config.memory_model.is_blocked() {
+        cpu::blocked(&mut dc, &mut hc, np, config.blocked_shape().0 as usize);
+    } else {
+        cpu::textbook(&mut dc, &mut hc, np);
+    }
+    let (mut dg, mut hg) = (d0, h0);
+    run(backend, &mut dg, &mut hg, np, config).expect("gpu run");
+    let (dc, hc) = finish(&dc, &hc, n, np);
+    let (dg, hg) = finish(&dg, &hg, n, np);
+    let bits = |d: &[T]| d.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+    if bits(&dc) != bits(&dg) || hc != hg {
+        let c = (0..n * n)
+            .find(|&c| format!("{:?}", dc[c]) != format!("{:?}", dg[c]) || hc[c] != hg[c]);
+        panic!(
+            "{what} {:?} tile {} tt {}: first difference at {c:?}: cpu {:?}/{:?} gpu {:?}/{:?}",
+            config.memory_model,
+            config.tile,
+            config.thread_tile,
+            c.map(|c| dc[c]),
+            c.map(|c| hc[c]),
+            c.map(|c| dg[c]),
+            c.map(|c| hg[c])
+        );
+    }
+}
+
+#[test]
+fn gpu_models_match_cpu_references() {
+    let Some(rt) = cuda_or_skip("gpu_models_match_cpu_references") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let seed = 0xf10d ^ std::process::id() as u64;
+    eprintln!("seed {seed}");
+    let shapes = [
+        (16, 1),
+        (16, 4),
+        (32, 2),
+        (32, 8),
+        (64, 4),
+        (64, 8),
+        (64, 2),
+    ];
+    for (i, n) in [1u32, 2, 17, 31, 33, 64, 65, 100, 129, 257]
+        .into_iter()
+        .enumerate()
+    {
+        for (density, hi) in [(0.15, 3), (0.85, 1), (0.5, 40)] {
+            let g = random_graph(n, density, 0, hi, 5, seed ^ (i as u64 * 7919) ^ hi as u64);
+            let Weights::Int(w) = &g.weights else {
+                unreachable!()
+            };
+            let f = to_float(&g);
+            let Weights::Float(wf) = &f.weights else {
+                unreachable!()
+            };
+            for m in MemoryModel::ALL {
+                let mut configs = vec![model(m)];
+                if m == MemoryModel::Tiled {
+                    configs.extend(shapes.iter().map(|&(tile, thread_tile)| SolverConfig {
+                        memory_model: m,
+                        tile,
+                        thread_tile,
+                        ..SolverConfig::default()
+                    }));
+                }
+                if m == MemoryModel::Coalesced || m == MemoryModel::Shared {
+                    configs.push(SolverConfig {
+                        memory_model: m,
+                        block_x: 7,
+                        block_y: 5,
+                        ..SolverConfig::default()
+                    });
+                }
+                for c in &configs {
+                    check_gpu(&backend, &g, w, c, &format!("n {n} density {density} int"));
+                    check_gpu(
+                        &backend,
+                        &f,
+                        wf,
+                        c,
+                        &format!("n {n} density {density} float"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles() {
+    let Some(rt) = cuda_or_skip("gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles")
+    else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let seed = 0xbeef ^ std::process::id() as u64;
+    let g = random_graph(777, 0.3, 0, 9, 50, seed);
+    let Weights::Int(w) = &g.weights else {
+        unreachable!()
+    };
+    check_gpu(&backend, &g, w, &SolverConfig::default(), "n 777");
+    let s = solve(&backend, &g, &SolverConfig::default()).unwrap();
+    let (d, h) = int_solution(&g, &SolverConfig::default());
+    assert_eq!(s.distances, Distances::Int(d.clone()));
+    assert_eq!(s.successors, h);
+    assert_paths_valid(&g, &d, &h);
+    // Negative cycles on every model, also with values driven far below the limits.
+    let g = Graph {
+        vertices: 130,
+        from: (0..130).collect(),
+        to: (0..130).map(|v| (v + 1) % 130).collect(),
+        weights: Weights::Int(vec![-4_000_000; 130]),
+    };
+    for m in MemoryModel::ALL {
+        match solve(&backend, &g, &model(m)) {
+            Err(Error::NegativeCycle { vertex, .. }) => assert!(vertex < 130),
+            other => panic!("{m:?}: expected a negative cycle, got {other:?}"),
+        }
+    }
+    // Near the integer limit on the GPU too.
+    let n = 70u32;
+    let w = ((1i32 << 29) - 1) / 69;
+    let g = Graph {
+        vertices: n,
+        from: (0..n - 1).collect(),
+        to: (1..n).collect(),
+        weights: Weights::Int(vec![w; n as usize - 1]),
+    };
+    for m in MemoryModel::ALL {
+        let s = solve(&backend, &g, &model(m)).unwrap();
+        assert_eq!(s.distance(0, n - 1), (69 * w) as f64, "{m:?}");
+        assert_eq!(s.distance(n - 1, 0), f64::INFINITY, "{m:?}");
+    }
+}
