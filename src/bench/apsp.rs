@@ -1,7 +1,6 @@
 //! Floyd–Warshall benchmarks: every GPU memory model and the CPU solvers on the same random
 //! graphs (the seed's 15 % and 85 % densities), timed on the device without transfers.
 
-use std::fmt::Write;
 use std::time::Instant;
 
 use crate::apsp::gpu::DeviceMatrices;
@@ -21,6 +20,8 @@ pub struct Options {
     pub slow_limit: usize,
     /// CPU blocked (rayon) runs up to this n, the textbook loop up to a quarter of it.
     pub cpu_limit: usize,
+    /// Extra (tile, thread_tile) shapes of the tiled model to time.
+    pub shapes: Vec<(u32, u32)>,
 }
 
 fn median(mut t: Vec<f64>) -> f64 {
@@ -28,13 +29,19 @@ fn median(mut t: Vec<f64>) -> f64 {
     t[t.len() / 2]
 }
 
+/// Prints the table row by row (long runs show progress) and returns it.
 pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "| n | density | implementation | compute ms | distances equal the tiled model's |"
+    let emit = |out: &mut String, line: String| {
+        println!("{line}");
+        out.push_str(&line);
+        out.push('\n');
+    };
+    emit(
+        &mut out,
+        "| n | density | implementation | compute ms | distances equal the tiled model's |".into(),
     );
-    let _ = writeln!(out, "|---:|---:|---|---:|---|");
+    emit(&mut out, "|---:|---:|---|---:|---|".into());
     for &n in &o.sizes {
         for &density in &o.densities {
             let mut reference: Option<Vec<i32>> = None;
@@ -55,6 +62,19 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                         ..SolverConfig::default()
                     };
                     models.push((format!("cuda {}", m.name()), backend.clone(), c));
+                }
+                for &(tile, thread_tile) in &o.shapes {
+                    let c = SolverConfig {
+                        tile,
+                        thread_tile,
+                        ..SolverConfig::default()
+                    };
+                    c.validate()?;
+                    models.push((
+                        format!("cuda tiled, tile {tile}, {thread_tile}x{thread_tile} per thread"),
+                        backend.clone(),
+                        c,
+                    ));
                 }
             }
             if n <= o.cpu_limit {
@@ -113,11 +133,13 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     }
                     Some(r) => (r == &dist).to_string(),
                 };
-                let _ = writeln!(
-                    out,
-                    "| {n} | {:.0} % | {label} | {:.2} | {same} |",
-                    density * 100.0,
-                    median(times)
+                emit(
+                    &mut out,
+                    format!(
+                        "| {n} | {:.0} % | {label} | {:.2} | {same} |",
+                        density * 100.0,
+                        median(times)
+                    ),
                 );
             }
         }

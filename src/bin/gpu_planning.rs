@@ -96,6 +96,9 @@ enum BenchWhat {
         /// Run the CPU blocked solver up to this n (the textbook loop to a quarter of it).
         #[arg(long, default_value_t = 2000)]
         cpu_limit: usize,
+        /// Also time tiled shapes, as TILE:THREAD_TILE pairs (e.g. 32:4,64:8).
+        #[arg(long, value_delimiter = ',')]
+        shapes: Vec<String>,
     },
     /// Lee wave: every memory model and the CPU BFS on random terrain and mazes.
     Lee {
@@ -208,9 +211,14 @@ fn dispatch(command: Command) -> Result<()> {
                     backend,
                     slow_limit,
                     cpu_limit,
+                    shapes,
                 },
         } => {
             let backend = Backend::select(backend)?;
+            let shapes = shapes
+                .iter()
+                .map(|s| parse_pair_u32("--shapes", s))
+                .collect::<Result<Vec<_>>>()?;
             let options = bench::apsp::Options {
                 sizes,
                 densities,
@@ -218,8 +226,9 @@ fn dispatch(command: Command) -> Result<()> {
                 seed,
                 slow_limit,
                 cpu_limit,
+                shapes,
             };
-            println!("{}", bench::apsp::run(&backend, &options)?);
+            bench::apsp::run(&backend, &options)?;
             Ok(())
         }
         Command::Info { backend } => {
@@ -275,6 +284,12 @@ fn bench_lee(w: BenchWhat) -> Result<()> {
         println!("{}", bench::lee::run(&backend, &options)?);
     }
     Ok(())
+}
+
+fn parse_pair_u32(flag: &str, s: &str) -> Result<(u32, u32)> {
+    let bad = || Error::invalid(flag, format!("'{s}' is not A:B (two integers)"));
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
 }
 
 fn parse_sort_config(s: &str) -> Result<SortConfig> {
