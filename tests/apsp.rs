@@ -329,7 +329,7 @@ fn cli_answers_queries_as_json() {
     // The device machine runs copied test binaries beside a copied executable.
     let exe = std::env::var("GPU_PLANNING_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
-    let out = std::process::Command::new(exe)
+    let out = std::process::Command::new(&exe)
         .args([
             "apsp",
             "--graph",
@@ -353,7 +353,7 @@ fn cli_answers_queries_as_json() {
     assert_eq!(q[0]["path"], serde_json::json!([1, 3, 2, 4]));
     assert_eq!(q[1]["reachable"], false);
     assert_eq!(q[1]["distance"], serde_json::Value::Null);
-    let out = std::process::Command::new(exe)
+    let out = std::process::Command::new(&exe)
         .args([
             "apsp",
             "--graph",
