@@ -143,3 +143,57 @@ impl LeeParams {
         }
     }
 }
+
+/// Parameters of the `apsp` node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ApspParams {
+    pub backend: BackendKind,
+    pub service_mapping: String,
+    pub use_sim_time: bool,
+    /// linear | coalesced | shared | blocked | tiled
+    pub memory_model: crate::apsp::MemoryModel,
+    pub tile: u32,
+    pub thread_tile: u32,
+    pub block_x: u32,
+    pub block_y: u32,
+    /// Graphs with more vertices are refused (n x n matrices: 8 n^2 bytes on host and device).
+    pub max_vertices: u32,
+}
+
+impl Default for ApspParams {
+    fn default() -> Self {
+        let c = crate::apsp::SolverConfig::default();
+        ApspParams {
+            backend: BackendKind::Auto,
+            service_mapping: "enhanced".into(),
+            use_sim_time: false,
+            memory_model: c.memory_model,
+            tile: c.tile,
+            thread_tile: c.thread_tile,
+            block_x: c.block_x,
+            block_y: c.block_y,
+            max_vertices: 20_000,
+        }
+    }
+}
+
+impl ApspParams {
+    pub fn validate(&self) -> Result<()> {
+        self.solver_config().validate()?;
+        if self.max_vertices == 0 {
+            return Err(Error::invalid("max_vertices", "0 allows no graph"));
+        }
+        Ok(())
+    }
+
+    pub fn solver_config(&self) -> crate::apsp::SolverConfig {
+        crate::apsp::SolverConfig {
+            memory_model: self.memory_model,
+            tile: self.tile,
+            thread_tile: self.thread_tile,
+            block_x: self.block_x,
+            block_y: self.block_y,
+        }
+    }
+}

@@ -32,6 +32,7 @@ fn ours_msgs() -> BTreeMap<String, Fields> {
         msg::<ours::CellGraph>(),
         msg::<ours::Neighbors>(),
         msg::<ours::WeightedGraph>(),
+        msg::<ours::ApspStatus>(),
     ]
     .into_iter()
     .collect()

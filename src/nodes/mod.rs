@@ -1,6 +1,7 @@
 //! The nodes: thin adapters from ROS messages to the algorithm modules and back. No algorithm
 //! code lives here.
 
+pub mod apsp;
 pub mod grid_convert;
 pub mod lee_planner;
 pub mod map_summary;
@@ -11,5 +12,9 @@ use crate::ros::RosRuntime;
 
 /// Starts every node this build has on `rt`'s executor; returns their fully qualified names.
 pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
-    Ok(vec![runtime::start(rt)?, lee_planner::start(rt)?])
+    Ok(vec![
+        runtime::start(rt)?,
+        lee_planner::start(rt)?,
+        apsp::start(rt)?,
+    ])
 }

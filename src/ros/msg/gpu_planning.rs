@@ -63,6 +63,22 @@ ros_message! {
 }
 
 ros_message! {
+    "gpu_planning" / "ApspStatus"
+    pub struct ApspStatus {
+        pub header: Header,
+        pub vertex_count: u32,
+        pub edge_count: u32,
+        pub backend: String,
+        pub memory_model: String,
+        pub compute_time_s: f64,
+        pub negative_cycle: bool,
+        pub negative_cycle_vertex: i64,
+        pub error: String,
+        pub graphs_received: u64,
+    }
+}
+
+ros_message! {
     "gpu_planning" / "WeightedGraph"
     pub struct WeightedGraph {
         pub header: Header,

@@ -1,0 +1,237 @@
+//! Node `apsp`: all-pairs shortest paths of the latest graph.
+//!
+//! In: `~/graph` (gpu_planning/msg/WeightedGraph, reliable + transient local); each graph is
+//! solved once, whole, and replaces the previous one only when that succeeds. Service
+//! `~/shortest_path` (ShortestPath: pairs -> distances, reachable flags, paths, or an error).
+//! Out: `~/status` (ApspStatus) after every graph, also when it was refused.
+
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use ros2_client::Publisher;
+
+use crate::apsp::{solver, Graph, Solution, Weights};
+use crate::compute::Backend;
+use crate::config::ApspParams;
+use crate::error::{Error, Result};
+use crate::ros::msg::gpu_planning::{
+    ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
+};
+use crate::ros::{qos, NodeContext, RosRuntime};
+
+pub const NODE_NAME: &str = "apsp";
+
+/// The solved graph a query reads; replaced whole, so a query never sees half of one.
+type Shared = Arc<Mutex<Option<Arc<Solution>>>>;
+
+pub fn start(rt: &RosRuntime) -> Result<String> {
+    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let params: ApspParams = ctx.params()?;
+    params
+        .validate()
+        .map_err(|e| rename(e, &format!("{}.", ctx.fully_qualified_name())))?;
+    let backend = Backend::select(params.backend)?;
+    let fq = ctx.fully_qualified_name();
+    let state: Shared = Arc::new(Mutex::new(None));
+    let graph_sub = ctx.subscription::<WeightedGraph>("~/graph", qos::map())?;
+    let server = ctx.server::<ShortestPath>("~/shortest_path")?;
+    let status: Publisher<ApspStatus> = ctx.publisher("~/status", qos::map())?;
+    let params = Arc::new(params);
+    let shutdown = rt.shutdown().clone();
+
+    let graphs = {
+        let state = state.clone();
+        async move {
+            let s = graph_sub.async_stream();
+            futures::pin_mut!(s);
+            let mut received = 0u64;
+            while let Some(item) = s.next().await {
+                let Ok((msg, _)) = item else {
+                    tracing::error!("{NODE_NAME}: ~/graph not decoded: {:?}", item.err());
+                    continue;
+                };
+                received += 1;
+                let header = msg.header.clone();
+                let (p, b) = (params.clone(), backend.clone());
+                let mut report = ApspStatus {
+                    header,
+                    vertex_count: msg.vertex_count,
+                    edge_count: msg.edge_from.len() as u32,
+                    backend: backend.name().into(),
+                    memory_model: params.memory_model.name().into(),
+                    negative_cycle_vertex: -1,
+                    graphs_received: received,
+                    ..ApspStatus::default()
+                };
+                match smol::unblock(move || solve_message(&b, &p, msg)).await {
+                    Ok(solution) => {
+                        report.compute_time_s = solution.compute_s;
+                        tracing::info!(
+                            "{NODE_NAME}: graph of {} vertices solved on {} in {:.3} s",
+                            solution.vertices,
+                            solution.backend,
+                            solution.compute_s
+                        );
+                        *lock(&state) = Some(Arc::new(solution));
+                    }
+                    Err(e) => {
+                        if let Error::NegativeCycle { vertex, .. } = &e {
+                            report.negative_cycle = true;
+                            report.negative_cycle_vertex = *vertex as i64;
+                        }
+                        tracing::error!("{NODE_NAME}: graph rejected: {e}");
+                        report.error = e.to_string();
+                    }
+                }
+                if let Err(e) = status.publish(report) {
+                    tracing::warn!("{NODE_NAME}: publishing ~/status failed: {e:?}");
+                }
+            }
+        }
+    };
+    let requests = {
+        let state = state.clone();
+        async move {
+            let s = server.receive_request_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((id, req)) = item else {
+                    tracing::error!(
+                        "{NODE_NAME}: ~/shortest_path request not decoded: {:?}",
+                        item.err()
+                    );
+                    continue;
+                };
+                tracing::debug!("{NODE_NAME}: ~/shortest_path: {} pairs", req.sources.len());
+                let solution = lock(&state).clone();
+                let response = answer(solution.as_deref(), &req).unwrap_or_else(|e| {
+                    tracing::warn!("{NODE_NAME}: ~/shortest_path: {e}");
+                    ShortestPathResponse {
+                        success: false,
+                        error: e.to_string(),
+                        ..ShortestPathResponse::default()
+                    }
+                });
+                if let Err(e) = server.async_send_response(id, response).await {
+                    tracing::error!("{NODE_NAME}: ~/shortest_path response lost: {e:?}");
+                }
+            }
+        }
+    };
+    rt.spawn(async move {
+        let _ctx = ctx;
+        let all = futures::future::join(graphs, requests);
+        futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
+    });
+    tracing::info!("{fq}: started");
+    Ok(fq)
+}
+
+/// WeightedGraph -> Graph, with the message's field names in errors.
+pub fn graph_from_message(msg: WeightedGraph, max_vertices: u32) -> Result<Graph> {
+    let n = msg.vertex_count;
+    if n > max_vertices {
+        return Err(Error::invalid(
+            "vertex_count",
+            format!("{n} is above the max_vertices parameter ({max_vertices})"),
+        ));
+    }
+    for (field, len) in [
+        ("vertex_names", msg.vertex_names.len()),
+        ("vertex_poses", msg.vertex_poses.len()),
+    ] {
+        if len != 0 && len != n as usize {
+            return Err(Error::invalid(
+                field,
+                format!("has {len} entries; must be empty or vertex_count ({n})"),
+            ));
+        }
+    }
+    let weights = match (msg.weights.is_empty(), msg.integer_weights.is_empty()) {
+        (false, false) => {
+            return Err(Error::invalid(
+                "weights",
+                "both weights and integer_weights are set; send exactly one",
+            ))
+        }
+        (true, false) => Weights::Int(msg.integer_weights),
+        _ => Weights::Float(msg.weights),
+    };
+    let g = Graph {
+        vertices: n,
+        from: msg.edge_from,
+        to: msg.edge_to,
+        weights,
+    };
+    g.validate()?;
+    Ok(g)
+}
+
+fn solve_message(backend: &Backend, p: &ApspParams, msg: WeightedGraph) -> Result<Solution> {
+    let g = graph_from_message(msg, p.max_vertices)?;
+    let config = p.solver_config();
+    match solver::solve(backend, &g, &config) {
+        // Out of device memory: the CPU solver still answers (slower), as a robot expects.
+        Err(Error::OutOfMemory {
+            requested_bytes, ..
+        }) if !matches!(backend, Backend::Cpu) => {
+            tracing::warn!(
+                "{NODE_NAME}: {requested_bytes} bytes do not fit the device; solving on the CPU"
+            );
+            solver::solve(&Backend::Cpu, &g, &config)
+        }
+        other => other,
+    }
+}
+
+/// Answers pairs from a solved graph.
+pub fn answer(
+    solution: Option<&Solution>,
+    req: &ShortestPathRequest,
+) -> Result<ShortestPathResponse> {
+    let s = solution.ok_or_else(|| Error::invalid("graph", "no graph solved yet"))?;
+    if req.sources.len() != req.targets.len() {
+        return Err(Error::invalid(
+            "targets",
+            format!(
+                "has {} entries but sources has {}",
+                req.targets.len(),
+                req.sources.len()
+            ),
+        ));
+    }
+    let mut r = ShortestPathResponse {
+        success: true,
+        path_offsets: vec![0],
+        ..ShortestPathResponse::default()
+    };
+    for (i, (&u, &v)) in req.sources.iter().zip(&req.targets).enumerate() {
+        let p = s.query(u, v).map_err(|e| match e {
+            Error::InvalidInput { field, reason } => {
+                let f = if field == "from" {
+                    "sources"
+                } else {
+                    "targets"
+                };
+                Error::invalid(format!("{f}[{i}]"), reason)
+            }
+            other => other,
+        })?;
+        r.distances.push(p.distance);
+        r.reachable.push(p.reachable);
+        r.path_vertices.extend_from_slice(&p.path);
+        r.path_offsets.push(r.path_vertices.len() as u32);
+    }
+    Ok(r)
+}
+
+fn rename(e: Error, prefix: &str) -> Error {
+    match e {
+        Error::InvalidInput { field, reason } => Error::invalid(format!("{prefix}{field}"), reason),
+        other => other,
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
