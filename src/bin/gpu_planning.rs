@@ -55,6 +55,8 @@ enum Command {
     Lee(gpu_planning::lee::cli::LeeArgs),
     /// Floyd–Warshall: all-pairs shortest paths of a CSV or DIMACS .gr graph.
     Apsp(gpu_planning::apsp::cli::ApspArgs),
+    /// Polyline: the best angle-limited polyline between two pixels of an image (CPU so far).
+    Polyline(gpu_planning::polyline::cli::PolylineArgs),
     /// Benchmarks, ours against peers in the same run.
     Bench {
         #[command(subcommand)]
@@ -201,6 +203,7 @@ fn dispatch(command: Command) -> Result<()> {
         } => bench_lee(w),
         Command::Lee(args) => gpu_planning::lee::cli::run(args),
         Command::Apsp(args) => gpu_planning::apsp::cli::run(args),
+        Command::Polyline(args) => gpu_planning::polyline::cli::run(args),
         Command::Bench {
             what:
                 BenchWhat::Apsp {

@@ -1,0 +1,102 @@
+//! `gpu_planning polyline`: the best polyline between two pixels of an image file.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::dp::solve;
+use super::geometry::Problem;
+use super::image::{Gradient, Gray};
+use crate::compute::BackendKind;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Args)]
+pub struct PolylineArgs {
+    /// Image file (PNG, PGM/PPM): gray, or colour converted with 0.299 R + 0.587 G + 0.114 B.
+    #[arg(long)]
+    pub image: PathBuf,
+    /// Start pixel "X,Y" (x right, y down; fractions allowed).
+    #[arg(long)]
+    pub a: String,
+    /// End pixel "X,Y".
+    #[arg(long)]
+    pub b: String,
+    /// Interior guides m.
+    #[arg(long, default_value_t = 8)]
+    pub guides: u32,
+    /// Points per guide d (>= 2).
+    #[arg(long, default_value_t = 64)]
+    pub points: u32,
+    /// Half width of each guide, pixels.
+    #[arg(long, default_value_t = 10.0)]
+    pub half_width: f64,
+    /// Largest turning angle at a guide point, degrees.
+    #[arg(long, default_value_t = 30.0)]
+    pub max_angle: f64,
+    /// Only the CPU exists for polylines so far: `cuda` is refused, `auto` runs on the CPU.
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendKind,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+fn parse_point(field: &str, s: &str) -> Result<(f64, f64)> {
+    let bad = || Error::invalid(field, format!("'{s}' is not X,Y (two numbers)"));
+    let (x, y) = s.split_once(',').ok_or_else(bad)?;
+    Ok((
+        x.trim().parse().map_err(|_| bad())?,
+        y.trim().parse().map_err(|_| bad())?,
+    ))
+}
+
+pub fn run(a: PolylineArgs) -> Result<()> {
+    if a.backend == BackendKind::Cuda {
+        return Err(Error::invalid(
+            "--backend",
+            "polyline extraction has no CUDA path yet; use cpu or auto",
+        ));
+    }
+    let problem = Problem {
+        a: parse_point("--a", &a.a)?,
+        b: parse_point("--b", &a.b)?,
+        guides: a.guides,
+        points: a.points,
+        half_width: a.half_width,
+        max_angle: a.max_angle.to_radians(),
+    };
+    let name = a.image.display().to_string();
+    let img = ::image::open(&a.image).map_err(|e| Error::invalid(name.clone(), e))?;
+    let gray = Gray::from_dynamic(&img)?;
+    let grad = Gradient::sobel(&gray);
+    let started = std::time::Instant::now();
+    let r = solve(&grad, &problem)?;
+    if a.json {
+        let points: Vec<[f64; 2]> = r.points.iter().map(|&(x, y)| [x, y]).collect();
+        let score = if r.feasible {
+            json!(r.score)
+        } else {
+            serde_json::Value::Null
+        };
+        println!(
+            "{}",
+            json!({"feasible": r.feasible, "points": points, "score": score})
+        );
+    } else if r.feasible {
+        println!(
+            "score {:.6} in {:.3} s (cpu); points:",
+            r.score,
+            started.elapsed().as_secs_f64()
+        );
+        for (x, y) in &r.points {
+            println!("  {x:.3} {y:.3}");
+        }
+    } else {
+        println!(
+            "no polyline turns at most {} degrees at every guide",
+            a.max_angle
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,160 @@
+//! The dynamic programme over (point on layer k, point on layer k + 1) pair states, O(d^3 m),
+//! and a brute-force enumerator that checks it.
+
+use rayon::prelude::*;
+
+use super::geometry::{turn_ok, Problem, Pt};
+use super::image::Gradient;
+use super::score::link;
+use crate::error::Result;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Polyline {
+    /// False when no polyline keeps every turn within the limit (points then empty).
+    pub feasible: bool,
+    /// a, one point per guide, b.
+    pub points: Vec<Pt>,
+    /// Index of the chosen point on each guide.
+    pub indices: Vec<u32>,
+    /// Sum of the link scores, added from a towards b.
+    pub score: f64,
+}
+
+fn cos_limit(max_angle: f64) -> f64 {
+    if max_angle >= std::f64::consts::PI {
+        f64::NEG_INFINITY
+    } else {
+        max_angle.cos()
+    }
+}
+
+/// The best polyline. Among equal scores the DP keeps, at each guide going back from b, the
+/// smallest point index.
+pub fn solve(g: &Gradient, p: &Problem) -> Result<Polyline> {
+    p.validate()?;
+    let m = p.guides;
+    let cos_max = cos_limit(p.max_angle);
+    let layers: Vec<Vec<Pt>> = (0..=m + 1)
+        .map(|k| (0..p.layer_size(k)).map(|j| p.vertex(k, j)).collect())
+        .collect();
+    // best[i * s1 + j]: best score of a prefix ending with the link layers[k-1][i] -> layers[k][j].
+    let mut best: Vec<f64> = layers[1].iter().map(|&q| link(g, p.a, q)).collect();
+    let mut args: Vec<Vec<u32>> = Vec::with_capacity(m as usize);
+    for k in 1..=m as usize {
+        let (prev, cur, next) = (&layers[k - 1], &layers[k], &layers[k + 1]);
+        let (sn, sc) = (next.len(), cur.len());
+        let mut nb = vec![f64::NEG_INFINITY; sc * sn];
+        let mut arg = vec![u32::MAX; sc * sn];
+        nb.par_chunks_mut(sn)
+            .zip(arg.par_chunks_mut(sn))
+            .enumerate()
+            .for_each(|(j, (row, arow))| {
+                let q = cur[j];
+                for (l, &r) in next.iter().enumerate() {
+                    let mut top = f64::NEG_INFINITY;
+                    let mut at = u32::MAX;
+                    for (i, &pp) in prev.iter().enumerate() {
+                        let s = best[i * sc + j];
+                        if s > top && turn_ok(pp, q, r, cos_max) {
+                            top = s;
+                            at = i as u32;
+                        }
+                    }
+                    if at != u32::MAX {
+                        row[l] = top + link(g, q, r);
+                        arow[l] = at;
+                    }
+                }
+            });
+        best = nb;
+        args.push(arg);
+    }
+    if m == 0 {
+        let score = best[0];
+        return Ok(Polyline {
+            feasible: true,
+            points: vec![p.a, p.b],
+            indices: vec![],
+            score,
+        });
+    }
+    // best now holds (guide m point j) -> b.
+    let mut top = f64::NEG_INFINITY;
+    let mut jm = None;
+    for (j, &s) in best.iter().enumerate() {
+        if s > top {
+            top = s;
+            jm = Some(j as u32);
+        }
+    }
+    let Some(jm) = jm else {
+        return Ok(Polyline {
+            feasible: false,
+            points: vec![],
+            indices: vec![],
+            score: f64::NEG_INFINITY,
+        });
+    };
+    // Walk back: idx[k] for layers 0..=m+1.
+    let mut idx = vec![0u32; m as usize + 2];
+    idx[m as usize] = jm;
+    for k in (1..=m as usize).rev() {
+        let sn = layers[k + 1].len();
+        idx[k - 1] = args[k - 1][idx[k] as usize * sn + idx[k + 1] as usize];
+    }
+    Ok(Polyline {
+        feasible: true,
+        points: (0..=m as usize + 1)
+            .map(|k| layers[k][idx[k] as usize])
+            .collect(),
+        indices: idx[1..=m as usize].to_vec(),
+        score: top,
+    })
+}
+
+/// The best score with the lexicographically first choice of guide points reaching it.
+pub type Best = Option<(f64, Vec<u32>)>;
+
+/// Every choice of one point per guide, in lexicographic order: the best score, the
+/// lexicographically first choice reaching it, and how many choices reach it exactly.
+pub fn brute_force(g: &Gradient, p: &Problem) -> Result<(Best, usize)> {
+    p.validate()?;
+    let m = p.guides as usize;
+    let cos_max = cos_limit(p.max_angle);
+    let mut choice = vec![0u32; m];
+    let mut best: Best = None;
+    let mut count = 0;
+    loop {
+        let pts: Vec<Pt> = std::iter::once(p.a)
+            .chain((0..m).map(|k| p.vertex(k as u32 + 1, choice[k])))
+            .chain(std::iter::once(p.b))
+            .collect();
+        if pts.windows(3).all(|w| turn_ok(w[0], w[1], w[2], cos_max)) {
+            let mut s = 0.0;
+            for w in pts.windows(2) {
+                s += link(g, w[0], w[1]);
+            }
+            match &best {
+                Some((b, _)) if s < *b => {}
+                Some((b, _)) if s == *b => count += 1,
+                _ => {
+                    best = Some((s, choice.clone()));
+                    count = 1;
+                }
+            }
+        }
+        // Next choice, last guide fastest.
+        let mut k = m;
+        loop {
+            if k == 0 {
+                return Ok((best, count));
+            }
+            k -= 1;
+            choice[k] += 1;
+            if choice[k] < p.points {
+                break;
+            }
+            choice[k] = 0;
+        }
+    }
+}

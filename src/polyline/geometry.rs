@@ -1,0 +1,102 @@
+//! The guides: m segments across a–b, equally spaced, d points each.
+
+use crate::error::{Error, Result};
+
+pub type Pt = (f64, f64);
+
+/// One extraction request, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Problem {
+    pub a: Pt,
+    pub b: Pt,
+    /// Interior guides m.
+    pub guides: u32,
+    /// Points per guide d (>= 2).
+    pub points: u32,
+    /// Half width w of each guide, pixels.
+    pub half_width: f64,
+    /// Largest turning angle at a guide point, radians (0 = straight).
+    pub max_angle: f64,
+}
+
+impl Problem {
+    pub fn validate(&self) -> Result<()> {
+        for (f, v) in [
+            ("a.x", self.a.0),
+            ("a.y", self.a.1),
+            ("b.x", self.b.0),
+            ("b.y", self.b.1),
+        ] {
+            if !v.is_finite() {
+                return Err(Error::invalid(f, format!("{v} is not finite")));
+            }
+        }
+        if self.a == self.b {
+            return Err(Error::invalid(
+                "b",
+                format!(
+                    "({}, {}) equals a: the guides need a direction",
+                    self.b.0, self.b.1
+                ),
+            ));
+        }
+        if self.points < 2 {
+            return Err(Error::invalid(
+                "points_per_guide",
+                format!("{} is below 2", self.points),
+            ));
+        }
+        if !(self.half_width.is_finite() && self.half_width > 0.0) {
+            return Err(Error::invalid(
+                "half_width",
+                format!("{} is not a positive number", self.half_width),
+            ));
+        }
+        if !(self.max_angle.is_finite() && self.max_angle >= 0.0) {
+            return Err(Error::invalid(
+                "max_angle",
+                format!("{} is not a non-negative angle", self.max_angle),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Vertex j of layer k: layer 0 is a, layers 1..=m the guides, layer m + 1 is b.
+    pub fn vertex(&self, k: u32, j: u32) -> Pt {
+        let m = self.guides;
+        if k == 0 {
+            return self.a;
+        }
+        if k == m + 1 {
+            return self.b;
+        }
+        let (dx, dy) = (self.b.0 - self.a.0, self.b.1 - self.a.1);
+        let len = (dx * dx + dy * dy).sqrt();
+        let t = k as f64 / (m + 1) as f64;
+        let c = (self.a.0 + dx * t, self.a.1 + dy * t);
+        let n = (-dy / len, dx / len);
+        let w = self.half_width;
+        let s = -w + 2.0 * w * j as f64 / (self.points - 1) as f64;
+        (c.0 + n.0 * s, c.1 + n.1 * s)
+    }
+
+    /// Vertices in layer k.
+    pub fn layer_size(&self, k: u32) -> u32 {
+        if k == 0 || k == self.guides + 1 {
+            1
+        } else {
+            self.points
+        }
+    }
+}
+
+/// Whether the turn at q from p -> q to q -> r is at most the angle whose cosine is `cos_max`.
+#[inline]
+pub fn turn_ok(p: Pt, q: Pt, r: Pt, cos_max: f64) -> bool {
+    let u = (q.0 - p.0, q.1 - p.1);
+    let v = (r.0 - q.0, r.1 - q.1);
+    let dot = u.0 * v.0 + u.1 * v.1;
+    let nu = (u.0 * u.0 + u.1 * u.1).sqrt();
+    let nv = (v.0 * v.0 + v.1 * v.1).sqrt();
+    dot >= cos_max * (nu * nv)
+}

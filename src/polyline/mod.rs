@@ -1,0 +1,17 @@
+//! Angle-limited polylines between two pixels (seed 004): m guides across the segment a–b, d
+//! points on each, and the polyline a → one point per guide → b that collects the most
+//! gradient across its links while turning at most `max_angle` at every guide. The DP in
+//! [`dp`] is the reference; [`dp::brute_force`] checks it on small instances.
+//!
+//! State of this module: CPU only. The CUDA kernels, the `polyline` node and its benchmark are
+//! not built yet.
+
+pub mod cli;
+pub mod dp;
+pub mod geometry;
+pub mod image;
+pub mod score;
+
+pub use dp::{solve, Polyline};
+pub use geometry::Problem;
+pub use image::{Gradient, Gray};

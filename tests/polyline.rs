@@ -1,0 +1,267 @@
+//! Polyline DP: equal to brute force on many small random instances and angles; the Sobel
+//! gradient, guide geometry and link scores on hand-checked cases; infeasible limits; input
+//! errors; the CLI.
+
+use gpu_planning::bench::XorShift;
+use gpu_planning::polyline::dp::brute_force;
+use gpu_planning::polyline::geometry::Problem;
+use gpu_planning::polyline::score::link;
+use gpu_planning::polyline::{solve, Gradient, Gray};
+use proptest::prelude::*;
+
+fn random_image(w: u32, h: u32, seed: u64) -> Gray {
+    let mut rng = XorShift::new(seed);
+    let data = (0..w * h).map(|_| (rng.next_u64() % 256) as f64).collect();
+    Gray::new(w, h, data).unwrap()
+}
+
+/// Left half 0, right half 10, the step between columns x0 - 1 and x0.
+fn step_image(w: u32, h: u32, x0: u32) -> Gray {
+    let data = (0..h)
+        .flat_map(|_| (0..w).map(move |x| if x >= x0 { 10.0 } else { 0.0 }))
+        .collect();
+    Gray::new(w, h, data).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #[test]
+    fn dp_equals_brute_force(w in 4u32..30, h in 4u32..30, seed in any::<u64>(),
+                             m in 0u32..4, d in 2u32..6, half_width in 0.5f64..8.0,
+                             max_angle in 0.0f64..3.5, ax in -2.0f64..32.0, ay in -2.0f64..32.0,
+                             bx in -2.0f64..32.0, by in -2.0f64..32.0) {
+        prop_assume!((ax - bx).abs() + (ay - by).abs() > 0.5);
+        let grad = Gradient::sobel(&random_image(w, h, seed));
+        let p = Problem { a: (ax, ay), b: (bx, by), guides: m, points: d, half_width, max_angle };
+        let dp = solve(&grad, &p).unwrap();
+        let (brute, count) = brute_force(&grad, &p).unwrap();
+        match brute {
+            None => prop_assert!(!dp.feasible),
+            Some((score, choice)) => {
+                prop_assert!(dp.feasible);
+                prop_assert_eq!(dp.score, score);
+                if count == 1 {
+                    prop_assert_eq!(&dp.indices, &choice);
+                }
+                prop_assert_eq!(dp.points.len(), m as usize + 2);
+                prop_assert_eq!(dp.points[0], p.a);
+                prop_assert_eq!(*dp.points.last().unwrap(), p.b);
+            }
+        }
+    }
+}
+
+#[test]
+fn sobel_signs_and_replicated_borders() {
+    let g = Gradient::sobel(&step_image(6, 5, 3));
+    // At the step (columns 2 and 3) gx = 4 * 10, positive to the right; gy is 0 everywhere,
+    // also on the top and bottom rows thanks to replicated borders.
+    for y in 0..5 {
+        for x in 0..6 {
+            let i = y * 6 + x;
+            let want = if x == 2 || x == 3 { 40.0 } else { 0.0 };
+            assert_eq!(g.gx[i], want, "gx at ({x}, {y})");
+            assert_eq!(g.gy[i], 0.0);
+        }
+    }
+    // Downwards brightening gives a positive gy.
+    let data = (0..5u32)
+        .flat_map(|y| (0..4).map(move |_| if y >= 2 { 1.0 } else { 0.0 }))
+        .collect();
+    let g = Gradient::sobel(&Gray::new(4, 5, data).unwrap());
+    assert_eq!(g.gy[4 + 1], 4.0);
+    assert_eq!(g.gy[2 * 4 + 1], 4.0);
+    assert_eq!(g.gy[0], 0.0);
+}
+
+#[test]
+fn guides_are_centred_and_oriented_as_specified() {
+    let p = Problem {
+        a: (0.0, 0.0),
+        b: (10.0, 0.0),
+        guides: 4,
+        points: 5,
+        half_width: 3.0,
+        max_angle: 1.0,
+    };
+    // c_k = a + (b - a) k / 5; n = (-(b - a).y, (b - a).x) / |b - a| = (0, 1).
+    assert_eq!(p.vertex(1, 0), (2.0, -3.0));
+    assert_eq!(p.vertex(1, 2), (2.0, 0.0));
+    assert_eq!(p.vertex(4, 4), (8.0, 3.0));
+    assert_eq!(p.vertex(0, 0), p.a);
+    assert_eq!(p.vertex(5, 0), p.b);
+}
+
+#[test]
+fn links_score_only_the_gradient_across_them() {
+    let g = Gradient::sobel(&step_image(20, 20, 10));
+    // Along the edge (vertical link on column 10): |gx| = 40 per pixel, 10 pixels.
+    assert_eq!(link(&g, (10.0, 5.0), (10.0, 15.0)), 400.0);
+    // Across the edge: the gradient is parallel to the link and scores nothing.
+    assert_eq!(link(&g, (2.0, 5.0), (18.0, 5.0)), 0.0);
+    // Pixels outside the image add nothing.
+    assert_eq!(link(&g, (-30.0, -30.0), (-20.0, -30.0)), 0.0);
+}
+
+#[test]
+fn the_best_polyline_follows_an_edge() {
+    let g = Gradient::sobel(&step_image(40, 40, 20));
+    let p = Problem {
+        a: (17.0, 2.0),
+        b: (22.0, 37.0),
+        guides: 6,
+        points: 41,
+        half_width: 8.0,
+        max_angle: 40f64.to_radians(),
+    };
+    let r = solve(&g, &p).unwrap();
+    assert!(r.feasible);
+    // The edge pixels are columns 19 and 20, i.e. x in [18.5, 20.5) after rounding.
+    for &(x, _) in &r.points[1..r.points.len() - 1] {
+        assert!(
+            (18.5..20.5).contains(&x),
+            "guide point at x = {x}: {:?}",
+            r.points
+        );
+    }
+}
+
+#[test]
+fn a_straight_only_limit_without_a_collinear_choice_is_infeasible() {
+    let g = Gradient::sobel(&random_image(16, 16, 3));
+    let p = Problem {
+        a: (1.0, 1.0),
+        b: (14.0, 12.0),
+        guides: 3,
+        points: 4, // even: no guide point lies on a–b
+        half_width: 2.0,
+        max_angle: 0.0,
+    };
+    let r = solve(&g, &p).unwrap();
+    assert!(!r.feasible && r.points.is_empty());
+    assert!(brute_force(&g, &p).unwrap().0.is_none());
+}
+
+#[test]
+fn bad_problems_are_named() {
+    let g = Gradient::sobel(&random_image(8, 8, 1));
+    let base = Problem {
+        a: (1.0, 1.0),
+        b: (6.0, 6.0),
+        guides: 2,
+        points: 3,
+        half_width: 2.0,
+        max_angle: 0.5,
+    };
+    for (p, field) in [
+        (
+            Problem {
+                b: (1.0, 1.0),
+                ..base.clone()
+            },
+            "b",
+        ),
+        (
+            Problem {
+                points: 1,
+                ..base.clone()
+            },
+            "points_per_guide",
+        ),
+        (
+            Problem {
+                half_width: 0.0,
+                ..base.clone()
+            },
+            "half_width",
+        ),
+        (
+            Problem {
+                max_angle: f64::NAN,
+                ..base.clone()
+            },
+            "max_angle",
+        ),
+        (
+            Problem {
+                a: (f64::INFINITY, 0.0),
+                ..base.clone()
+            },
+            "a.x",
+        ),
+    ] {
+        let e = solve(&g, &p).unwrap_err().to_string();
+        assert!(e.contains(field), "{field}: {e}");
+    }
+    let e = Gray::new(3, 3, vec![0.0; 8]).unwrap_err().to_string();
+    assert!(e.contains("image.data"), "{e}");
+    let e = Gray::new(1, 2, vec![0.0, f64::NAN])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("pixel 1"), "{e}");
+}
+
+#[test]
+fn cli_prints_the_solution_as_json() {
+    let dir = std::env::temp_dir().join(format!("gpu_planning_polyline_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("step.png");
+    let img = ::image::GrayImage::from_fn(30, 30, |x, _| {
+        ::image::Luma([if x >= 15 { 200 } else { 10 }])
+    });
+    img.save(&path).unwrap();
+    let exe = std::env::var("GPU_PLANNING_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
+    let out = std::process::Command::new(&exe)
+        .args([
+            "polyline",
+            "--image",
+            path.to_str().unwrap(),
+            "--a",
+            "14,1",
+            "--b",
+            "16,28",
+        ])
+        .args([
+            "--guides",
+            "4",
+            "--points",
+            "9",
+            "--half-width",
+            "4",
+            "--max-angle",
+            "30",
+        ])
+        .args(["--backend", "cpu", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let gray = Gray::from_dynamic(&::image::open(&path).unwrap()).unwrap();
+    let want = solve(
+        &Gradient::sobel(&gray),
+        &Problem {
+            a: (14.0, 1.0),
+            b: (16.0, 28.0),
+            guides: 4,
+            points: 9,
+            half_width: 4.0,
+            max_angle: 30f64.to_radians(),
+        },
+    )
+    .unwrap();
+    assert_eq!(v["feasible"], true);
+    assert_eq!(v["score"].as_f64().unwrap(), want.score);
+    let pts: Vec<(f64, f64)> = v["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
+        .collect();
+    assert_eq!(pts, want.points);
+    let _ = std::fs::remove_dir_all(&dir);
+}
