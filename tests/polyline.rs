@@ -265,3 +265,49 @@ fn cli_prints_the_solution_as_json() {
     assert_eq!(pts, want.points);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn gpu_matches_cpu_bit_for_bit() {
+    let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_matches_cpu_bit_for_bit")
+    else {
+        return;
+    };
+    let backend = gpu_planning::compute::Backend::Cuda(rt);
+    let seed = 0x9017 ^ std::process::id() as u64;
+    let mut rng = XorShift::new(seed);
+    let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let mut feasible = 0;
+    for case in 0..60u64 {
+        let (w, h) = (20 + (case * 7 % 90) as u32, 15 + (case * 11 % 70) as u32);
+        let grad = Gradient::sobel(&random_image(w, h, seed ^ case));
+        let p = Problem {
+            a: (
+                unit() * (w as f64 + 10.0) - 5.0,
+                unit() * (h as f64 + 10.0) - 5.0,
+            ),
+            b: (
+                unit() * (w as f64 + 10.0) - 5.0,
+                unit() * (h as f64 + 10.0) - 5.0,
+            ),
+            guides: (case % 9) as u32,
+            points: 2 + (case * 13 % 70) as u32,
+            half_width: 0.5 + unit() * 20.0,
+            max_angle: unit() * 3.3,
+        };
+        let cpu = solve(&grad, &p).unwrap();
+        let gpu = gpu_planning::polyline::solve_on(&backend, &grad, &p).unwrap();
+        assert_eq!(cpu.feasible, gpu.feasible, "case {case}: {p:?}");
+        assert_eq!(
+            cpu.score.to_bits(),
+            gpu.score.to_bits(),
+            "case {case}: {p:?}"
+        );
+        assert_eq!(cpu.indices, gpu.indices, "case {case}: {p:?}");
+        assert_eq!(cpu.points, gpu.points, "case {case}");
+        feasible += cpu.feasible as u32;
+    }
+    assert!(
+        feasible > 10,
+        "only {feasible} feasible cases: the test checks too little"
+    );
+}

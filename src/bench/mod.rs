@@ -2,6 +2,7 @@
 
 pub mod apsp;
 pub mod lee;
+pub mod polyline;
 pub mod primitives;
 
 use std::time::Instant;

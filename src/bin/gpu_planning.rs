@@ -102,6 +102,25 @@ enum BenchWhat {
         #[arg(long, value_delimiter = ',')]
         shapes: Vec<String>,
     },
+    /// Polyline: the seed's guides x points table, CUDA against the CPU DP.
+    Polyline {
+        /// GUIDES:POINTS pairs.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "5:128,5:256,5:512,5:1024,8:128,8:256,8:512,8:1024,32:2048"
+        )]
+        shapes: Vec<String>,
+        #[arg(long, default_value_t = 5)]
+        reps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+        /// Run the CPU DP only up to this many points per guide.
+        #[arg(long, default_value_t = 512)]
+        cpu_limit: u32,
+    },
     /// Lee wave: every memory model and the CPU BFS on random terrain and mazes.
     Lee {
         #[arg(long, value_delimiter = ',', default_value = "1000,4000")]
@@ -204,6 +223,29 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Lee(args) => gpu_planning::lee::cli::run(args),
         Command::Apsp(args) => gpu_planning::apsp::cli::run(args),
         Command::Polyline(args) => gpu_planning::polyline::cli::run(args),
+        Command::Bench {
+            what:
+                BenchWhat::Polyline {
+                    shapes,
+                    reps,
+                    seed,
+                    backend,
+                    cpu_limit,
+                },
+        } => {
+            let backend = Backend::select(backend)?;
+            let shapes = shapes
+                .iter()
+                .map(|s| parse_pair_u32("--shapes", s))
+                .collect::<Result<Vec<_>>>()?;
+            let options = bench::polyline::Options {
+                shapes,
+                reps,
+                seed,
+                cpu_limit,
+            };
+            bench::polyline::run(&backend, &options)
+        }
         Command::Bench {
             what:
                 BenchWhat::Apsp {

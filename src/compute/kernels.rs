@@ -16,3 +16,8 @@ pub const APSP: KernelSource = KernelSource {
     name: "apsp",
     code: include_str!("../../kernels/apsp.cu"),
 };
+
+pub const POLYLINE: KernelSource = KernelSource {
+    name: "polyline",
+    code: include_str!("../../kernels/polyline.cu"),
+};

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use super::dp::solve;
+use super::dp::solve_on;
 use super::geometry::Problem;
 use super::image::{Gradient, Gray};
-use crate::compute::BackendKind;
+use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
@@ -34,7 +34,6 @@ pub struct PolylineArgs {
     /// Largest turning angle at a guide point, degrees.
     #[arg(long, default_value_t = 30.0)]
     pub max_angle: f64,
-    /// Only the CPU exists for polylines so far: `cuda` is refused, `auto` runs on the CPU.
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of text.
@@ -52,12 +51,6 @@ fn parse_point(field: &str, s: &str) -> Result<(f64, f64)> {
 }
 
 pub fn run(a: PolylineArgs) -> Result<()> {
-    if a.backend == BackendKind::Cuda {
-        return Err(Error::invalid(
-            "--backend",
-            "polyline extraction has no CUDA path yet; use cpu or auto",
-        ));
-    }
     let problem = Problem {
         a: parse_point("--a", &a.a)?,
         b: parse_point("--b", &a.b)?,
@@ -71,7 +64,8 @@ pub fn run(a: PolylineArgs) -> Result<()> {
     let gray = Gray::from_dynamic(&img)?;
     let grad = Gradient::sobel(&gray);
     let started = std::time::Instant::now();
-    let r = solve(&grad, &problem)?;
+    let backend = Backend::select(a.backend)?;
+    let r = solve_on(&backend, &grad, &problem)?;
     if a.json {
         let points: Vec<[f64; 2]> = r.points.iter().map(|&(x, y)| [x, y]).collect();
         let score = if r.feasible {
@@ -85,9 +79,10 @@ pub fn run(a: PolylineArgs) -> Result<()> {
         );
     } else if r.feasible {
         println!(
-            "score {:.6} in {:.3} s (cpu); points:",
+            "score {:.6} in {:.3} s ({}); points:",
             r.score,
-            started.elapsed().as_secs_f64()
+            started.elapsed().as_secs_f64(),
+            backend.name()
         );
         for (x, y) in &r.points {
             println!("  {x:.3} {y:.3}");

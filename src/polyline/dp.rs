@@ -6,6 +6,7 @@ use rayon::prelude::*;
 use super::geometry::{turn_ok, Problem, Pt};
 use super::image::Gradient;
 use super::score::link;
+use crate::compute::Backend;
 use crate::error::Result;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -20,11 +21,21 @@ pub struct Polyline {
     pub score: f64,
 }
 
-fn cos_limit(max_angle: f64) -> f64 {
+/// cos(max_angle), or -inf from a half turn on (every turn allowed, whatever the rounding).
+pub fn cos_limit(max_angle: f64) -> f64 {
     if max_angle >= std::f64::consts::PI {
         f64::NEG_INFINITY
     } else {
         max_angle.cos()
+    }
+}
+
+/// The best polyline on `backend` (the CUDA path uploads the gradient for this one call; a node
+/// keeps a [`super::gpu::DeviceGradient`] instead).
+pub fn solve_on(backend: &Backend, g: &Gradient, p: &Problem) -> Result<Polyline> {
+    match backend {
+        Backend::Cpu => solve(g, p),
+        Backend::Cuda(rt) => super::gpu::DeviceGradient::upload(rt, g)?.solve(p),
     }
 }
 

@@ -3,15 +3,16 @@
 //! gradient across its links while turning at most `max_angle` at every guide. The DP in
 //! [`dp`] is the reference; [`dp::brute_force`] checks it on small instances.
 //!
-//! State of this module: CPU only. The CUDA kernels, the `polyline` node and its benchmark are
-//! not built yet.
+//! The CUDA path in [`gpu`] returns the same result bit for bit (every f64 operation in the
+//! kernels is rounded as the CPU rounds it). The `polyline` node is not built yet.
 
 pub mod cli;
 pub mod dp;
 pub mod geometry;
+pub mod gpu;
 pub mod image;
 pub mod score;
 
-pub use dp::{solve, Polyline};
+pub use dp::{solve, solve_on, Polyline};
 pub use geometry::Problem;
 pub use image::{Gradient, Gray};

@@ -1,0 +1,73 @@
+// Polyline DP (src/polyline/gpu.rs drives these). Every floating-point step uses explicit
+// round-to-nearest intrinsics, so no multiply-add is fused and each value is bit-identical to
+// the CPU reference (src/polyline/{score,geometry,dp}.rs), which performs the same operations
+// in the same order.
+
+typedef unsigned int u32;
+
+#define ADD(a, b) __dadd_rn((a), (b))
+#define SUB(a, b) __dsub_rn((a), (b))
+#define MUL(a, b) __dmul_rn((a), (b))
+#define DIV(a, b) __ddiv_rn((a), (b))
+
+// Link scores and directions of one stage: every (i, j), p = from[i], q = to[j].
+// score[i * nto + j]; dir[3 * (i * nto + j) + {0, 1, 2}] = (q - p).x, (q - p).y, |q - p|.
+extern "C" __global__ void poly_links(const double *gx, const double *gy, int width, int height,
+                                      const double *from, int nfrom, const double *to, int nto,
+                                      double *score, double *dir) {
+    long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (idx >= (long long)nfrom * nto) return;
+    int i = (int)(idx / nto), j = (int)(idx % nto);
+    double px = from[2 * i], py = from[2 * i + 1];
+    double dx = SUB(to[2 * j], px), dy = SUB(to[2 * j + 1], py);
+    double len = __dsqrt_rn(ADD(MUL(dx, dx), MUL(dy, dy)));
+    dir[3 * idx] = dx;
+    dir[3 * idx + 1] = dy;
+    dir[3 * idx + 2] = len;
+    double s = 0.0;
+    if (len != 0.0) {
+        double ux = DIV(dx, len), uy = DIV(dy, len);
+        double c = ceil(len);
+        unsigned long long steps = c < 1.0 ? 1ull : (unsigned long long)c;
+        double fsteps = (double)steps;
+        for (unsigned long long t = 0; t < steps; ++t) {
+            double f = DIV((double)t, fsteps);
+            double x = floor(ADD(ADD(px, MUL(dx, f)), 0.5));
+            double y = floor(ADD(ADD(py, MUL(dy, f)), 0.5));
+            if (x >= 0.0 && y >= 0.0 && x < (double)width && y < (double)height) {
+                long long p = (long long)y * width + (long long)x;
+                s = ADD(s, fabs(SUB(MUL(gx[p], uy), MUL(gy[p], ux))));
+            }
+        }
+    }
+    score[idx] = s;
+}
+
+// One DP stage at layer k: for each (j on k, l on k + 1), the best prefix (i on k - 1, j)
+// whose turn at j towards l is within the limit (strict >, smallest i on ties), plus the link.
+// best_in[i * ncur + j]; din: directions (i -> j); dout: directions (j -> l); link[j * nnext + l].
+extern "C" __global__ void poly_stage(const double *best_in, const double *din,
+                                      const double *dout, const double *link, int nprev,
+                                      int ncur, int nnext, double cos_max, double *best_out,
+                                      u32 *arg_out) {
+    int l = blockIdx.x * blockDim.x + threadIdx.x;
+    int j = blockIdx.y;
+    if (l >= nnext) return;
+    long long o = (long long)j * nnext + l;
+    double vx = dout[3 * o], vy = dout[3 * o + 1], nv = dout[3 * o + 2];
+    double top = -1.0 / 0.0;
+    u32 at = 0xffffffffu;
+    for (int i = 0; i < nprev; ++i) {
+        long long c = (long long)i * ncur + j;
+        double s = best_in[c];
+        if (s > top) {
+            double dot = ADD(MUL(din[3 * c], vx), MUL(din[3 * c + 1], vy));
+            if (dot >= MUL(cos_max, MUL(din[3 * c + 2], nv))) {
+                top = s;
+                at = (u32)i;
+            }
+        }
+    }
+    best_out[o] = at == 0xffffffffu ? -1.0 / 0.0 : ADD(top, link[o]);
+    arg_out[o] = at;
+}

@@ -1,0 +1,75 @@
+//! Polyline benchmarks: the seed's table (guides x points per guide) on a random image, CUDA
+//! against the CPU DP (rayon) in the same run, same inputs.
+
+use std::time::Instant;
+
+use crate::compute::Backend;
+use crate::error::Result;
+use crate::polyline::gpu::DeviceGradient;
+use crate::polyline::{solve, Gradient, Gray, Problem};
+
+pub struct Options {
+    /// (guides, points per guide) pairs.
+    pub shapes: Vec<(u32, u32)>,
+    pub reps: usize,
+    pub seed: u64,
+    /// The CPU DP runs only up to this many points per guide.
+    pub cpu_limit: u32,
+}
+
+pub fn run(backend: &Backend, o: &Options) -> Result<()> {
+    let n = 1024u32;
+    let mut rng = super::XorShift::new(o.seed);
+    let data = (0..n * n).map(|_| (rng.next_u64() % 256) as f64).collect();
+    let grad = Gradient::sobel(&Gray::new(n, n, data)?);
+    let dev = match backend {
+        Backend::Cuda(rt) => Some(DeviceGradient::upload(rt, &grad)?),
+        Backend::Cpu => None,
+    };
+    println!("| guides x points | implementation | ms | score | equal to the CPU |");
+    println!("|---|---|---:|---:|---|");
+    for &(m, d) in &o.shapes {
+        let p = Problem {
+            a: (40.0, 512.0),
+            b: (984.0, 530.0),
+            guides: m,
+            points: d,
+            half_width: 120.0,
+            max_angle: 30f64.to_radians(),
+        };
+        let cpu = if d <= o.cpu_limit {
+            let s = Instant::now();
+            let r = solve(&grad, &p)?;
+            let ms = s.elapsed().as_secs_f64() * 1e3;
+            println!(
+                "| {m} x {d} | cpu DP (rayon) | {ms:.1} | {:.3} | (reference) |",
+                r.score
+            );
+            Some(r)
+        } else {
+            None
+        };
+        if let Some(dev) = &dev {
+            let mut r = dev.solve(&p)?; // warm-up: compiles the kernels on first use
+            let mut t = Vec::new();
+            for _ in 0..o.reps.max(1) {
+                let s = Instant::now();
+                r = dev.solve(&p)?;
+                t.push(s.elapsed().as_secs_f64() * 1e3);
+            }
+            t.sort_by(f64::total_cmp);
+            let same = cpu
+                .as_ref()
+                .map(|c| {
+                    (c.score.to_bits() == r.score.to_bits() && c.indices == r.indices).to_string()
+                })
+                .unwrap_or_else(|| "(no CPU run)".into());
+            println!(
+                "| {m} x {d} | cuda | {:.2} | {:.3} | {same} |",
+                t[t.len() / 2],
+                r.score
+            );
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,147 @@
+//! The DP on the device (kernels/polyline.cu): all link scores and directions of a stage in one
+//! launch, then one launch per guide with a max-with-argmax over the previous guide's points.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::dp::{cos_limit, Polyline};
+use super::geometry::{Problem, Pt};
+use super::image::Gradient;
+use crate::compute::cuda::{launch_err, CudaRuntime};
+use crate::compute::kernels::POLYLINE;
+use crate::error::{Error, Result};
+
+/// An image's gradient on the device, uploaded once and reused by every request on it.
+pub struct DeviceGradient {
+    rt: Arc<CudaRuntime>,
+    width: u32,
+    height: u32,
+    gx: CudaSlice<f64>,
+    gy: CudaSlice<f64>,
+}
+
+const BLOCK: u32 = 256;
+
+fn grid_1d(n: usize) -> Result<LaunchConfig> {
+    let blocks = n.div_ceil(BLOCK as usize);
+    let blocks = u32::try_from(blocks)
+        .map_err(|_| Error::invalid("guides x points", format!("{n} links is too many")))?;
+    Ok(LaunchConfig {
+        grid_dim: (blocks.max(1), 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    })
+}
+
+impl DeviceGradient {
+    pub fn upload(rt: &Arc<CudaRuntime>, g: &Gradient) -> Result<DeviceGradient> {
+        Ok(DeviceGradient {
+            rt: rt.clone(),
+            width: g.width,
+            height: g.height,
+            gx: rt.upload(&g.gx)?,
+            gy: rt.upload(&g.gy)?,
+        })
+    }
+
+    /// The same result as [`super::dp::solve`], bit for bit.
+    pub fn solve(&self, p: &Problem) -> Result<Polyline> {
+        p.validate()?;
+        let rt = &self.rt;
+        let links_fn = rt.function(&POLYLINE, "poly_links")?;
+        let stage_fn = rt.function(&POLYLINE, "poly_stage")?;
+        let stream = rt.stream().clone();
+        let m = p.guides as usize;
+        let layers: Vec<Vec<Pt>> = (0..=m as u32 + 1)
+            .map(|k| (0..p.layer_size(k)).map(|j| p.vertex(k, j)).collect())
+            .collect();
+        let coords: Vec<CudaSlice<f64>> = layers
+            .iter()
+            .map(|l| rt.upload(&l.iter().flat_map(|&(x, y)| [x, y]).collect::<Vec<_>>()))
+            .collect::<Result<_>>()?;
+        let (w, h) = (self.width as i32, self.height as i32);
+        // Stage k links layer k to layer k + 1.
+        let mut scores = Vec::with_capacity(m + 1);
+        let mut dirs = Vec::with_capacity(m + 1);
+        for k in 0..=m {
+            let (nf, nt) = (layers[k].len(), layers[k + 1].len());
+            // SAFETY: the kernel writes every element.
+            let mut score = unsafe { rt.alloc::<f64>(nf * nt) }?;
+            let mut dir = unsafe { rt.alloc::<f64>(3 * nf * nt) }?;
+            let (nfi, nti) = (nf as i32, nt as i32);
+            let mut b = stream.launch_builder(&links_fn);
+            b.arg(&self.gx).arg(&self.gy).arg(&w).arg(&h);
+            b.arg(&coords[k]).arg(&nfi).arg(&coords[k + 1]).arg(&nti);
+            b.arg(&mut score).arg(&mut dir);
+            unsafe { b.launch(grid_1d(nf * nt)?) }.map_err(launch_err("poly_links"))?;
+            scores.push(score);
+            dirs.push(dir);
+        }
+        let cos_max = cos_limit(p.max_angle);
+        let mut args = Vec::with_capacity(m);
+        let mut best: Option<CudaSlice<f64>> = None;
+        for k in 1..=m {
+            let (np, nc, nn) = (layers[k - 1].len(), layers[k].len(), layers[k + 1].len());
+            let best_in = best.as_ref().unwrap_or(&scores[0]);
+            // SAFETY: the kernel writes every element.
+            let mut out = unsafe { rt.alloc::<f64>(nc * nn) }?;
+            let mut arg = unsafe { rt.alloc::<u32>(nc * nn) }?;
+            let (npi, nci, nni) = (np as i32, nc as i32, nn as i32);
+            let mut b = stream.launch_builder(&stage_fn);
+            b.arg(best_in)
+                .arg(&dirs[k - 1])
+                .arg(&dirs[k])
+                .arg(&scores[k]);
+            b.arg(&npi).arg(&nci).arg(&nni).arg(&cos_max);
+            b.arg(&mut out).arg(&mut arg);
+            let cfg = LaunchConfig {
+                grid_dim: ((nn as u32).div_ceil(BLOCK), nc as u32, 1),
+                block_dim: (BLOCK, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            unsafe { b.launch(cfg) }.map_err(launch_err("poly_stage"))?;
+            best = Some(out);
+            args.push(arg);
+        }
+        let last = best.as_ref().unwrap_or(&scores[0]);
+        let finals = rt.download(last, layers[m].len())?;
+        if m == 0 {
+            return Ok(Polyline {
+                feasible: true,
+                points: vec![p.a, p.b],
+                indices: vec![],
+                score: finals[0],
+            });
+        }
+        let mut top = f64::NEG_INFINITY;
+        let mut jm = None;
+        for (j, &s) in finals.iter().enumerate() {
+            if s > top {
+                top = s;
+                jm = Some(j as u32);
+            }
+        }
+        let Some(jm) = jm else {
+            return Ok(Polyline {
+                feasible: false,
+                points: vec![],
+                indices: vec![],
+                score: f64::NEG_INFINITY,
+            });
+        };
+        let mut idx = vec![0u32; m + 2];
+        idx[m] = jm;
+        for k in (1..=m).rev() {
+            let nn = layers[k + 1].len();
+            let at = idx[k] as usize * nn + idx[k + 1] as usize;
+            idx[k - 1] = rt.download_range(&args[k - 1], at..at + 1)?[0];
+        }
+        Ok(Polyline {
+            feasible: true,
+            points: (0..=m + 1).map(|k| layers[k][idx[k] as usize]).collect(),
+            indices: idx[1..=m].to_vec(),
+            score: top,
+        })
+    }
+}
