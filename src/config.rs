@@ -197,3 +197,76 @@ impl ApspParams {
         }
     }
 }
+
+/// Parameters of the `polyline` node; the extraction defaults apply where a request leaves a
+/// field at 0 (or a negative angle / width).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PolylineParams {
+    pub backend: BackendKind,
+    pub service_mapping: String,
+    pub use_sim_time: bool,
+    pub guides: u32,
+    pub points_per_guide: u32,
+    /// Pixels.
+    pub half_width: f64,
+    /// Radians.
+    pub max_angle: f64,
+    /// Caps on requests and images.
+    pub max_guides: u32,
+    pub max_points_per_guide: u32,
+    pub max_image_pixels: u64,
+}
+
+impl Default for PolylineParams {
+    fn default() -> Self {
+        PolylineParams {
+            backend: BackendKind::Auto,
+            service_mapping: "enhanced".into(),
+            use_sim_time: false,
+            guides: 8,
+            points_per_guide: 64,
+            half_width: 10.0,
+            max_angle: 30f64.to_radians(),
+            max_guides: 256,
+            max_points_per_guide: 4096,
+            max_image_pixels: 64 << 20,
+        }
+    }
+}
+
+impl PolylineParams {
+    pub fn validate(&self) -> Result<()> {
+        if self.guides > self.max_guides {
+            return Err(Error::invalid(
+                "guides",
+                format!("{} is above max_guides {}", self.guides, self.max_guides),
+            ));
+        }
+        if self.points_per_guide < 2 || self.points_per_guide > self.max_points_per_guide {
+            return Err(Error::invalid(
+                "points_per_guide",
+                format!(
+                    "{} is not in 2..={}",
+                    self.points_per_guide, self.max_points_per_guide
+                ),
+            ));
+        }
+        if !(self.half_width.is_finite() && self.half_width > 0.0) {
+            return Err(Error::invalid(
+                "half_width",
+                format!("{} is not a positive number", self.half_width),
+            ));
+        }
+        if !(self.max_angle.is_finite() && self.max_angle >= 0.0) {
+            return Err(Error::invalid(
+                "max_angle",
+                format!("{} is not a non-negative angle", self.max_angle),
+            ));
+        }
+        if self.max_image_pixels == 0 {
+            return Err(Error::invalid("max_image_pixels", "0 allows no image"));
+        }
+        Ok(())
+    }
+}

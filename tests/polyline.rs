@@ -311,3 +311,46 @@ fn gpu_matches_cpu_bit_for_bit() {
         "only {feasible} feasible cases: the test checks too little"
     );
 }
+
+#[test]
+fn images_convert_from_every_supported_encoding() {
+    use gpu_planning::nodes::image_convert::gray_from_image;
+    use gpu_planning::ros::msg::sensor_msgs::Image;
+    let img = |enc: &str, step: u32, data: Vec<u8>, big: u8| Image {
+        height: 2,
+        width: 2,
+        encoding: enc.into(),
+        is_bigendian: big,
+        step,
+        data,
+        ..Default::default()
+    };
+    let g = gray_from_image(&img("mono8", 3, vec![1, 2, 9, 3, 4, 9], 0), 100).unwrap();
+    assert_eq!(g.data, vec![1.0, 2.0, 3.0, 4.0]);
+    let g = gray_from_image(&img("mono16", 4, vec![0, 1, 1, 0, 0, 2, 2, 0], 1), 100).unwrap();
+    assert_eq!(g.data, vec![1.0, 256.0, 2.0, 512.0]);
+    let f: Vec<u8> = [1.5f32, -2.0, 0.25, 8.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let g = gray_from_image(&img("32FC1", 8, f, 0), 100).unwrap();
+    assert_eq!(g.data, vec![1.5, -2.0, 0.25, 8.0]);
+    let px = vec![10, 20, 30, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    let rgb = gray_from_image(&img("rgb8", 6, px.clone(), 0), 100).unwrap();
+    let bgr = gray_from_image(&img("bgr8", 6, px, 0), 100).unwrap();
+    assert_eq!(rgb.data[0], 0.299 * 10.0 + 0.587 * 20.0 + 0.114 * 30.0);
+    assert_eq!(bgr.data[0], 0.299 * 30.0 + 0.587 * 20.0 + 0.114 * 10.0);
+    for (bad, max, field) in [
+        (img("yuv422", 4, vec![0; 8], 0), 100, "image.encoding"),
+        (img("mono8", 1, vec![0; 4], 0), 100, "image.step"),
+        (img("mono8", 2, vec![0; 3], 0), 100, "image.data"),
+        (img("mono8", 2, vec![0; 4], 0), 3, "pixels"),
+    ] {
+        let e = gray_from_image(&bad, max).unwrap_err().to_string();
+        assert!(e.contains(field), "{field}: {e}");
+    }
+    let mut nan = img("32FC1", 8, vec![0; 16], 0);
+    nan.data[0..4].copy_from_slice(&f32::NAN.to_le_bytes());
+    let e = gray_from_image(&nan, 100).unwrap_err().to_string();
+    assert!(e.contains("image.data") && e.contains("NaN"), "{e}");
+}

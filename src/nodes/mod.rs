@@ -3,8 +3,10 @@
 
 pub mod apsp;
 pub mod grid_convert;
+pub mod image_convert;
 pub mod lee_planner;
 pub mod map_summary;
+pub mod polyline;
 pub mod runtime;
 
 use crate::error::Result;
@@ -16,5 +18,6 @@ pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
         runtime::start(rt)?,
         lee_planner::start(rt)?,
         apsp::start(rt)?,
+        polyline::start(rt)?,
     ])
 }
