@@ -10,9 +10,10 @@ typedef unsigned int u32;
 #define MUL(a, b) __dmul_rn((a), (b))
 #define DIV(a, b) __ddiv_rn((a), (b))
 
-// Link scores and directions of one stage: every (i, j), p = from[i], q = to[j].
+// Link scores and directions of one stage: every (i, j), p = from[i], q = to[j]; g holds
+// (gx, gy) per pixel, interleaved so a sample is one 16-byte load.
 // score[i * nto + j]; dir[3 * (i * nto + j) + {0, 1, 2}] = (q - p).x, (q - p).y, |q - p|.
-extern "C" __global__ void poly_links(const double *gx, const double *gy, int width, int height,
+extern "C" __global__ void poly_links(const double2 *g, int width, int height,
                                       const double *from, int nfrom, const double *to, int nto,
                                       double *score, double *dir) {
     long long idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -35,8 +36,8 @@ extern "C" __global__ void poly_links(const double *gx, const double *gy, int wi
             double x = floor(ADD(ADD(px, MUL(dx, f)), 0.5));
             double y = floor(ADD(ADD(py, MUL(dy, f)), 0.5));
             if (x >= 0.0 && y >= 0.0 && x < (double)width && y < (double)height) {
-                long long p = (long long)y * width + (long long)x;
-                s = ADD(s, fabs(SUB(MUL(gx[p], uy), MUL(gy[p], ux))));
+                double2 v = g[(long long)y * width + (long long)x];
+                s = ADD(s, fabs(SUB(MUL(v.x, uy), MUL(v.y, ux))));
             }
         }
     }

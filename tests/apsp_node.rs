@@ -102,7 +102,7 @@ fn check_over_dds(pairs: u32) {
         .unzip();
 
     smol::block_on(async {
-        within("service discovery", client.wait_for_service(peer.node())).await;
+        common::settle_discovery("service", client.wait_for_service(peer.node())).await;
         graph_pub.async_publish(message(&g)).await.unwrap();
         let s = status_sub.async_stream();
         futures::pin_mut!(s);

@@ -116,7 +116,7 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
     let centre = |x: u32, y: u32| (1.0 + (x as f64 + 0.5) * 0.5, 2.0 + (y as f64 + 0.5) * 0.5);
 
     smol::block_on(async {
-        within("service discovery", client.wait_for_service(peer.node())).await;
+        common::settle_discovery("service", client.wait_for_service(peer.node())).await;
         map_pub.async_publish(map).await.unwrap();
         // The map may arrive after the first request: retry until the plan is non-empty.
         let mut plan = Path::default();

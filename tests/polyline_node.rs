@@ -113,7 +113,7 @@ fn extract_over_dds_matches_the_cpu_dp() {
     };
 
     smol::block_on(async {
-        client.wait_for_service(peer.node()).await;
+        common::settle_discovery("service", client.wait_for_service(peer.node())).await;
         // Until the image has arrived the node answers "no image received yet".
         let mut r = ExtractPolylineResponse::default();
         for _ in 0..100 {
@@ -151,7 +151,7 @@ fn extract_over_dds_matches_the_cpu_dp() {
         image_pub.async_publish(yuv).await.unwrap();
         smol::Timer::after(Duration::from_millis(300)).await;
         let again = call(&client, req.clone()).await;
-        assert!(again.success);
+        assert!(again.success, "{}", again.error);
         assert_eq!(again.score, want.score);
     });
     server.shutdown().trigger();

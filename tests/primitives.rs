@@ -241,3 +241,67 @@ fn sort_config_out_of_range_is_an_error() {
     };
     assert!(Primitives::with_config(&rt, bad).is_err());
 }
+
+#[test]
+fn kernels_load_and_run_from_fresh_threads() {
+    let Some(rt) = cuda_or_skip("kernels_load_and_run_from_fresh_threads") else {
+        return;
+    };
+    use gpu_planning::compute::kernels::PRIMITIVES;
+    rt.function(&PRIMITIVES, "scan_tiles").unwrap();
+    // Nodes serve requests on worker threads where the context was never made current.
+    for _ in 0..3 {
+        let rt = rt.clone();
+        std::thread::spawn(move || {
+            rt.function(&PRIMITIVES, "scan_reduce_tiles").unwrap();
+            let g = gpu_planning::polyline::Gradient::sobel(
+                &gpu_planning::polyline::Gray::new(8, 8, vec![1.0; 64]).unwrap(),
+            );
+            let p = gpu_planning::polyline::Problem {
+                a: (1.0, 1.0),
+                b: (6.0, 6.0),
+                guides: 2,
+                points: 3,
+                half_width: 1.0,
+                max_angle: 1.0,
+            };
+            gpu_planning::polyline::solve_on(&Backend::Cuda(rt), &g, &p).unwrap();
+        })
+        .join()
+        .unwrap();
+    }
+    // Buffers dropped on a thread that never used CUDA must free cleanly, not leave an error
+    // for the next call (a node replaces its map or image on the executor thread).
+    let g = gpu_planning::polyline::Gradient::sobel(
+        &gpu_planning::polyline::Gray::new(8, 8, vec![1.0; 64]).unwrap(),
+    );
+    let dev = gpu_planning::polyline::gpu::DeviceGradient::upload(&rt, &g).unwrap();
+    std::thread::spawn(move || drop(dev)).join().unwrap();
+    let grid = gpu_planning::lee::Grid::from_elevation(
+        4,
+        4,
+        &[0.0; 16],
+        1.0,
+        gpu_planning::lee::Connectivity::Four,
+    )
+    .unwrap();
+    let planner = gpu_planning::lee::Planner::new(
+        &Backend::Cuda(rt.clone()),
+        grid,
+        gpu_planning::lee::PlannerConfig::default(),
+    )
+    .unwrap();
+    std::thread::spawn(move || drop(planner)).join().unwrap();
+    rt.synchronize().unwrap();
+    rt.function(&PRIMITIVES, "scan_tiles").unwrap();
+    let mut d = vec![0i32; 64 * 64];
+    let mut h = vec![0u32; 64 * 64];
+    gpu_planning::apsp::solver::run(
+        &Backend::Cuda(rt.clone()),
+        &mut d,
+        &mut h,
+        64,
+        &gpu_planning::apsp::SolverConfig::default(),
+    )
+    .unwrap();
+}

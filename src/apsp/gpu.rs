@@ -25,6 +25,14 @@ pub fn bytes_needed(np: usize) -> usize {
     np * np * (4 + 4)
 }
 
+/// Device buffers free themselves on the dropping thread, where cudarc does not make the
+/// context current; without this the free fails and poisons the next CUDA call.
+impl<T: Weight> Drop for DeviceMatrices<T> {
+    fn drop(&mut self) {
+        let _ = self.rt.context().bind_to_thread();
+    }
+}
+
 impl<T: Weight> DeviceMatrices<T> {
     /// Uploads start matrices; too large for the device is a clear error with the bytes.
     pub fn upload(rt: &Arc<CudaRuntime>, d: &[T], h: &[u32], np: usize) -> Result<Self> {

@@ -143,6 +143,9 @@ impl CudaRuntime {
     ) -> Result<CudaFunction> {
         let extra: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
         let module = self.module(source, extra)?;
+        // cuModuleGetFunction needs the context current on this thread, and cudarc does not
+        // bind it there; nodes call this from whichever worker thread serves a request.
+        self.ctx.bind_to_thread().map_err(gpu_err)?;
         module.load_function(name).map_err(|e| Error::Launch {
             kernel: format!("{}::{name}", source.name),
             reason: format!("function not found in module: {e}"),

@@ -59,6 +59,14 @@ impl Drop for Texture {
     }
 }
 
+/// Device buffers free themselves on the dropping thread, where cudarc does not make the
+/// context current; without this the free fails and poisons the next CUDA call.
+impl Drop for DeviceGrid {
+    fn drop(&mut self) {
+        let _ = self.rt.context().bind_to_thread();
+    }
+}
+
 impl DeviceGrid {
     pub fn upload(rt: &Arc<CudaRuntime>, grid: &Grid) -> Result<DeviceGrid> {
         let f = |name: &str| rt.function(&LEE, name);

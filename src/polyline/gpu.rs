@@ -17,8 +17,8 @@ pub struct DeviceGradient {
     rt: Arc<CudaRuntime>,
     width: u32,
     height: u32,
-    gx: CudaSlice<f64>,
-    gy: CudaSlice<f64>,
+    /// (gx, gy) interleaved per pixel.
+    g: CudaSlice<f64>,
 }
 
 const BLOCK: u32 = 256;
@@ -34,14 +34,27 @@ fn grid_1d(n: usize) -> Result<LaunchConfig> {
     })
 }
 
+/// Device buffers free themselves on the dropping thread, where cudarc does not make the
+/// context current; without this the free fails and poisons the next CUDA call.
+impl Drop for DeviceGradient {
+    fn drop(&mut self) {
+        let _ = self.rt.context().bind_to_thread();
+    }
+}
+
 impl DeviceGradient {
     pub fn upload(rt: &Arc<CudaRuntime>, g: &Gradient) -> Result<DeviceGradient> {
         Ok(DeviceGradient {
             rt: rt.clone(),
             width: g.width,
             height: g.height,
-            gx: rt.upload(&g.gx)?,
-            gy: rt.upload(&g.gy)?,
+            g: rt.upload(
+                &g.gx
+                    .iter()
+                    .zip(&g.gy)
+                    .flat_map(|(&x, &y)| [x, y])
+                    .collect::<Vec<_>>(),
+            )?,
         })
     }
 
@@ -71,7 +84,7 @@ impl DeviceGradient {
             let mut dir = unsafe { rt.alloc::<f64>(3 * nf * nt) }?;
             let (nfi, nti) = (nf as i32, nt as i32);
             let mut b = stream.launch_builder(&links_fn);
-            b.arg(&self.gx).arg(&self.gy).arg(&w).arg(&h);
+            b.arg(&self.g).arg(&w).arg(&h);
             b.arg(&coords[k]).arg(&nfi).arg(&coords[k + 1]).arg(&nti);
             b.arg(&mut score).arg(&mut dir);
             unsafe { b.launch(grid_1d(nf * nt)?) }.map_err(launch_err("poly_links"))?;

@@ -19,3 +19,16 @@ pub fn run_in_background(rt: &RosRuntime) -> std::thread::JoinHandle<()> {
     let sd = rt.shutdown().clone();
     std::thread::spawn(move || smol::block_on(ex.run(sd.wait())))
 }
+
+/// Waits at most 10 s for a discovery future such as `client.wait_for_service(node)`.
+/// ros2-client re-checks the match only on some graph events and can miss the one that
+/// completes it, so a missed wait is not a failure: the callers retry their service calls
+/// until answered, and transient-local topics deliver late.
+pub async fn settle_discovery(what: &str, f: impl std::future::Future<Output = ()>) {
+    let timer = smol::Timer::after(std::time::Duration::from_secs(10));
+    if let futures::future::Either::Right(_) =
+        futures::future::select(Box::pin(f), Box::pin(timer)).await
+    {
+        eprintln!("{what}: discovery not confirmed within 10 s; relying on retries");
+    }
+}
