@@ -272,14 +272,20 @@ fn gpu_matches_cpu_bit_for_bit() {
     else {
         return;
     };
-    let backend = gpu_planning::compute::Backend::Cuda(rt);
     let seed = 0x9017 ^ std::process::id() as u64;
     let mut rng = XorShift::new(seed);
     let mut unit = move || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
     let mut feasible = 0;
-    for case in 0..60u64 {
+    for case in 0..90u64 {
         let (w, h) = (20 + (case * 7 % 90) as u32, 15 + (case * 11 % 70) as u32);
-        let grad = Gradient::sobel(&random_image(w, h, seed ^ case));
+        // Random images have few equal scores; flat and step images have many, which the
+        // best-first scan must break towards the smallest index like the full scan.
+        let img = match case % 3 {
+            0 => random_image(w, h, seed ^ case),
+            1 => Gray::new(w, h, vec![7.0; (w * h) as usize]).unwrap(),
+            _ => step_image(w, h, w / 2),
+        };
+        let grad = Gradient::sobel(&img);
         let p = Problem {
             a: (
                 unit() * (w as f64 + 10.0) - 5.0,
@@ -294,22 +300,50 @@ fn gpu_matches_cpu_bit_for_bit() {
             half_width: 0.5 + unit() * 20.0,
             max_angle: unit() * 3.3,
         };
-        let cpu = solve(&grad, &p).unwrap();
-        let gpu = gpu_planning::polyline::solve_on(&backend, &grad, &p).unwrap();
-        assert_eq!(cpu.feasible, gpu.feasible, "case {case}: {p:?}");
-        assert_eq!(
-            cpu.score.to_bits(),
-            gpu.score.to_bits(),
-            "case {case}: {p:?}"
-        );
-        assert_eq!(cpu.indices, gpu.indices, "case {case}: {p:?}");
-        assert_eq!(cpu.points, gpu.points, "case {case}");
-        feasible += cpu.feasible as u32;
+        feasible += check_gpu_against_cpu(&rt, &grad, &p, case) as u32;
     }
     assert!(
-        feasible > 10,
+        feasible > 15,
         "only {feasible} feasible cases: the test checks too little"
     );
+    // More predecessors than the sort's block has threads (several pairs per thread), and a
+    // narrow limit that makes the best-first scan go deep.
+    let grad = Gradient::sobel(&random_image(300, 200, seed));
+    for (points, max_angle) in [(1100, 0.6), (700, 0.02)] {
+        let p = Problem {
+            a: (10.0, 90.0),
+            b: (290.0, 120.0),
+            guides: 2,
+            points,
+            half_width: 60.0,
+            max_angle,
+        };
+        check_gpu_against_cpu(&rt, &grad, &p, points as u64);
+    }
+}
+
+/// Both device scans (best-first after a sort, and over all predecessors) against the CPU DP,
+/// bit for bit; returns whether the case is feasible.
+fn check_gpu_against_cpu(
+    rt: &std::sync::Arc<gpu_planning::compute::cuda::CudaRuntime>,
+    grad: &Gradient,
+    p: &Problem,
+    case: u64,
+) -> bool {
+    use gpu_planning::polyline::gpu::DeviceGradient;
+    let cpu = solve(grad, p).unwrap();
+    for limit in [usize::MAX, 0] {
+        let dev = DeviceGradient::upload(rt, grad)
+            .unwrap()
+            .with_sort_limit(limit);
+        let gpu = dev.solve(p).unwrap();
+        let what = format!("case {case}, sort limit {limit}: {p:?}");
+        assert_eq!(cpu.feasible, gpu.feasible, "{what}");
+        assert_eq!(cpu.score.to_bits(), gpu.score.to_bits(), "{what}");
+        assert_eq!(cpu.indices, gpu.indices, "{what}");
+        assert_eq!(cpu.points, gpu.points, "{what}");
+    }
+    cpu.feasible
 }
 
 #[test]

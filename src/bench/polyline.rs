@@ -22,9 +22,16 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
     let mut rng = super::XorShift::new(o.seed);
     let data = (0..n * n).map(|_| (rng.next_u64() % 256) as f64).collect();
     let grad = Gradient::sobel(&Gray::new(n, n, data)?);
-    let dev = match backend {
-        Backend::Cuda(rt) => Some(DeviceGradient::upload(rt, &grad)?),
-        Backend::Cpu => None,
+    // The default best-first scan, and the scan over all predecessors it replaces.
+    let devs = match backend {
+        Backend::Cuda(rt) => vec![
+            (DeviceGradient::upload(rt, &grad)?, "cuda (best-first)"),
+            (
+                DeviceGradient::upload(rt, &grad)?.with_sort_limit(0),
+                "cuda (full scan)",
+            ),
+        ],
+        Backend::Cpu => vec![],
     };
     println!("| guides x points | implementation | ms | score | equal to the CPU |");
     println!("|---|---|---:|---:|---|");
@@ -49,7 +56,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
         } else {
             None
         };
-        if let Some(dev) = &dev {
+        for (dev, name) in &devs {
             let mut r = dev.solve(&p)?; // warm-up: compiles the kernels on first use
             let mut t = Vec::new();
             for _ in 0..o.reps.max(1) {
@@ -65,7 +72,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
                 })
                 .unwrap_or_else(|| "(no CPU run)".into());
             println!(
-                "| {m} x {d} | cuda | {:.2} | {:.3} | {same} |",
+                "| {m} x {d} | {name} | {:.2} | {:.3} | {same} |",
                 t[t.len() / 2],
                 r.score
             );

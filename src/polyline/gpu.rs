@@ -19,9 +19,15 @@ pub struct DeviceGradient {
     height: u32,
     /// (gx, gy) interleaved per pixel.
     g: CudaSlice<f64>,
+    /// Largest points per guide for which stages sort predecessors (see [`SORT_MAX`]).
+    sort_limit: usize,
 }
 
 const BLOCK: u32 = 256;
+/// Stages with at most this many predecessors per point sort them in shared memory
+/// (12 bytes each: 48 KiB) and scan best-first; larger ones scan all predecessors.
+pub const SORT_MAX: usize = 4096;
+const SORT_BLOCK: u32 = 512;
 
 fn grid_1d(n: usize) -> Result<LaunchConfig> {
     let blocks = n.div_ceil(BLOCK as usize);
@@ -55,7 +61,15 @@ impl DeviceGradient {
                     .flat_map(|(&x, &y)| [x, y])
                     .collect::<Vec<_>>(),
             )?,
+            sort_limit: SORT_MAX,
         })
+    }
+
+    /// Stages sort predecessors only up to `points` per guide (clamped to [`SORT_MAX`]); 0
+    /// makes every stage scan all predecessors, the kernel the sorted one is checked against.
+    pub fn with_sort_limit(mut self, points: usize) -> Self {
+        self.sort_limit = points.min(SORT_MAX);
+        self
     }
 
     /// The same result as [`super::dp::solve`], bit for bit.
@@ -92,8 +106,16 @@ impl DeviceGradient {
             dirs.push(dir);
         }
         let cos_max = cos_limit(p.max_angle);
+        let order_fn = rt.function(&POLYLINE, "poly_order")?;
+        let sorted_fn = rt.function(&POLYLINE, "poly_stage_sorted")?;
         let mut args = Vec::with_capacity(m);
         let mut best: Option<CudaSlice<f64>> = None;
+        // Stages k >= 2 have `points` predecessors per point; with a sort they scan best-first.
+        let d = p.points as usize;
+        let sorts = m >= 2 && d <= self.sort_limit;
+        let len = if sorts { d * d } else { 1 };
+        // SAFETY: poly_order writes the part of them that poly_stage_sorted reads.
+        let (mut skey, mut order) = unsafe { (rt.alloc::<f64>(len)?, rt.alloc::<u32>(len)?) };
         for k in 1..=m {
             let (np, nc, nn) = (layers[k - 1].len(), layers[k].len(), layers[k + 1].len());
             let best_in = best.as_ref().unwrap_or(&scores[0]);
@@ -101,19 +123,39 @@ impl DeviceGradient {
             let mut out = unsafe { rt.alloc::<f64>(nc * nn) }?;
             let mut arg = unsafe { rt.alloc::<u32>(nc * nn) }?;
             let (npi, nci, nni) = (np as i32, nc as i32, nn as i32);
-            let mut b = stream.launch_builder(&stage_fn);
-            b.arg(best_in)
-                .arg(&dirs[k - 1])
-                .arg(&dirs[k])
-                .arg(&scores[k]);
-            b.arg(&npi).arg(&nci).arg(&nni).arg(&cos_max);
-            b.arg(&mut out).arg(&mut arg);
             let cfg = LaunchConfig {
                 grid_dim: ((nn as u32).div_ceil(BLOCK), nc as u32, 1),
                 block_dim: (BLOCK, 1, 1),
                 shared_mem_bytes: 0,
             };
-            unsafe { b.launch(cfg) }.map_err(launch_err("poly_stage"))?;
+            if sorts && np >= 2 {
+                let p2 = np.next_power_of_two();
+                let p2i = p2 as i32;
+                let mut b = stream.launch_builder(&order_fn);
+                b.arg(best_in).arg(&npi).arg(&nci).arg(&p2i);
+                b.arg(&mut skey).arg(&mut order);
+                let sort_cfg = LaunchConfig {
+                    grid_dim: (nc as u32, 1, 1),
+                    block_dim: ((p2 as u32 / 2).min(SORT_BLOCK), 1, 1),
+                    shared_mem_bytes: (p2 * 12) as u32,
+                };
+                unsafe { b.launch(sort_cfg) }.map_err(launch_err("poly_order"))?;
+                let mut b = stream.launch_builder(&sorted_fn);
+                b.arg(&skey).arg(&order);
+                b.arg(&dirs[k - 1]).arg(&dirs[k]).arg(&scores[k]);
+                b.arg(&npi).arg(&nci).arg(&nni).arg(&cos_max);
+                b.arg(&mut out).arg(&mut arg);
+                unsafe { b.launch(cfg) }.map_err(launch_err("poly_stage_sorted"))?;
+            } else {
+                let mut b = stream.launch_builder(&stage_fn);
+                b.arg(best_in)
+                    .arg(&dirs[k - 1])
+                    .arg(&dirs[k])
+                    .arg(&scores[k]);
+                b.arg(&npi).arg(&nci).arg(&nni).arg(&cos_max);
+                b.arg(&mut out).arg(&mut arg);
+                unsafe { b.launch(cfg) }.map_err(launch_err("poly_stage"))?;
+            }
             best = Some(out);
             args.push(arg);
         }
