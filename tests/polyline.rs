@@ -232,7 +232,8 @@ fn cli_prints_the_solution_as_json() {
             "--max-angle",
             "30",
         ])
-        .args(["--backend", "cpu", "--json"])
+        .args(["--backend", "cpu", "--json", "--png"])
+        .arg(dir.join("drawn.png"))
         .output()
         .unwrap();
     assert!(
@@ -263,6 +264,12 @@ fn cli_prints_the_solution_as_json() {
         .map(|p| (p[0].as_f64().unwrap(), p[1].as_f64().unwrap()))
         .collect();
     assert_eq!(pts, want.points);
+    // The picture: scaled up, with the polyline's vertices in red.
+    let drawn = ::image::open(dir.join("drawn.png")).unwrap().to_rgb8();
+    assert_eq!(drawn.dimensions(), (240, 240));
+    let (x, y) = want.points[2];
+    let at = drawn.get_pixel(((x + 0.5) * 8.0) as u32, ((y + 0.5) * 8.0) as u32);
+    assert_eq!(at.0, [230, 30, 30]);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

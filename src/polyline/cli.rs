@@ -39,6 +39,9 @@ pub struct PolylineArgs {
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Also draw the image, the guides' points and the polyline into this PNG file.
+    #[arg(long)]
+    pub png: Option<PathBuf>,
 }
 
 fn parse_point(field: &str, s: &str) -> Result<(f64, f64)> {
@@ -66,6 +69,9 @@ pub fn run(a: PolylineArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let backend = Backend::select(a.backend)?;
     let r = solve_on(&backend, &grad, &problem)?;
+    if let Some(out) = &a.png {
+        super::draw::draw(&gray, &problem, &r, out)?;
+    }
     if a.json {
         let points: Vec<[f64; 2]> = r.points.iter().map(|&(x, y)| [x, y]).collect();
         let score = if r.feasible {

@@ -4,10 +4,13 @@
 //! [`dp`] is the reference; [`dp::brute_force`] checks it on small instances.
 //!
 //! The CUDA path in [`gpu`] returns the same result bit for bit (every f64 operation in the
-//! kernels is rounded as the CPU rounds it). The `polyline` node is not built yet.
+//! kernels is rounded as the CPU rounds it); it sorts each point's predecessors by score and
+//! stops at the first one within the turning limit, which is the DP's choice. The `polyline`
+//! node (src/nodes/polyline.rs) serves it over ROS 2.
 
 pub mod cli;
 pub mod dp;
+pub mod draw;
 pub mod geometry;
 pub mod gpu;
 pub mod image;
