@@ -216,6 +216,13 @@ pub struct PolylineParams {
     pub max_guides: u32,
     pub max_points_per_guide: u32,
     pub max_image_pixels: u64,
+    /// Metres per pixel for `~/polyline`; 0 publishes pixel coordinates.
+    pub pixel_size: f64,
+    /// Where pixel (0, 0) lies in `output_frame`, metres (used when `pixel_size` > 0).
+    pub origin_x: f64,
+    pub origin_y: f64,
+    /// Frame of `~/polyline`; empty: the image's frame.
+    pub output_frame: String,
 }
 
 impl Default for PolylineParams {
@@ -231,6 +238,10 @@ impl Default for PolylineParams {
             max_guides: 256,
             max_points_per_guide: 4096,
             max_image_pixels: 64 << 20,
+            pixel_size: 0.0,
+            origin_x: 0.0,
+            origin_y: 0.0,
+            output_frame: String::new(),
         }
     }
 }
@@ -266,6 +277,17 @@ impl PolylineParams {
         }
         if self.max_image_pixels == 0 {
             return Err(Error::invalid("max_image_pixels", "0 allows no image"));
+        }
+        if !(self.pixel_size.is_finite() && self.pixel_size >= 0.0) {
+            return Err(Error::invalid(
+                "pixel_size",
+                format!("{} is not a non-negative number of metres", self.pixel_size),
+            ));
+        }
+        for (f, v) in [("origin_x", self.origin_x), ("origin_y", self.origin_y)] {
+            if !v.is_finite() {
+                return Err(Error::invalid(f, format!("{v} is not finite")));
+            }
         }
         Ok(())
     }

@@ -41,7 +41,12 @@ fn pt(x: f64, y: f64) -> Point {
 #[test]
 fn extract_over_dds_matches_the_cpu_dp() {
     let domain = common::unique_domain();
-    let server = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    // ~/polyline in metres in another frame; the service keeps answering in pixels.
+    let params = ParamsFile::parse(
+        "polyline:\n  ros__parameters:\n    pixel_size: 0.5\n    origin_x: 10.0\n    origin_y: -2.0\n    output_frame: base\n",
+    )
+    .unwrap();
+    let server = RosRuntime::new(RosArgs::default(), params, Some(domain)).unwrap();
     gpu_planning::nodes::start_all(&server).unwrap();
     let client_rt =
         RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
@@ -133,8 +138,18 @@ fn extract_over_dds_matches_the_cpu_dp() {
         let s = path_sub.async_stream();
         futures::pin_mut!(s);
         let path = s.next().await.unwrap().unwrap().0;
-        assert_eq!(path.header.frame_id, "camera");
-        assert_eq!(path.poses.len(), want.points.len());
+        assert_eq!(path.header.frame_id, "base");
+        let metric: Vec<(f64, f64)> = path
+            .poses
+            .iter()
+            .map(|p| (p.pose.position.x, p.pose.position.y))
+            .collect();
+        let expected: Vec<(f64, f64)> = want
+            .points
+            .iter()
+            .map(|&(x, y)| (10.0 + x * 0.5, -2.0 + y * 0.5))
+            .collect();
+        assert_eq!(metric, expected);
 
         // Bad requests name their field; the node keeps serving.
         let mut bad = req.clone();

@@ -3,7 +3,8 @@
 //! In: `~/image` (sensor_msgs/Image: mono8, mono16, 32FC1, rgb8, bgr8; sensor QoS). The
 //! gradient is computed once per image (and uploaded once on CUDA). Service `~/extract`
 //! (ExtractPolyline; zero / negative fields take the parameters' defaults). Out: every result
-//! on `~/polyline` (nav_msgs/Path in the image's frame, pixel coordinates, z = 0).
+//! on `~/polyline` (nav_msgs/Path in the image's frame, pixel coordinates, z = 0; or metres in
+//! `output_frame` with the `pixel_size` and `origin_*` parameters).
 
 use std::sync::{Arc, Mutex};
 
@@ -90,7 +91,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             };
             let response = match result {
                 Ok((img, r)) => {
-                    publish(&out, &img.frame_id, &r);
+                    publish(&out, &params, &img.frame_id, &r);
                     ExtractPolylineResponse {
                         success: true,
                         error: String::new(),
@@ -189,17 +190,31 @@ fn extract(img: &ImageState, p: &PolylineParams, req: &ExtractPolylineRequest) -
     }
 }
 
-fn publish(out: &Publisher<Path>, frame_id: &str, r: &Polyline) {
+/// The result as a Path: pixel coordinates, or metres with `pixel_size` (the service answers
+/// in pixels, like its request).
+fn publish(out: &Publisher<Path>, p: &PolylineParams, image_frame: &str, r: &Polyline) {
     let header = Header {
         stamp: Time::now(),
-        frame_id: frame_id.to_string(),
+        frame_id: if p.output_frame.is_empty() {
+            image_frame.to_string()
+        } else {
+            p.output_frame.clone()
+        },
+    };
+    let place = |(x, y): (f64, f64)| {
+        if p.pixel_size > 0.0 {
+            (p.origin_x + x * p.pixel_size, p.origin_y + y * p.pixel_size)
+        } else {
+            (x, y)
+        }
     };
     let path = Path {
         header: header.clone(),
         poses: r
             .points
             .iter()
-            .map(|&(x, y)| PoseStamped {
+            .map(|&pt| place(pt))
+            .map(|(x, y)| PoseStamped {
                 header: header.clone(),
                 pose: Pose {
                     position: Point { x, y, z: 0.0 },
