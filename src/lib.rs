@@ -11,6 +11,7 @@ pub mod config;
 pub mod error;
 pub mod lee;
 pub mod nodes;
+pub mod npy;
 pub mod polyline;
 pub mod ros;
 

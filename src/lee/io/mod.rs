@@ -1,4 +1,4 @@
 //! File inputs of the `lee` CLI: NumPy `.npy` elevation arrays and ROS map_server maps.
 
 pub mod map_yaml;
-pub mod npy;
+pub use crate::npy;

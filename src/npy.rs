@@ -1,9 +1,29 @@
-//! Reader of 2-D little-endian float32 / float64 `.npy` arrays in C order (NumPy format 1.0-3.0).
+//! Reader of little-endian float32 / float64 `.npy` arrays in C order (NumPy format 1.0-3.0),
+//! shared by the CLIs (elevation maps, quadric arrangements, samples).
 
 use crate::error::{Error, Result};
 
 /// (rows, cols, values as f32 row-major).
 pub fn read_f32_2d(path: &str, bytes: &[u8]) -> Result<(u32, u32, Vec<f32>)> {
+    let (dims, values) = read_f64_nd(path, bytes)?;
+    let [rows, cols] = dims[..] else {
+        return Err(Error::invalid(path, format!("shape {dims:?} is not 2-D")));
+    };
+    if rows * cols >= u32::MAX as usize {
+        return Err(Error::invalid(
+            path,
+            format!("shape ({rows}, {cols}) is too large"),
+        ));
+    }
+    Ok((
+        rows as u32,
+        cols as u32,
+        values.into_iter().map(|v| v as f32).collect(),
+    ))
+}
+
+/// (shape, values as f64 in C order); float32 arrays are widened exactly.
+pub fn read_f64_nd(path: &str, bytes: &[u8]) -> Result<(Vec<usize>, Vec<f64>)> {
     let bad = |why: String| Error::invalid(path, why);
     if bytes.len() < 10 || &bytes[..6] != b"\x93NUMPY" {
         return Err(bad("not a .npy file (magic missing)".into()));
@@ -63,34 +83,54 @@ pub fn read_f32_2d(path: &str, bytes: &[u8]) -> Result<(u32, u32, Vec<f32>)> {
                 .map_err(|_| bad(format!("malformed shape ({inner})")))
         })
         .collect::<Result<_>>()?;
-    let [rows, cols] = dims[..] else {
-        return Err(bad(format!("shape ({inner}) is not 2-D")));
-    };
-    if rows == 0 || cols == 0 || rows > u32::MAX as u64 || cols > u32::MAX as u64 {
-        return Err(bad(format!("shape ({rows}, {cols}) is empty or too large")));
+    if dims.is_empty() || dims.contains(&0) {
+        return Err(bad(format!("shape ({inner}) is empty")));
     }
-    let n = rows
-        .checked_mul(cols)
-        .filter(|&n| n < u32::MAX as u64)
-        .ok_or_else(|| bad("too many cells".into()))? as usize;
+    let n = dims
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .filter(|&n| n < (1u64 << 40))
+        .ok_or_else(|| bad(format!("shape ({inner}) is too large")))? as usize;
     let data = &bytes[end..];
     if data.len() != n * width {
         return Err(bad(format!(
-            "data is {} bytes, expected {} for shape ({rows}, {cols})",
+            "data is {} bytes, expected {} for shape ({inner})",
             data.len(),
             n * width
         )));
     }
     let values = if width == 4 {
         data.chunks_exact(4)
-            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]) as f64)
             .collect()
     } else {
         data.chunks_exact(8)
-            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])) as f32)
+            .map(|c| f64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect()
     };
-    Ok((rows as u32, cols as u32, values))
+    Ok((dims.iter().map(|&d| d as usize).collect(), values))
+}
+
+/// Writes a float64 array of any shape (tests and tools make inputs with it).
+pub fn write_f64_nd(shape: &[usize], values: &[f64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let shape = if dims.len() == 1 {
+        format!("({},)", dims[0])
+    } else {
+        format!("({})", dims.join(", "))
+    };
+    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    out.extend((header.len() as u16).to_le_bytes());
+    out.extend(header.as_bytes());
+    for v in values {
+        out.extend(v.to_le_bytes());
+    }
+    out
 }
 
 /// Writes a 2-D float32 array (used by tests and tools to make inputs).
@@ -128,5 +168,14 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("bytes"));
+        let b = write_f64_nd(&[2, 1, 2], &[1.5, -2.0, 3.25, 1e300]);
+        let (shape, v) = read_f64_nd("y.npy", &b).unwrap();
+        assert_eq!((shape, v), (vec![2, 1, 2], vec![1.5, -2.0, 3.25, 1e300]));
+        assert!(read_f32_2d("y.npy", &b)
+            .unwrap_err()
+            .to_string()
+            .contains("2-D"));
+        let (shape, _) = read_f64_nd("z.npy", &write_f64_nd(&[3], &[1.0, 2.0, 3.0])).unwrap();
+        assert_eq!(shape, vec![3]);
     }
 }
