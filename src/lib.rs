@@ -6,6 +6,7 @@
 
 pub mod apsp;
 pub mod bench;
+pub mod cellgraph;
 pub mod compute;
 pub mod config;
 pub mod error;

@@ -55,8 +55,10 @@ enum Command {
     Lee(gpu_planning::lee::cli::LeeArgs),
     /// Floyd–Warshall: all-pairs shortest paths of a CSV or DIMACS .gr graph.
     Apsp(gpu_planning::apsp::cli::ApspArgs),
-    /// Polyline: the best angle-limited polyline between two pixels of an image (CPU so far).
+    /// Polyline: the best angle-limited polyline between two pixels of an image.
     Polyline(gpu_planning::polyline::cli::PolylineArgs),
+    /// Cell graph of a quadric arrangement on SO(3) from .npy files or generated samples.
+    Cellgraph(gpu_planning::cellgraph::cli::CellGraphArgs),
     /// Benchmarks, ours against peers in the same run.
     Bench {
         #[command(subcommand)]
@@ -223,6 +225,7 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Lee(args) => gpu_planning::lee::cli::run(args),
         Command::Apsp(args) => gpu_planning::apsp::cli::run(args),
         Command::Polyline(args) => gpu_planning::polyline::cli::run(args),
+        Command::Cellgraph(args) => gpu_planning::cellgraph::cli::run(args),
         Command::Bench {
             what:
                 BenchWhat::Polyline {

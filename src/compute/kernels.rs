@@ -21,3 +21,8 @@ pub const POLYLINE: KernelSource = KernelSource {
     name: "polyline",
     code: include_str!("../../kernels/polyline.cu"),
 };
+
+pub const CELLGRAPH: KernelSource = KernelSource {
+    name: "cellgraph",
+    code: include_str!("../../kernels/cellgraph.cu"),
+};

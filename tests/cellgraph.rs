@@ -1,0 +1,295 @@
+//! Cell graph: the three algorithms equal the brute force on random arrangements with
+//! duplicated and antipodal samples; cells are sorted, counted and represented as specified;
+//! bad inputs are named; the rotation path query; the CLI; CUDA equal to the CPU.
+
+use gpu_planning::cellgraph::cells::cmp_int;
+use gpu_planning::cellgraph::classify::classify;
+use gpu_planning::cellgraph::edges::brute_force;
+use gpu_planning::cellgraph::graph::edges_cpu;
+use gpu_planning::cellgraph::samples::{normalised, shoemake};
+use gpu_planning::cellgraph::{build, Algorithm, Arrangement, CellGraph, Config};
+use gpu_planning::compute::Backend;
+use proptest::prelude::*;
+
+/// Samples with repeats and antipodes: the second half copies or negates the first.
+fn samples_with_twins(n: usize, seed: u64) -> Vec<[f64; 4]> {
+    let mut s = shoemake(n.div_ceil(2), seed);
+    let k = s.len();
+    for i in 0..n - k {
+        let q = s[(i * 7) % k];
+        s.push(if i % 2 == 0 { q } else { q.map(|v| -v) });
+    }
+    s
+}
+
+fn check_cells(g: &CellGraph) {
+    let c = &g.cells;
+    let bits = classify(&g.arrangement, &g.samples);
+    assert_eq!(
+        c.counts.iter().map(|&x| x as usize).sum::<usize>(),
+        g.samples.len()
+    );
+    for i in 0..c.len() {
+        if i > 0 {
+            assert!(cmp_int(c.bits.row(i - 1), c.bits.row(i)).is_lt());
+        }
+        let rep = c.representatives[i] as usize;
+        assert_eq!(bits.row(rep), c.bits.row(i));
+        assert!(
+            (0..rep).all(|s| bits.row(s) != c.bits.row(i)),
+            "not the first sample"
+        );
+        let members = (0..g.samples.len())
+            .filter(|&s| bits.row(s) == c.bits.row(i))
+            .count();
+        assert_eq!(members, c.counts[i] as usize);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
+    #[test]
+    fn algorithms_equal_brute_force(l in prop_oneof![0usize..12, 60usize..70, 126usize..131],
+                                    n in 0usize..220, seed in any::<u64>(), r in 1u32..9,
+                                    h in 1u32..12) {
+        let arr = Arrangement::random(l, seed);
+        let samples = samples_with_twins(n, seed ^ 1);
+        let cfg = Config { algorithm: Algorithm::Hash, r, h };
+        let g = build(&Backend::Cpu, &arr, &samples, &cfg).unwrap();
+        check_cells(&g);
+        let want = brute_force(&g.cells);
+        for algorithm in [Algorithm::Heuristic, Algorithm::Tree, Algorithm::Hash] {
+            let e = edges_cpu(&g.cells, &Config { algorithm, r, h });
+            prop_assert_eq!(&e, &want, "{:?}", algorithm);
+        }
+    }
+}
+
+#[test]
+fn few_constraints_give_many_edges() {
+    // 6 constraints and 3000 samples: few cells, most of them adjacent to others.
+    let arr = Arrangement::random(6, 3);
+    let g = build(&Backend::Cpu, &arr, &shoemake(3000, 4), &Config::default()).unwrap();
+    check_cells(&g);
+    assert!(
+        g.cells.len() > 5 && g.edges.len() >= g.cells.len() - 1,
+        "{} cells, {} edges",
+        g.cells.len(),
+        g.edges.len()
+    );
+    assert_eq!(g.edges, brute_force(&g.cells));
+    for e in 0..g.edges.len() {
+        let (a, b) = (g.edges.from[e] as usize, g.edges.to[e] as usize);
+        assert!(a < b);
+        let k = g.edges.bit[e] as usize;
+        let mut x = g.cells.bits.row(a).to_vec();
+        x[k / 64] ^= 1 << (k % 64);
+        assert_eq!(x, g.cells.bits.row(b));
+    }
+}
+
+#[test]
+fn antipodal_quaternions_share_bits() {
+    let arr = Arrangement::random(100, 9);
+    let s = shoemake(50, 2);
+    let neg: Vec<[f64; 4]> = s.iter().map(|q| q.map(|v| -v)).collect();
+    assert_eq!(classify(&arr, &s), classify(&arr, &neg));
+}
+
+#[test]
+fn bad_inputs_are_named() {
+    let mut m = vec![0.0; 32];
+    m[16 + 1] = 1.0; // [1][0][1] = 1 but [1][1][0] = 0
+    let e = Arrangement::from_full(2, &m).unwrap_err().to_string();
+    assert!(
+        e.contains("constraints[1]") && e.contains("symmetric"),
+        "{e}"
+    );
+    let e = Arrangement::from_unique(1, &[0.0; 9])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("coefficients"), "{e}");
+    let mut c = [0.0; 10];
+    c[3] = f64::NAN;
+    let e = Arrangement::from_unique(1, &c).unwrap_err().to_string();
+    assert!(e.contains("coefficients[3]"), "{e}");
+    let e = normalised(&[[1.0, 0.0, 0.0, 0.0], [0.0; 4]])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("samples[1]"), "{e}");
+    let arr = Arrangement::random(3, 1);
+    for (cfg, field) in [
+        (
+            Config {
+                r: 0,
+                ..Config::default()
+            },
+            "r",
+        ),
+        (
+            Config {
+                r: 9,
+                ..Config::default()
+            },
+            "r",
+        ),
+        (
+            Config {
+                h: 0,
+                ..Config::default()
+            },
+            "h",
+        ),
+    ] {
+        let e = build(&Backend::Cpu, &arr, &shoemake(4, 1), &cfg)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(field), "{e}");
+    }
+}
+
+#[test]
+fn rotation_paths_walk_adjacent_cells() {
+    let arr = Arrangement::random(8, 21);
+    let samples = shoemake(5000, 22);
+    let g = build(&Backend::Cpu, &arr, &samples, &Config::default()).unwrap();
+    let mut found = 0;
+    for (i, j) in [(0usize, 1usize), (10, 4000), (77, 3), (5, 5)] {
+        let p = g.path(samples[i], samples[j].map(|v| -v)).unwrap();
+        if !p.reachable {
+            continue;
+        }
+        found += 1;
+        assert_eq!(
+            p.cells.first(),
+            Some(&g.cell_of("start", samples[i]).unwrap())
+        );
+        assert_eq!(
+            p.cells.last(),
+            Some(&g.cell_of("goal", samples[j]).unwrap())
+        );
+        for w in p.cells.windows(2) {
+            let (a, b) = (w[0].min(w[1]), w[0].max(w[1]));
+            assert!((0..g.edges.len()).any(|e| g.edges.from[e] == a && g.edges.to[e] == b));
+        }
+        assert_eq!(p.waypoints.len(), p.cells.len());
+    }
+    assert!(
+        found >= 2,
+        "only {found} reachable pairs: the test checks too little"
+    );
+    assert!(g
+        .path([0.0; 4], samples[0])
+        .unwrap_err()
+        .to_string()
+        .contains("start"));
+}
+
+#[test]
+fn cli_prints_cells_and_edges_as_json() {
+    use gpu_planning::npy::write_f64_nd;
+    let dir = std::env::temp_dir().join(format!("gpu_planning_cellgraph_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let arr = Arrangement::random(5, 7);
+    let full: Vec<f64> = arr
+        .coefficients
+        .iter()
+        .flat_map(|c| {
+            let idx = [[0, 1, 2, 3], [1, 4, 5, 6], [2, 5, 7, 8], [3, 6, 8, 9]];
+            idx.into_iter().flat_map(move |row| row.map(|i| c[i]))
+        })
+        .collect();
+    std::fs::write(dir.join("c.npy"), write_f64_nd(&[5, 4, 4], &full)).unwrap();
+    let raw: Vec<[f64; 4]> = shoemake(400, 8)
+        .iter()
+        .map(|q| q.map(|v| 3.0 * v))
+        .collect();
+    let flat: Vec<f64> = raw.iter().flatten().copied().collect();
+    std::fs::write(dir.join("s.npy"), write_f64_nd(&[400, 4], &flat)).unwrap();
+    let exe = std::env::var("GPU_PLANNING_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
+    let out = std::process::Command::new(&exe)
+        .args(["cellgraph", "--constraints"])
+        .arg(dir.join("c.npy"))
+        .arg("--samples")
+        .arg(dir.join("s.npy"))
+        .args([
+            "--algorithm",
+            "tree",
+            "--r",
+            "2",
+            "--backend",
+            "cpu",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let g = build(&Backend::Cpu, &arr, &raw, &Config::default()).unwrap();
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), g.cells.len());
+    for (i, c) in cells.iter().enumerate() {
+        let want = format!("{:02x}", g.cells.bits.row(i)[0]);
+        assert_eq!(c["bits"].as_str().unwrap(), want);
+        assert_eq!(c["count"].as_u64().unwrap(), g.cells.counts[i] as u64);
+        assert_eq!(
+            c["representative"].as_u64().unwrap(),
+            g.cells.representatives[i] as u64
+        );
+    }
+    let edges: Vec<[u32; 3]> = serde_json::from_value(v["edges"].clone()).unwrap();
+    assert_eq!(edges.len(), g.edges.len());
+    for (e, x) in edges.iter().enumerate() {
+        assert_eq!(*x, [g.edges.from[e], g.edges.to[e], g.edges.bit[e]]);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn gpu_equals_cpu() {
+    let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_equals_cpu") else {
+        return;
+    };
+    let gpu = Backend::Cuda(rt);
+    let seed = 0xce11 ^ std::process::id() as u64;
+    let mut edges_seen = 0;
+    for (case, (l, n)) in [
+        (0, 5),
+        (1, 1),
+        (3, 0),
+        (6, 4001),
+        (12, 20_000),
+        (63, 3333),
+        (64, 1000),
+        (65, 2049),
+        (200, 30_000),
+        (1024, 1500),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let arr = Arrangement::random(l, seed ^ case as u64);
+        let samples = samples_with_twins(n, seed ^ (case as u64 + 100));
+        for algorithm in [Algorithm::Hash, Algorithm::Tree, Algorithm::Heuristic] {
+            let cfg = Config {
+                algorithm,
+                r: 1 + (case as u32 % 8),
+                h: 1 + case as u32,
+            };
+            let cpu = build(&Backend::Cpu, &arr, &samples, &cfg).unwrap();
+            let dev = build(&gpu, &arr, &samples, &cfg).unwrap();
+            assert_eq!(cpu.cells, dev.cells, "l {l}, n {n}, {algorithm:?}");
+            assert_eq!(cpu.edges, dev.edges, "l {l}, n {n}, {algorithm:?}");
+            edges_seen += dev.edges.len();
+        }
+    }
+    assert!(
+        edges_seen > 100,
+        "only {edges_seen} edges: the test checks too little"
+    );
+}
