@@ -1,6 +1,7 @@
 //! Benchmarks behind `gpu_planning bench`: ours and a peer in the same run, same inputs.
 
 pub mod apsp;
+pub mod cellgraph;
 pub mod lee;
 pub mod polyline;
 pub mod primitives;

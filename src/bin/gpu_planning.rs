@@ -82,6 +82,25 @@ enum BenchWhat {
         #[arg(long, value_delimiter = ',')]
         sweep: Vec<String>,
     },
+    /// Cell graph: every algorithm on Shoemake samples and random arrangements, and the CPU.
+    Cellgraph {
+        #[arg(long, value_delimiter = ',', default_value = "44000,1000000,4000000")]
+        samples: Vec<usize>,
+        #[arg(long, value_delimiter = ',', default_value = "64,256,1024")]
+        constraints: Vec<usize>,
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+        /// Run the CPU only up to this many samples.
+        #[arg(long, default_value_t = 1_000_000)]
+        cpu_limit: usize,
+        /// Run the O(n^2) heuristic only up to this many samples.
+        #[arg(long, default_value_t = 44_000)]
+        heuristic_limit: usize,
+    },
     /// Floyd–Warshall: every memory model and the CPU solvers on random graphs.
     Apsp {
         #[arg(long, value_delimiter = ',', default_value = "500,2000,8192")]
@@ -248,6 +267,30 @@ fn dispatch(command: Command) -> Result<()> {
                 cpu_limit,
             };
             bench::polyline::run(&backend, &options)
+        }
+        Command::Bench {
+            what:
+                BenchWhat::Cellgraph {
+                    samples,
+                    constraints,
+                    reps,
+                    seed,
+                    backend,
+                    cpu_limit,
+                    heuristic_limit,
+                },
+        } => {
+            let backend = Backend::select(backend)?;
+            let options = bench::cellgraph::Options {
+                samples,
+                constraints,
+                reps,
+                seed,
+                cpu_limit,
+                heuristic_limit,
+            };
+            bench::cellgraph::run(&backend, &options)?;
+            Ok(())
         }
         Command::Bench {
             what:
