@@ -292,3 +292,72 @@ impl PolylineParams {
         Ok(())
     }
 }
+
+/// Parameters of the `cell_graph` node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CellGraphParams {
+    pub backend: BackendKind,
+    pub service_mapping: String,
+    pub use_sim_time: bool,
+    /// heuristic | tree | hash
+    pub algorithm: String,
+    /// Tree arity 2^r.
+    pub r: u32,
+    /// Heuristic pivots.
+    pub h: u32,
+    /// Samples generated (Shoemake) while no ~/samples arrived, and their seed.
+    pub sample_count: u32,
+    pub seed: u64,
+    /// Caps on inputs.
+    pub max_constraints: u32,
+    pub max_samples: u32,
+}
+
+impl Default for CellGraphParams {
+    fn default() -> Self {
+        let c = crate::cellgraph::Config::default();
+        CellGraphParams {
+            backend: BackendKind::Auto,
+            service_mapping: "enhanced".into(),
+            use_sim_time: false,
+            algorithm: c.algorithm.name().into(),
+            r: c.r,
+            h: c.h,
+            sample_count: 100_000,
+            seed: 1,
+            max_constraints: 4096,
+            max_samples: 16 << 20,
+        }
+    }
+}
+
+impl CellGraphParams {
+    pub fn validate(&self) -> Result<()> {
+        self.config(None)?;
+        if self.sample_count > self.max_samples {
+            return Err(Error::invalid(
+                "sample_count",
+                format!(
+                    "{} is above max_samples {}",
+                    self.sample_count, self.max_samples
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The build configuration, with a request's algorithm name where it gives one.
+    pub fn config(&self, algorithm: Option<&str>) -> Result<crate::cellgraph::Config> {
+        let name = algorithm
+            .filter(|a| !a.is_empty())
+            .unwrap_or(&self.algorithm);
+        let c = crate::cellgraph::Config {
+            algorithm: crate::cellgraph::Algorithm::parse(name)?,
+            r: self.r,
+            h: self.h,
+        };
+        c.validate()?;
+        Ok(c)
+    }
+}

@@ -2,6 +2,7 @@
 //! code lives here.
 
 pub mod apsp;
+pub mod cell_graph;
 pub mod grid_convert;
 pub mod image_convert;
 pub mod lee_planner;
@@ -19,5 +20,6 @@ pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
         lee_planner::start(rt)?,
         apsp::start(rt)?,
         polyline::start(rt)?,
+        cell_graph::start(rt)?,
     ])
 }
