@@ -10,6 +10,7 @@ pub mod cellgraph;
 pub mod compute;
 pub mod config;
 pub mod error;
+pub mod kdtree;
 pub mod lee;
 pub mod nodes;
 pub mod npy;

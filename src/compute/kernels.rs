@@ -26,3 +26,8 @@ pub const CELLGRAPH: KernelSource = KernelSource {
     name: "cellgraph",
     code: include_str!("../../kernels/cellgraph.cu"),
 };
+
+pub const KDTREE: KernelSource = KernelSource {
+    name: "kdtree",
+    code: include_str!("../../kernels/kdtree.cu"),
+};

@@ -1,0 +1,360 @@
+//! The k-d tree on the device: Brown's presorts as LSD radix sorts of coordinate pairs (the
+//! foundation's stable sort), dedupe by run starts, then one sort per breadth-first level keyed
+//! by (open range, rank in the level's dimension), which puts every range's median in place.
+//! The layout equals the CPU builder's. Queries: one thread per query, an explicit stack, the
+//! k best in registers.
+
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+
+use super::points::Points;
+use super::query::{check_query, Metric, Neighbors};
+use super::tree::KdTree;
+use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
+use crate::compute::kernels::KDTREE;
+use crate::compute::primitives::gpu::Primitives;
+use crate::error::{Error, Result};
+
+/// Neighbours a device query keeps (larger k runs on the CPU).
+pub const MAX_K: usize = 32;
+const THREADS: u32 = 256;
+
+fn stride(rt: &CudaRuntime, n: usize) -> LaunchConfig {
+    let fill = rt.info().multiprocessors.max(1) as usize * 16;
+    LaunchConfig {
+        grid_dim: (n.div_ceil(THREADS as usize).clamp(1, fill) as u32, 1, 1),
+        block_dim: (THREADS, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// Milliseconds of each build phase (synchronised), for the benchmark.
+#[derive(Debug, Clone, Default)]
+pub struct BuildTimes {
+    pub sort_ms: f64,
+    pub dedupe_ms: f64,
+    pub build_ms: f64,
+}
+
+/// A tree's arrays on the device.
+pub struct DeviceTree {
+    rt: Arc<CudaRuntime>,
+    pub dims: usize,
+    pub len: usize,
+    coords: CudaSlice<f32>,
+    order: CudaSlice<u32>,
+    original: CudaSlice<u32>,
+}
+
+/// cudarc frees without making the context current on the dropping thread.
+impl Drop for DeviceTree {
+    fn drop(&mut self) {
+        let _ = self.rt.context().bind_to_thread();
+    }
+}
+
+/// Super-key LSD passes for dimension d: coordinate pairs (more, less significant), least
+/// significant pair first.
+fn passes(dims: usize, d: usize) -> Vec<(i32, i32)> {
+    let seq: Vec<i32> = (0..dims).map(|j| ((d + j) % dims) as i32).collect();
+    let mut out = Vec::new();
+    let mut end = dims;
+    while end > 0 {
+        if end >= 2 {
+            out.push((seq[end - 2], seq[end - 1]));
+            end -= 2;
+        } else {
+            out.push((seq[0], -1));
+            end = 0;
+        }
+    }
+    out
+}
+
+struct Sorter<'a> {
+    rt: &'a Arc<CudaRuntime>,
+    prim: Primitives,
+    pair_keys: CudaFunction,
+    iota: CudaFunction,
+}
+
+impl Sorter<'_> {
+    /// Point ids 0..n in dimension d's super-key order (stable: equal tuples keep id order).
+    fn super_order(
+        &self,
+        coords: &CudaSlice<f32>,
+        dims: usize,
+        n: usize,
+        d: usize,
+    ) -> Result<CudaSlice<u32>> {
+        let stream = self.rt.stream();
+        let n32 = n as u32;
+        let di = dims as i32;
+        // SAFETY: iota and the key kernel write all n entries before they are read.
+        let mut perm = unsafe { self.rt.alloc::<u32>(n) }?;
+        let mut keys = unsafe { self.rt.alloc::<u64>(n) }?;
+        let mut b = stream.launch_builder(&self.iota);
+        b.arg(&mut perm).arg(&n32);
+        unsafe { b.launch(stride(self.rt, n)) }.map_err(launch_err("kd_iota"))?;
+        for (ca, cb) in passes(dims, d) {
+            let mut b = stream.launch_builder(&self.pair_keys);
+            b.arg(coords)
+                .arg(&di)
+                .arg(&perm)
+                .arg(&n32)
+                .arg(&ca)
+                .arg(&cb)
+                .arg(&mut keys);
+            unsafe { b.launch(stride(self.rt, n)) }.map_err(launch_err("kd_pair_keys"))?;
+            self.prim.sort_pairs(&mut keys, &mut perm, n)?;
+        }
+        Ok(perm)
+    }
+}
+
+pub fn build(rt: &Arc<CudaRuntime>, p: &Points) -> Result<KdTree> {
+    let (t, _) = build_timed(rt, p)?;
+    Ok(t)
+}
+
+/// Builds on the device and downloads the tree; also returns the phase times.
+pub fn build_timed(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(KdTree, BuildTimes)> {
+    let (dev, times) = DeviceTree::build(rt, p)?;
+    let t = dev.download(p.len())?;
+    Ok((t, times))
+}
+
+impl DeviceTree {
+    pub fn build(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(DeviceTree, BuildTimes)> {
+        let dims = p.dims;
+        let n = p.len();
+        let mut times = BuildTimes::default();
+        let f = |name: &str| rt.function(&KDTREE, name);
+        let s = Sorter {
+            rt,
+            prim: Primitives::new(rt)?,
+            pair_keys: f("kd_pair_keys")?,
+            iota: f("kd_iota")?,
+        };
+        let stream = rt.stream().clone();
+        if n == 0 {
+            return Ok((
+                DeviceTree {
+                    rt: rt.clone(),
+                    dims,
+                    len: 0,
+                    coords: rt.alloc_zeros::<f32>(1)?,
+                    order: rt.alloc_zeros::<u32>(1)?,
+                    original: rt.alloc_zeros::<u32>(1)?,
+                },
+                times,
+            ));
+        }
+        let coords = rt.upload(&p.coords)?;
+        rt.synchronize()?;
+        let (di, n32) = (dims as i32, n as u32);
+        let clock = std::time::Instant::now();
+        let perm = s.super_order(&coords, dims, n, 0)?;
+        rt.synchronize()?;
+        times.sort_ms = clock.elapsed().as_secs_f64() * 1e3;
+
+        let clock = std::time::Instant::now();
+        // SAFETY: kd_flags writes all n flags; the scan copies them.
+        let mut flags = unsafe { rt.alloc::<u32>(n) }?;
+        let kd_flags = f("kd_flags")?;
+        let mut b = stream.launch_builder(&kd_flags);
+        b.arg(&coords).arg(&di).arg(&perm).arg(&n32).arg(&mut flags);
+        unsafe { b.launch(stride(rt, n)) }.map_err(launch_err("kd_flags"))?;
+        let mut pos = stream.clone_dtod(&flags).map_err(gpu_err)?;
+        s.prim.exclusive_scan_in_place(&mut pos, n)?;
+        let u = (rt.download_range(&pos, n - 1..n)?[0] + rt.download_range(&flags, n - 1..n)?[0])
+            as usize;
+        // SAFETY: kd_unique writes one entry of each per distinct point.
+        let mut ucoords = unsafe { rt.alloc::<f32>(u * dims) }?;
+        let mut original = unsafe { rt.alloc::<u32>(u) }?;
+        let kd_unique = f("kd_unique")?;
+        let mut b = stream.launch_builder(&kd_unique);
+        b.arg(&coords)
+            .arg(&di)
+            .arg(&perm)
+            .arg(&flags)
+            .arg(&pos)
+            .arg(&n32);
+        b.arg(&mut ucoords).arg(&mut original);
+        unsafe { b.launch(stride(rt, n)) }.map_err(launch_err("kd_unique"))?;
+        drop((coords, perm, flags, pos));
+        rt.synchronize()?;
+        times.dedupe_ms = clock.elapsed().as_secs_f64() * 1e3;
+
+        let clock = std::time::Instant::now();
+        let u32n = u as u32;
+        let ranks_fn = f("kd_ranks")?;
+        // Ranks of the other dimensions (dimension 0's rank is the distinct id itself).
+        let mut ranks = Vec::with_capacity(dims);
+        for d in 1..dims {
+            let order = s.super_order(&ucoords, dims, u, d)?;
+            // SAFETY: kd_ranks writes every id's rank.
+            let mut r = unsafe { rt.alloc::<u32>(u) }?;
+            let mut b = stream.launch_builder(&ranks_fn);
+            b.arg(&order).arg(&u32n).arg(&mut r);
+            unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_ranks"))?;
+            ranks.push(r);
+        }
+        // SAFETY: iota writes all u entries.
+        let mut order = unsafe { rt.alloc::<u32>(u) }?;
+        let mut b = stream.launch_builder(&s.iota);
+        b.arg(&mut order).arg(&u32n);
+        unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_iota"))?;
+        let mut ids = unsafe { rt.alloc::<u32>(u) }?;
+        let mut b = stream.launch_builder(&s.iota);
+        b.arg(&mut ids).arg(&u32n);
+        unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_iota"))?;
+        let level_keys = f("kd_level_keys")?;
+        // SAFETY: kd_level_keys writes all u keys each level.
+        let mut keys = unsafe { rt.alloc::<u64>(u) }?;
+        // Level 0 is dimension 0's order already. The largest open range of level t has
+        // u >> t points (a range of s splits into floor(s / 2) and below), so levels run while
+        // that is 2 or more.
+        let mut level = 1usize;
+        while (u >> level) >= 2 {
+            let d = level % dims;
+            let rank = if d == 0 { &ids } else { &ranks[d - 1] };
+            let li = level as i32;
+            let mut b = stream.launch_builder(&level_keys);
+            b.arg(&order).arg(&u32n).arg(&li).arg(rank).arg(&mut keys);
+            unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_level_keys"))?;
+            s.prim.sort_pairs(&mut keys, &mut order, u)?;
+            level += 1;
+        }
+        rt.synchronize()?;
+        times.build_ms = clock.elapsed().as_secs_f64() * 1e3;
+        Ok((
+            DeviceTree {
+                rt: rt.clone(),
+                dims,
+                len: u,
+                coords: ucoords,
+                order,
+                original,
+            },
+            times,
+        ))
+    }
+
+    pub fn upload(rt: &Arc<CudaRuntime>, t: &KdTree) -> Result<DeviceTree> {
+        let nz = |v: &[u32]| if v.is_empty() { vec![0] } else { v.to_vec() };
+        let coords = if t.coords.is_empty() {
+            vec![0.0]
+        } else {
+            t.coords.clone()
+        };
+        Ok(DeviceTree {
+            rt: rt.clone(),
+            dims: t.dims,
+            len: t.len(),
+            coords: rt.upload(&coords)?,
+            order: rt.upload(&nz(&t.order))?,
+            original: rt.upload(&nz(&t.original))?,
+        })
+    }
+
+    pub fn download(&self, input_len: usize) -> Result<KdTree> {
+        let u = self.len;
+        let get_u32 = |s: &CudaSlice<u32>| {
+            if u == 0 {
+                Ok(vec![])
+            } else {
+                self.rt.download(s, u)
+            }
+        };
+        Ok(KdTree {
+            dims: self.dims,
+            coords: if u == 0 {
+                vec![]
+            } else {
+                self.rt.download(&self.coords, u * self.dims)?
+            },
+            original: get_u32(&self.original)?,
+            order: get_u32(&self.order)?,
+            input_len,
+        })
+    }
+
+    /// The device-side checker: Ok(()) or the number of misplaced positions and one of them.
+    pub fn check(&self) -> Result<std::result::Result<(), (u32, u32)>> {
+        if self.len == 0 {
+            return Ok(Ok(()));
+        }
+        let mut bad = self.rt.alloc_zeros::<u32>(2)?;
+        let (n, di) = (self.len as u32, self.dims as i32);
+        let f = self.rt.function(&KDTREE, "kd_check")?;
+        let mut b = self.rt.stream().launch_builder(&f);
+        b.arg(&self.coords)
+            .arg(&self.order)
+            .arg(&n)
+            .arg(&di)
+            .arg(&mut bad);
+        unsafe { b.launch(stride(&self.rt, self.len)) }.map_err(launch_err("kd_check"))?;
+        let r = self.rt.download(&bad, 2)?;
+        Ok(if r[0] == 0 { Ok(()) } else { Err((r[0], r[1])) })
+    }
+
+    /// k nearest of every query, k <= [`MAX_K`] (k above the distinct points: all of them).
+    pub fn knn(&self, queries: &[f32], k: usize, metric: Metric) -> Result<Vec<Neighbors>> {
+        let host = KdTree {
+            dims: self.dims,
+            coords: vec![],
+            original: vec![],
+            order: vec![0; self.len],
+            input_len: 0,
+        };
+        check_query(&host, queries, k, metric)?;
+        if k > MAX_K {
+            return Err(Error::invalid(
+                "k",
+                format!("{k} is above the device query's limit of {MAX_K}"),
+            ));
+        }
+        let nq = queries.len() / self.dims;
+        let k = k.min(self.len);
+        if nq == 0 || k == 0 {
+            return Ok(vec![vec![]; nq]);
+        }
+        let q = self.rt.upload(queries)?;
+        // SAFETY: kd_knn writes k entries of both for every query.
+        let mut d = unsafe { self.rt.alloc::<f32>(nq * k) }?;
+        let mut i = unsafe { self.rt.alloc::<u32>(nq * k) }?;
+        let f = self.rt.function(&KDTREE, "kd_knn")?;
+        let (n, di, nq32, ki, so3) = (
+            self.len as u32,
+            self.dims as i32,
+            nq as u32,
+            k as i32,
+            (metric == Metric::So3) as i32,
+        );
+        let mut b = self.rt.stream().launch_builder(&f);
+        b.arg(&self.coords)
+            .arg(&self.order)
+            .arg(&self.original)
+            .arg(&n)
+            .arg(&di);
+        b.arg(&q)
+            .arg(&nq32)
+            .arg(&ki)
+            .arg(&so3)
+            .arg(&mut d)
+            .arg(&mut i);
+        let cfg = LaunchConfig {
+            grid_dim: (nq.div_ceil(128) as u32, 1, 1),
+            block_dim: (128, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
+        let d = self.rt.download(&d, nq * k)?;
+        let i = self.rt.download(&i, nq * k)?;
+        Ok((0..nq)
+            .map(|r| (0..k).map(|c| (d[r * k + c], i[r * k + c])).collect())
+            .collect())
+    }
+}

@@ -1,0 +1,43 @@
+//! Balanced k-d trees (seed 001, Brown's builder) and exact nearest-neighbour queries.
+//!
+//! Points have 2..=8 f32 coordinates. Duplicate tuples are removed before the build; every
+//! answer names a point by the input index of its **first** copy, so a query lists each
+//! distinct point once. Distances are Euclidean (or the SO(3) distance between quaternions),
+//! summed in f32 in dimension order on every backend; ties go to the smaller input index.
+
+pub mod build_cpu;
+pub mod gpu;
+pub mod points;
+pub mod query;
+pub mod tree;
+
+pub use points::Points;
+pub use query::{knn, radius, Metric, Neighbors};
+pub use tree::KdTree;
+
+use crate::compute::Backend;
+use crate::error::Result;
+
+/// Builds on the backend (both give the same tree).
+pub fn build(backend: &Backend, p: &Points) -> Result<KdTree> {
+    match backend {
+        Backend::Cpu => Ok(build_cpu::build(p)),
+        Backend::Cuda(rt) => gpu::build(rt, p),
+    }
+}
+
+/// k nearest on the backend (the CUDA path holds up to [`gpu::MAX_K`] neighbours per query).
+pub fn knn_on(
+    backend: &Backend,
+    t: &KdTree,
+    queries: &[f32],
+    k: usize,
+    metric: Metric,
+) -> Result<Vec<Neighbors>> {
+    match backend {
+        Backend::Cuda(rt) if k <= gpu::MAX_K => {
+            gpu::DeviceTree::upload(rt, t)?.knn(queries, k, metric)
+        }
+        _ => knn(t, queries, k, metric),
+    }
+}

@@ -1,0 +1,84 @@
+//! Input points: n tuples of D f32 coordinates (2 <= D <= 8), checked, with -0.0 made +0.0 so
+//! that equal coordinates have equal bits (dedupe and sort keys compare bits).
+
+use crate::error::{Error, Result};
+
+pub const MIN_DIMS: usize = 2;
+pub const MAX_DIMS: usize = 8;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Points {
+    pub dims: usize,
+    /// Row-major, n * dims.
+    pub coords: Vec<f32>,
+}
+
+impl Points {
+    pub fn new(dims: usize, mut coords: Vec<f32>) -> Result<Points> {
+        if !(MIN_DIMS..=MAX_DIMS).contains(&dims) {
+            return Err(Error::invalid(
+                "dimensions",
+                format!("{dims} is not in {MIN_DIMS}..={MAX_DIMS}"),
+            ));
+        }
+        if !coords.len().is_multiple_of(dims) {
+            return Err(Error::invalid(
+                "points",
+                format!(
+                    "{} values is not a multiple of {dims} dimensions",
+                    coords.len()
+                ),
+            ));
+        }
+        if let Some(i) = coords.iter().position(|v| !v.is_finite()) {
+            return Err(Error::invalid(
+                format!("points[{}]", i / dims),
+                format!("coordinate {} is {}", i % dims, coords[i]),
+            ));
+        }
+        if coords.len() / dims >= u32::MAX as usize {
+            return Err(Error::invalid("points", "more than 2^32 - 2 points"));
+        }
+        for v in &mut coords {
+            *v += 0.0; // -0.0 + 0.0 = +0.0
+        }
+        Ok(Points { dims, coords })
+    }
+
+    pub fn len(&self) -> usize {
+        self.coords.len() / self.dims
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.coords.is_empty()
+    }
+
+    pub fn point(&self, i: usize) -> &[f32] {
+        &self.coords[i * self.dims..(i + 1) * self.dims]
+    }
+}
+
+/// A u32 whose unsigned order is the f32 order (for finite values, -0.0 excluded).
+#[inline]
+pub fn sortable(v: f32) -> u32 {
+    let b = v.to_bits();
+    if b & 0x8000_0000 != 0 {
+        !b
+    } else {
+        b | 0x8000_0000
+    }
+}
+
+/// Brown's super key of dimension d: the coordinates d, d + 1, ... cyclically, compared
+/// lexicographically; a total order on distinct tuples.
+pub fn cmp_super(a: &[f32], b: &[f32], d: usize) -> std::cmp::Ordering {
+    let k = a.len();
+    for j in 0..k {
+        let c = (d + j) % k;
+        match a[c].partial_cmp(&b[c]) {
+            Some(std::cmp::Ordering::Equal) | None => continue,
+            Some(o) => return o,
+        }
+    }
+    std::cmp::Ordering::Equal
+}
