@@ -2,6 +2,7 @@
 
 pub mod apsp;
 pub mod cellgraph;
+pub mod kdtree;
 pub mod lee;
 pub mod polyline;
 pub mod primitives;

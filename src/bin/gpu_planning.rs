@@ -101,6 +101,27 @@ enum BenchWhat {
         #[arg(long, default_value_t = 44_000)]
         heuristic_limit: usize,
     },
+    /// k-d tree: build phases and exact kNN queries, CUDA against the CPU.
+    Kdtree {
+        /// POINTS:DIMS:K cases.
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "16777216:4:1,1048576:3:8"
+        )]
+        cases: Vec<String>,
+        #[arg(long, default_value_t = 1 << 20)]
+        queries: usize,
+        #[arg(long, default_value_t = 3)]
+        reps: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value = "auto")]
+        backend: BackendKind,
+        /// The CPU builds and queries only up to this many points.
+        #[arg(long, default_value_t = 1 << 20)]
+        cpu_limit: usize,
+    },
     /// Floyd–Warshall: every memory model and the CPU solvers on random graphs.
     Apsp {
         #[arg(long, value_delimiter = ',', default_value = "500,2000,8192")]
@@ -290,6 +311,41 @@ fn dispatch(command: Command) -> Result<()> {
                 heuristic_limit,
             };
             bench::cellgraph::run(&backend, &options)?;
+            Ok(())
+        }
+        Command::Bench {
+            what:
+                BenchWhat::Kdtree {
+                    cases,
+                    queries,
+                    reps,
+                    seed,
+                    backend,
+                    cpu_limit,
+                },
+        } => {
+            let backend = Backend::select(backend)?;
+            let cases = cases
+                .iter()
+                .map(|c| {
+                    let v: Vec<usize> = c.split(':').filter_map(|x| x.parse().ok()).collect();
+                    match v[..] {
+                        [n, d, k] => Ok((n, d, k)),
+                        _ => Err(gpu_planning::Error::invalid(
+                            "--cases",
+                            format!("'{c}' is not POINTS:DIMS:K"),
+                        )),
+                    }
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let options = bench::kdtree::Options {
+                cases,
+                queries,
+                reps,
+                seed,
+                cpu_limit,
+            };
+            bench::kdtree::run(&backend, &options)?;
             Ok(())
         }
         Command::Bench {
