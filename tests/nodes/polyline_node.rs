@@ -15,7 +15,7 @@ use gpu_planning::ros::msg::nav_msgs::Path;
 use gpu_planning::ros::msg::sensor_msgs::Image;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
-mod common;
+use crate::common;
 
 async fn call(
     client: &ros2_client::Client<ExtractPolylineRequest, ExtractPolylineResponse>,

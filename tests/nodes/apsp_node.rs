@@ -15,7 +15,7 @@ use gpu_planning::ros::msg::gpu_planning::{
 };
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
-mod common;
+use crate::common;
 
 async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     match futures::future::select(

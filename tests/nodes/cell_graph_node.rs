@@ -16,7 +16,7 @@ use gpu_planning::ros::msg::gpu_planning::{
 };
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
-mod common;
+use crate::common;
 
 async fn call<Q, R>(client: &ros2_client::Client<Q, R>, req: Q) -> R
 where

@@ -10,7 +10,7 @@ use gpu_planning::ros::msg::nav_msgs::OccupancyGrid;
 use gpu_planning::ros::msg::std_msgs::Header;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
-mod common;
+use crate::common;
 
 fn test_map(w: u32, h: u32, seed: u64) -> OccupancyGrid {
     let mut rng = gpu_planning::bench::XorShift::new(seed);

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
 
-mod common;
+use crate::common;
 
 fn cyclone_available() -> Result<(), String> {
     let out = Command::new("python3")

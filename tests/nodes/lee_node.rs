@@ -13,7 +13,7 @@ use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid, P
 use gpu_planning::ros::msg::std_msgs::Header;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
-mod common;
+use crate::common;
 
 fn pose(x: f64, y: f64) -> PoseStamped {
     PoseStamped {

@@ -1,0 +1,12 @@
+//! Every test that runs nodes over DDS, in one test binary (each links the whole ROS stack, so
+//! one binary instead of six keeps builds and the GPU machine's bundle small).
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod apsp_node;
+mod cell_graph_node;
+mod cyclone_interop;
+mod dds_loopback;
+mod lee_node;
+mod polyline_node;
