@@ -74,17 +74,35 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
     }
 }
 
-#define MAX_K 32
-#define STACK 96
+// The query kernels are compiled per (k, dimensions) so the k best and the query live in
+// registers: -DKNN_K=k -DKNN_DIMS=d (defaults only keep this file compilable alone).
+#ifndef KNN_K
+#define KNN_K 1
+#endif
+#ifndef KNN_DIMS
+#define KNN_DIMS 3
+#endif
+#define STACK 64
+
+// Tree-layout copies: coordinates and first-copy input index of position m, so a query reads
+// one row per node (no indirection through order).
+extern "C" __global__ void kd_layout(const float *coords, const u32 *order, const u32 *original,
+                                     u32 n, int dims, float *tcoords, u32 *toriginal) {
+    for (u32 m = blockIdx.x * blockDim.x + threadIdx.x; m < n; m += gridDim.x * blockDim.x) {
+        u32 id = order[m];
+        toriginal[m] = original[id];
+        for (int d = 0; d < dims; ++d) tcoords[(size_t)m * dims + d] = coords[(size_t)id * dims + d];
+    }
+}
 
 struct Best {
-    float d[MAX_K];
-    u32 i[MAX_K];
-    int len, k;
+    float d[KNN_K];
+    u32 i[KNN_K];
+    int len;
 };
 
 __device__ __forceinline__ float worst(const Best &b) {
-    return b.len < b.k ? __int_as_float(0x7f800000) : b.d[b.k - 1];
+    return b.len < KNN_K ? __int_as_float(0x7f800000) : b.d[KNN_K - 1];
 }
 
 __device__ __forceinline__ bool before(float d, u32 i, float d2, u32 i2) {
@@ -92,35 +110,56 @@ __device__ __forceinline__ bool before(float d, u32 i, float d2, u32 i2) {
 }
 
 // Insert keeping (d, i) order; with `unique`, an index already listed keeps its smaller d.
-__device__ void offer(Best &b, float d, u32 idx, bool unique) {
+// Fully unrolled compare-and-shift so the arrays stay in registers.
+__device__ __forceinline__ void offer(Best &b, float d, u32 idx, bool unique) {
     if (unique) {
-        for (int t = 0; t < b.len; ++t)
-            if (b.i[t] == idx) {
-                if (b.d[t] <= d) return;
-                for (int s = t; s + 1 < b.len; ++s) { b.d[s] = b.d[s + 1]; b.i[s] = b.i[s + 1]; }
-                b.len--;
-                break;
+        int at = -1;
+#pragma unroll
+        for (int t = 0; t < KNN_K; ++t)
+            if (t < b.len && b.i[t] == idx) at = t;
+        if (at >= 0) {
+            bool better = false;
+#pragma unroll
+            for (int t = 0; t < KNN_K; ++t)
+                if (t == at) better = d < b.d[t];
+            if (!better) return;
+            // Drop the entry at `at`, then insert below.
+#pragma unroll
+            for (int t = 0; t + 1 < KNN_K; ++t)
+                if (t >= at && t + 1 < b.len) { b.d[t] = b.d[t + 1]; b.i[t] = b.i[t + 1]; }
+            b.len--;
+        }
+    }
+    if (b.len == KNN_K && !before(d, idx, b.d[KNN_K - 1], b.i[KNN_K - 1])) return;
+    // Shift larger entries up by one, from the top, and drop (d, idx) into the gap.
+    float cd = d;
+    u32 ci = idx;
+#pragma unroll
+    for (int t = 0; t < KNN_K; ++t) {
+        if (t < b.len) {
+            if (before(cd, ci, b.d[t], b.i[t])) {
+                float td = b.d[t];
+                u32 ti = b.i[t];
+                b.d[t] = cd;
+                b.i[t] = ci;
+                cd = td;
+                ci = ti;
             }
+        } else if (t == b.len) {
+            b.d[t] = cd;
+            b.i[t] = ci;
+        }
     }
-    if (b.len == b.k && !before(d, idx, b.d[b.k - 1], b.i[b.k - 1])) return;
-    int at = b.len < b.k ? b.len : b.k - 1;
-    while (at > 0 && before(d, idx, b.d[at - 1], b.i[at - 1])) {
-        b.d[at] = b.d[at - 1];
-        b.i[at] = b.i[at - 1];
-        --at;
-    }
-    b.d[at] = d;
-    b.i[at] = idx;
-    if (b.len < b.k) b.len++;
+    if (b.len < KNN_K) b.len++;
 }
 
-__device__ void search(const float *coords, const u32 *order, const u32 *original, u32 n,
-                       int dims, const float *q, Best &b, bool unique) {
+__device__ void search(const float *tc, const u32 *torig, u32 n, const float *q, Best &b,
+                       bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdep[STACK];
     float splane[STACK];
-    int top = 0;
-    slo[0] = 0; shi[0] = n; sdep[0] = 0; splane[0] = 0.0f; top = 1;
+    int top = 1;
+    slo[0] = 0; shi[0] = n; sdep[0] = 0; splane[0] = 0.0f;
     while (top > 0) {
         --top;
         u32 lo = slo[top], hi = shi[top];
@@ -128,20 +167,31 @@ __device__ void search(const float *coords, const u32 *order, const u32 *origina
         if (splane[top] > worst(b)) continue;
         while (lo < hi) {
             u32 m = lo + (hi - lo) / 2;
-            const float *p = coords + (size_t)order[m] * dims;
+            const float *p = tc + (size_t)m * KNN_DIMS;
+            float pv[KNN_DIMS];
             float s = 0.0f;
-            for (int d = 0; d < dims; ++d) {
-                float x = __fsub_rn(q[d], p[d]);
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) {
+                pv[d] = p[d];
+                float x = __fsub_rn(q[d], pv[d]);
                 s = __fadd_rn(s, __fmul_rn(x, x));
             }
-            offer(b, s, original[order[m]], unique);
-            int dd = depth % dims;
-            float diff = __fsub_rn(q[dd], p[dd]);
+            if (s <= worst(b)) offer(b, s, torig[m], unique);
+            int dd = depth % KNN_DIMS;
+            float pd = 0.0f;
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d)
+                if (d == dd) pd = pv[d];
+            float qd = 0.0f;
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d)
+                if (d == dd) qd = q[d];
+            float diff = __fsub_rn(qd, pd);
             float plane = __fmul_rn(diff, diff);
             u32 nlo, nhi, flo, fhi;
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
-            if (flo < fhi && plane <= worst(b) && top < STACK) {
+            if (flo < fhi && plane <= worst(b)) {
                 slo[top] = flo; shi[top] = fhi; sdep[top] = depth + 1; splane[top] = plane;
                 ++top;
             }
@@ -150,26 +200,31 @@ __device__ void search(const float *coords, const u32 *order, const u32 *origina
     }
 }
 
-// k nearest per query; so3: also from -q, one entry per point. Output row-major nq x k:
-// distances (square roots) and input indices.
-extern "C" __global__ void kd_knn(const float *coords, const u32 *order, const u32 *original,
-                                  u32 n, int dims, const float *queries, u32 nq, int k, int so3,
+// k nearest per query, queries taken in the order `perm` gives (spatially sorted, so a warp
+// walks similar paths); so3: also from -q, one entry per point. Output row-major by query
+// index: distances (square roots) and input indices.
+extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
+                                  const float *queries, const u32 *perm, u32 nq, int k, int so3,
                                   float *out_d, u32 *out_i) {
-    for (u32 qi = blockIdx.x * blockDim.x + threadIdx.x; qi < nq; qi += gridDim.x * blockDim.x) {
-        float q[8];
-        for (int d = 0; d < dims; ++d) q[d] = queries[(size_t)qi * dims + d];
+    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < nq; t += gridDim.x * blockDim.x) {
+        u32 qi = perm[t];
+        float q[KNN_DIMS];
+#pragma unroll
+        for (int d = 0; d < KNN_DIMS; ++d) q[d] = queries[(size_t)qi * KNN_DIMS + d];
         Best b;
         b.len = 0;
-        b.k = k;
-        search(coords, order, original, n, dims, q, b, false);
+        search(tc, torig, n, q, b, false);
         if (so3) {
-            for (int d = 0; d < dims; ++d) q[d] = -q[d];
-            search(coords, order, original, n, dims, q, b, true);
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
+            search(tc, torig, n, q, b, true);
         }
-        for (int t = 0; t < k; ++t) {
-            out_d[(size_t)qi * k + t] = __fsqrt_rn(b.d[t]);
-            out_i[(size_t)qi * k + t] = b.i[t];
-        }
+#pragma unroll
+        for (int j = 0; j < KNN_K; ++j)
+            if (j < k) {
+                out_d[(size_t)qi * k + j] = __fsqrt_rn(b.d[j]);
+                out_i[(size_t)qi * k + j] = b.i[j];
+            }
     }
 }
 

@@ -45,6 +45,9 @@ pub struct DeviceTree {
     coords: CudaSlice<f32>,
     order: CudaSlice<u32>,
     original: CudaSlice<u32>,
+    /// Coordinates and first-copy indices in tree layout (what queries read).
+    tcoords: CudaSlice<f32>,
+    torig: CudaSlice<u32>,
 }
 
 /// cudarc frees without making the context current on the dropping thread.
@@ -147,6 +150,8 @@ impl DeviceTree {
                     coords: rt.alloc_zeros::<f32>(1)?,
                     order: rt.alloc_zeros::<u32>(1)?,
                     original: rt.alloc_zeros::<u32>(1)?,
+                    tcoords: rt.alloc_zeros::<f32>(1)?,
+                    torig: rt.alloc_zeros::<u32>(1)?,
                 },
                 times,
             ));
@@ -227,6 +232,7 @@ impl DeviceTree {
             s.prim.sort_pairs(&mut keys, &mut order, u)?;
             level += 1;
         }
+        let (tcoords, torig) = layout(rt, &ucoords, &order, &original, u, dims)?;
         rt.synchronize()?;
         times.build_ms = clock.elapsed().as_secs_f64() * 1e3;
         Ok((
@@ -237,6 +243,8 @@ impl DeviceTree {
                 coords: ucoords,
                 order,
                 original,
+                tcoords,
+                torig,
             },
             times,
         ))
@@ -249,13 +257,25 @@ impl DeviceTree {
         } else {
             t.coords.clone()
         };
+        let (c, o, g) = (
+            rt.upload(&coords)?,
+            rt.upload(&nz(&t.order))?,
+            rt.upload(&nz(&t.original))?,
+        );
+        let (tcoords, torig) = if t.is_empty() {
+            (rt.alloc_zeros::<f32>(1)?, rt.alloc_zeros::<u32>(1)?)
+        } else {
+            layout(rt, &c, &o, &g, t.len(), t.dims)?
+        };
         Ok(DeviceTree {
             rt: rt.clone(),
             dims: t.dims,
             len: t.len(),
-            coords: rt.upload(&coords)?,
-            order: rt.upload(&nz(&t.order))?,
-            original: rt.upload(&nz(&t.original))?,
+            coords: c,
+            order: o,
+            original: g,
+            tcoords,
+            torig,
         })
     }
 
@@ -302,6 +322,17 @@ impl DeviceTree {
 
     /// k nearest of every query, k <= [`MAX_K`] (k above the distinct points: all of them).
     pub fn knn(&self, queries: &[f32], k: usize, metric: Metric) -> Result<Vec<Neighbors>> {
+        Ok(self.knn_timed(queries, k, metric)?.0)
+    }
+
+    /// [`Self::knn`], and the milliseconds of device work (query sort and search, inputs
+    /// uploaded, results not yet downloaded).
+    pub fn knn_timed(
+        &self,
+        queries: &[f32],
+        k: usize,
+        metric: Metric,
+    ) -> Result<(Vec<Neighbors>, f64)> {
         let host = KdTree {
             dims: self.dims,
             coords: vec![],
@@ -319,42 +350,119 @@ impl DeviceTree {
         let nq = queries.len() / self.dims;
         let k = k.min(self.len);
         if nq == 0 || k == 0 {
-            return Ok(vec![vec![]; nq]);
+            return Ok((vec![vec![]; nq], 0.0));
         }
         let q = self.rt.upload(queries)?;
+        // Queries in Morton order of their coordinates: a warp then walks similar paths.
+        let morton = morton_codes(queries, self.dims);
+        let mut keys = self.rt.upload(&morton)?;
+        let mut perm = self.rt.upload(&(0..nq as u32).collect::<Vec<_>>())?;
+        let prim = Primitives::new(&self.rt)?;
+        self.rt.synchronize()?;
+        let clock = std::time::Instant::now();
+        prim.sort_pairs(&mut keys, &mut perm, nq)?;
         // SAFETY: kd_knn writes k entries of both for every query.
         let mut d = unsafe { self.rt.alloc::<f32>(nq * k) }?;
         let mut i = unsafe { self.rt.alloc::<u32>(nq * k) }?;
-        let f = self.rt.function(&KDTREE, "kd_knn")?;
-        let (n, di, nq32, ki, so3) = (
+        let defines = [
+            ("KNN_K", k.to_string()),
+            ("KNN_DIMS", self.dims.to_string()),
+        ];
+        let f = self.rt.function_with(&KDTREE, &defines, "kd_knn")?;
+        let (n, nq32, ki, so3) = (
             self.len as u32,
-            self.dims as i32,
             nq as u32,
             k as i32,
             (metric == Metric::So3) as i32,
         );
         let mut b = self.rt.stream().launch_builder(&f);
-        b.arg(&self.coords)
-            .arg(&self.order)
-            .arg(&self.original)
-            .arg(&n)
-            .arg(&di);
+        b.arg(&self.tcoords).arg(&self.torig).arg(&n);
         b.arg(&q)
+            .arg(&perm)
             .arg(&nq32)
             .arg(&ki)
             .arg(&so3)
             .arg(&mut d)
             .arg(&mut i);
         let cfg = LaunchConfig {
-            grid_dim: (nq.div_ceil(128) as u32, 1, 1),
-            block_dim: (128, 1, 1),
+            grid_dim: (nq.div_ceil(64) as u32, 1, 1),
+            block_dim: (64, 1, 1),
             shared_mem_bytes: 0,
         };
         unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
+        self.rt.synchronize()?;
+        let device_ms = clock.elapsed().as_secs_f64() * 1e3;
         let d = self.rt.download(&d, nq * k)?;
         let i = self.rt.download(&i, nq * k)?;
-        Ok((0..nq)
-            .map(|r| (0..k).map(|c| (d[r * k + c], i[r * k + c])).collect())
-            .collect())
+        Ok((
+            (0..nq)
+                .map(|r| (0..k).map(|c| (d[r * k + c], i[r * k + c])).collect())
+                .collect(),
+            device_ms,
+        ))
     }
+}
+
+/// Tree-layout copies of the coordinates and first-copy indices.
+fn layout(
+    rt: &Arc<CudaRuntime>,
+    coords: &CudaSlice<f32>,
+    order: &CudaSlice<u32>,
+    original: &CudaSlice<u32>,
+    n: usize,
+    dims: usize,
+) -> Result<(CudaSlice<f32>, CudaSlice<u32>)> {
+    // SAFETY: kd_layout writes all n rows of both.
+    let mut tc = unsafe { rt.alloc::<f32>(n * dims) }?;
+    let mut to = unsafe { rt.alloc::<u32>(n) }?;
+    let f = rt.function(&KDTREE, "kd_layout")?;
+    let (n32, di) = (n as u32, dims as i32);
+    let mut b = rt.stream().launch_builder(&f);
+    b.arg(coords)
+        .arg(order)
+        .arg(original)
+        .arg(&n32)
+        .arg(&di)
+        .arg(&mut tc)
+        .arg(&mut to);
+    unsafe { b.launch(stride(rt, n)) }.map_err(launch_err("kd_layout"))?;
+    Ok((tc, to))
+}
+
+/// Morton (Z-order) codes of points: each coordinate scaled to its range over the set and
+/// quantised to 64 / dims bits, bits interleaved. Only the query order depends on them.
+pub fn morton_codes(points: &[f32], dims: usize) -> Vec<u64> {
+    use rayon::prelude::*;
+    let bits = 64 / dims;
+    let (lo, hi) = points.chunks(dims).fold(
+        (vec![f32::MAX; dims], vec![f32::MIN; dims]),
+        |(mut lo, mut hi), p| {
+            for d in 0..dims {
+                lo[d] = lo[d].min(p[d]);
+                hi[d] = hi[d].max(p[d]);
+            }
+            (lo, hi)
+        },
+    );
+    let scale: Vec<f64> = (0..dims)
+        .map(|d| {
+            let span = (hi[d] as f64 - lo[d] as f64).max(f64::MIN_POSITIVE);
+            ((1u64 << bits) - 1) as f64 / span
+        })
+        .collect();
+    points
+        .par_chunks(dims)
+        .map(|p| {
+            let cells: Vec<u64> = (0..dims)
+                .map(|d| ((p[d] as f64 - lo[d] as f64) * scale[d]) as u64)
+                .collect();
+            let mut code = 0u64;
+            for b in (0..bits).rev() {
+                for c in &cells {
+                    code = (code << 1) | ((c >> b) & 1);
+                }
+            }
+            code
+        })
+        .collect()
 }
