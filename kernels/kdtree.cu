@@ -1,6 +1,7 @@
 // Balanced k-d tree (src/kdtree/gpu.rs drives these): sort keys for Brown's presorts and the
-// breadth-first levels, dedupe, and exact k-nearest queries. Distances: f32 sums of squared
-// differences in dimension order with explicit rounding, as src/kdtree/query.rs computes them.
+// breadth-first levels, dedupe, and exact k-nearest queries. Distances: square roots of f32
+// sums of squared differences in dimension order, explicitly rounded, as src/kdtree/query.rs
+// computes them; neighbours ranked by (distance, input index).
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -176,7 +177,8 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
                 float x = __fsub_rn(q[d], pv[d]);
                 s = __fadd_rn(s, __fmul_rn(x, x));
             }
-            if (s <= worst(b)) offer(b, s, torig[m], unique);
+            float dist = __fsqrt_rn(s);
+            if (dist <= worst(b)) offer(b, dist, torig[m], unique);
             int dd = depth % KNN_DIMS;
             float pd = 0.0f;
 #pragma unroll
@@ -187,7 +189,7 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
             for (int d = 0; d < KNN_DIMS; ++d)
                 if (d == dd) qd = q[d];
             float diff = __fsub_rn(qd, pd);
-            float plane = __fmul_rn(diff, diff);
+            float plane = __fsqrt_rn(__fmul_rn(diff, diff));
             u32 nlo, nhi, flo, fhi;
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
@@ -222,7 +224,7 @@ extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
 #pragma unroll
         for (int j = 0; j < KNN_K; ++j)
             if (j < k) {
-                out_d[(size_t)qi * k + j] = __fsqrt_rn(b.d[j]);
+                out_d[(size_t)qi * k + j] = b.d[j];
                 out_i[(size_t)qi * k + j] = b.i[j];
             }
     }

@@ -36,11 +36,11 @@ fn brute_knn(p: &Points, q: &[f32], k: usize, metric: Metric) -> Vec<(f32, u32)>
             let neg: Vec<f32> = q.iter().map(|v| -v).collect();
             d = d.min(dist2(&neg, p.point(i)));
         }
-        all.push((d, i as u32));
+        all.push((d.sqrt(), i as u32));
     }
     all.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     all.truncate(k);
-    all.into_iter().map(|(d, i)| (d.sqrt(), i)).collect()
+    all
 }
 
 proptest! {

@@ -81,10 +81,12 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
         let mut r = dev.knn(&q.coords, k, Metric::Euclidean)?;
         for _ in 0..o.reps.max(1) {
             let s = Instant::now();
-            let (res, device_ms) = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
+            let rows = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
             qms.push(s.elapsed().as_secs_f64() * 1e3);
-            dms.push(device_ms);
-            r = res;
+            dms.push(rows.device_ms);
+            if cpu.is_some() {
+                r = rows.nested();
+            }
         }
         qms.sort_by(f64::total_cmp);
         dms.sort_by(f64::total_cmp);

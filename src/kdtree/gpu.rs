@@ -9,7 +9,7 @@ use std::sync::Arc;
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::points::Points;
-use super::query::{check_query, Metric, Neighbors};
+use super::query::{check_query_dims, Metric, Neighbors};
 use super::tree::KdTree;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;
@@ -35,6 +35,28 @@ pub struct BuildTimes {
     pub sort_ms: f64,
     pub dedupe_ms: f64,
     pub build_ms: f64,
+}
+
+/// k nearest of many queries as row-major arrays (k per query).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KnnRows {
+    pub k: usize,
+    pub rows: usize,
+    pub distances: Vec<f32>,
+    pub indices: Vec<u32>,
+    pub device_ms: f64,
+}
+
+impl KnnRows {
+    pub fn nested(&self) -> Vec<Neighbors> {
+        (0..self.rows)
+            .map(|r| {
+                (r * self.k..(r + 1) * self.k)
+                    .map(|j| (self.distances[j], self.indices[j]))
+                    .collect()
+            })
+            .collect()
+    }
 }
 
 /// A tree's arrays on the device.
@@ -322,25 +344,14 @@ impl DeviceTree {
 
     /// k nearest of every query, k <= [`MAX_K`] (k above the distinct points: all of them).
     pub fn knn(&self, queries: &[f32], k: usize, metric: Metric) -> Result<Vec<Neighbors>> {
-        Ok(self.knn_timed(queries, k, metric)?.0)
+        let r = self.knn_timed(queries, k, metric)?;
+        Ok(r.nested())
     }
 
-    /// [`Self::knn`], and the milliseconds of device work (query sort and search, inputs
-    /// uploaded, results not yet downloaded).
-    pub fn knn_timed(
-        &self,
-        queries: &[f32],
-        k: usize,
-        metric: Metric,
-    ) -> Result<(Vec<Neighbors>, f64)> {
-        let host = KdTree {
-            dims: self.dims,
-            coords: vec![],
-            original: vec![],
-            order: vec![0; self.len],
-            input_len: 0,
-        };
-        check_query(&host, queries, k, metric)?;
+    /// [`Self::knn`] as flat rows, and the milliseconds of device work (query sort and
+    /// search, inputs uploaded, results not yet downloaded).
+    pub fn knn_timed(&self, queries: &[f32], k: usize, metric: Metric) -> Result<KnnRows> {
+        check_query_dims(self.dims, queries, k, metric)?;
         if k > MAX_K {
             return Err(Error::invalid(
                 "k",
@@ -350,7 +361,13 @@ impl DeviceTree {
         let nq = queries.len() / self.dims;
         let k = k.min(self.len);
         if nq == 0 || k == 0 {
-            return Ok((vec![vec![]; nq], 0.0));
+            return Ok(KnnRows {
+                k,
+                distances: vec![],
+                indices: vec![],
+                rows: nq,
+                device_ms: 0.0,
+            });
         }
         let q = self.rt.upload(queries)?;
         // Queries in Morton order of their coordinates: a warp then walks similar paths.
@@ -392,14 +409,13 @@ impl DeviceTree {
         unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
         self.rt.synchronize()?;
         let device_ms = clock.elapsed().as_secs_f64() * 1e3;
-        let d = self.rt.download(&d, nq * k)?;
-        let i = self.rt.download(&i, nq * k)?;
-        Ok((
-            (0..nq)
-                .map(|r| (0..k).map(|c| (d[r * k + c], i[r * k + c])).collect())
-                .collect(),
+        Ok(KnnRows {
+            k,
+            distances: self.rt.download(&d, nq * k)?,
+            indices: self.rt.download(&i, nq * k)?,
+            rows: nq,
             device_ms,
-        ))
+        })
     }
 }
 

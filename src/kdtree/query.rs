@@ -1,7 +1,8 @@
 //! Exact queries on the CPU: k nearest and radius search, Euclidean or SO(3). Squared
-//! distances are summed over the dimensions in order in f32 (the CUDA kernel does the same
-//! operations, so results match bit for bit); ties go to the smaller input index; reported
-//! distances are square roots of those sums.
+//! distances are summed over the dimensions in order in f32 and their correctly rounded square
+//! root is the distance (the CUDA kernel does the same operations, so results match bit for
+//! bit). Neighbours are ranked by (distance, input index): two points whose squared sums
+//! differ but whose distances round equal are a tie, and the smaller index wins.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -30,7 +31,7 @@ pub fn dist2(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
-/// The k best (squared distance, index) pairs, kept sorted.
+/// The k best (distance, index) pairs, kept sorted.
 struct Best {
     k: usize,
     list: Vec<(f32, u32)>,
@@ -67,7 +68,7 @@ fn knn_euclid(t: &KdTree, q: &[f32], best: &mut Best, lo: usize, hi: usize, dept
     }
     let m = mid(lo, hi);
     let p = t.at(m);
-    best.offer(dist2(q, p), t.original[t.order[m] as usize]);
+    best.offer(dist2(q, p).sqrt(), t.original[t.order[m] as usize]);
     let d = depth % t.dims;
     let diff = q[d] - p[d];
     let (near, far) = if diff <= 0.0 {
@@ -76,9 +77,9 @@ fn knn_euclid(t: &KdTree, q: &[f32], best: &mut Best, lo: usize, hi: usize, dept
         ((m + 1, hi), (lo, m))
     };
     knn_euclid(t, q, best, near.0, near.1, depth + 1);
-    // Every point beyond the plane has a summed distance >= diff^2 (f32 rounding is
-    // monotone), so this skips only points that cannot enter, ties included.
-    if diff * diff <= best.worst() {
+    // Every point beyond the plane has a summed square >= diff^2 (f32 rounding is monotone),
+    // so a distance >= sqrt(diff^2): this skips only points that cannot enter, ties included.
+    if (diff * diff).sqrt() <= best.worst() {
         knn_euclid(t, q, best, far.0, far.1, depth + 1);
     }
 }
@@ -102,49 +103,51 @@ pub fn knn_one(t: &KdTree, q: &[f32], k: usize, metric: Metric) -> Neighbors {
             list: Vec::with_capacity(k + 1),
         };
         knn_euclid(t, &neg, &mut other, 0, t.len(), 0);
-        for (d2, i) in other.list {
+        for (d, i) in other.list {
             match best.list.iter().position(|&(_, j)| j == i) {
-                Some(at) if best.list[at].0 <= d2 => {}
+                Some(at) if best.list[at].0 <= d => {}
                 Some(at) => {
                     best.list.remove(at);
-                    best.offer(d2, i);
+                    best.offer(d, i);
                 }
-                None => best.offer(d2, i),
+                None => best.offer(d, i),
             }
         }
     }
     best.list
-        .into_iter()
-        .map(|(d2, i)| (d2.sqrt(), i))
-        .collect()
 }
 
 pub fn check_query(t: &KdTree, queries: &[f32], k: usize, metric: Metric) -> Result<()> {
+    check_query_dims(t.dims, queries, k, metric)
+}
+
+/// Query checks for points of `dims` dimensions.
+pub fn check_query_dims(dims: usize, queries: &[f32], k: usize, metric: Metric) -> Result<()> {
     if k == 0 {
         return Err(Error::invalid("k", "0: ask for at least one neighbour"));
     }
-    if !queries.len().is_multiple_of(t.dims) {
+    if !queries.len().is_multiple_of(dims) {
         return Err(Error::invalid(
             "queries",
             format!(
                 "{} values is not a multiple of {} dimensions",
                 queries.len(),
-                t.dims
+                dims
             ),
         ));
     }
     if let Some(i) = queries.iter().position(|v| !v.is_finite()) {
         return Err(Error::invalid(
-            format!("queries[{}]", i / t.dims),
-            format!("coordinate {} is {}", i % t.dims, queries[i]),
+            format!("queries[{}]", i / dims),
+            format!("coordinate {} is {}", i % dims, queries[i]),
         ));
     }
-    if metric == Metric::So3 && t.dims != 4 {
+    if metric == Metric::So3 && dims != 4 {
         return Err(Error::invalid(
             "metric",
             format!(
                 "so3 needs 4-D quaternions, the points have {} dimensions",
-                t.dims
+                dims
             ),
         ));
     }
