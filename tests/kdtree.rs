@@ -158,3 +158,96 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
         }
     }
 }
+
+#[test]
+fn point_files_pcd_and_ply_read_xyz() {
+    use gpu_planning::kdtree::io::{read_pcd, read_ply};
+    let pcd = b"# .PCD v0.7\nVERSION 0.7\nFIELDS x y z rgb\nSIZE 4 4 4 4\nTYPE F F F U\nCOUNT 1 1 1 1\nWIDTH 2\nHEIGHT 1\nPOINTS 2\nDATA ascii\n1 2 3 0\n-4 5.5 6 7\n";
+    assert_eq!(
+        read_pcd("a.pcd", pcd).unwrap(),
+        vec![1.0, 2.0, 3.0, -4.0, 5.5, 6.0]
+    );
+    let mut bin =
+        b"FIELDS intensity x y z\nSIZE 1 4 4 8\nTYPE U F F F\nPOINTS 2\nDATA binary\n".to_vec();
+    for (i, x, y, z) in [(9u8, 1.5f32, 2.5f32, 3.5f64), (1, -1.0, 0.0, 8.0)] {
+        bin.push(i);
+        bin.extend(x.to_le_bytes());
+        bin.extend(y.to_le_bytes());
+        bin.extend(z.to_le_bytes());
+    }
+    assert_eq!(
+        read_pcd("b.pcd", &bin).unwrap(),
+        vec![1.5, 2.5, 3.5, -1.0, 0.0, 8.0]
+    );
+    let mut ply = b"ply\nformat binary_little_endian 1.0\nelement vertex 2\nproperty double x\nproperty float y\nproperty float z\nproperty uchar red\nelement face 0\nproperty list uchar int vertex_indices\nend_header\n".to_vec();
+    for (x, y, z) in [(1.0f64, 2.0f32, 3.0f32), (4.0, 5.0, 6.0)] {
+        ply.extend(x.to_le_bytes());
+        ply.extend(y.to_le_bytes());
+        ply.extend(z.to_le_bytes());
+        ply.push(255);
+    }
+    assert_eq!(
+        read_ply("c.ply", &ply).unwrap(),
+        vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
+    );
+    let ascii = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float z\nproperty float y\nproperty float x\nend_header\n3 2 1\n";
+    assert_eq!(read_ply("d.ply", ascii).unwrap(), vec![1.0, 2.0, 3.0]);
+    let e = read_pcd(
+        "e.pcd",
+        b"FIELDS x y\nSIZE 4 4\nTYPE F F\nPOINTS 1\nDATA ascii\n1 2\n",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("'z'"), "{e}");
+}
+
+#[test]
+fn cli_prints_neighbours_as_json_and_writes_npz() {
+    use gpu_planning::npy::write_f64_nd;
+    let dir = std::env::temp_dir().join(format!("gpu_planning_knn_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let p = points(500, 3, 50, 3);
+    let q = points(40, 3, 50, 4);
+    let f64s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
+    std::fs::write(dir.join("p.npy"), write_f64_nd(&[500, 3], &f64s(&p.coords))).unwrap();
+    std::fs::write(dir.join("q.npy"), write_f64_nd(&[40, 3], &f64s(&q.coords))).unwrap();
+    let exe = std::env::var("GPU_PLANNING_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
+    let out = std::process::Command::new(&exe)
+        .args(["knn", "--points"])
+        .arg(dir.join("p.npy"))
+        .arg("--queries")
+        .arg(dir.join("q.npy"))
+        .args(["--k", "4", "--backend", "auto", "--json", "--out"])
+        .arg(dir.join("r.npz"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = build(&Backend::Cpu, &p).unwrap();
+    let want = knn(&t, &q.coords, 4, Metric::Euclidean).unwrap();
+    let idx: Vec<Vec<u32>> = serde_json::from_value(v["indices"].clone()).unwrap();
+    let dist: Vec<Vec<f32>> = serde_json::from_value(v["distances"].clone()).unwrap();
+    for (r, w) in want.iter().enumerate() {
+        assert_eq!(idx[r], w.iter().map(|e| e.1).collect::<Vec<_>>());
+        assert_eq!(dist[r], w.iter().map(|e| e.0).collect::<Vec<_>>());
+    }
+    // The .npz is a valid zip whose members pass their CRC (Python's zipfile, when present).
+    let npz = dir.join("r.npz");
+    match std::process::Command::new("python3")
+        .args(["-c", "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); assert z.testzip() is None; print(sorted(z.namelist()))"])
+        .arg(&npz)
+        .output()
+    {
+        Ok(o) if o.status.success() => {
+            assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "['distances.npy', 'indices.npy']");
+        }
+        Ok(o) => panic!("npz rejected: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => eprintln!("SKIP npz check: no python3 ({e})"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -59,6 +59,8 @@ enum Command {
     Polyline(gpu_planning::polyline::cli::PolylineArgs),
     /// Cell graph of a quadric arrangement on SO(3) from .npy files or generated samples.
     Cellgraph(gpu_planning::cellgraph::cli::CellGraphArgs),
+    /// Nearest neighbours (k nearest or radius) of query points in a point file, k-d tree.
+    Knn(gpu_planning::kdtree::cli::KnnArgs),
     /// Benchmarks, ours against peers in the same run.
     Bench {
         #[command(subcommand)]
@@ -266,6 +268,7 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Apsp(args) => gpu_planning::apsp::cli::run(args),
         Command::Polyline(args) => gpu_planning::polyline::cli::run(args),
         Command::Cellgraph(args) => gpu_planning::cellgraph::cli::run(args),
+        Command::Knn(args) => gpu_planning::kdtree::cli::run(args),
         Command::Bench {
             what:
                 BenchWhat::Polyline {

@@ -6,7 +6,9 @@
 //! summed in f32 in dimension order on every backend; ties go to the smaller input index.
 
 pub mod build_cpu;
+pub mod cli;
 pub mod gpu;
+pub mod io;
 pub mod points;
 pub mod query;
 pub mod tree;

@@ -1,0 +1,124 @@
+//! `gpu_planning knn`: nearest neighbours of query points in a point file.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::io::{npz, read_points};
+use super::{build, knn_on, radius, Metric, Neighbors, Points};
+use crate::compute::{Backend, BackendKind};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Args)]
+pub struct KnnArgs {
+    /// Points: .npy (N, D) float32/float64, or .pcd / .ply (x, y, z).
+    #[arg(long)]
+    pub points: PathBuf,
+    /// Queries: .npy (M, D), or .pcd / .ply.
+    #[arg(long)]
+    pub queries: PathBuf,
+    /// Neighbours per query (with --radius: the most to report, 0 = all).
+    #[arg(long, default_value_t = 1)]
+    pub k: usize,
+    #[arg(long, value_enum, default_value = "euclidean")]
+    pub metric: Metric,
+    /// Radius search instead of k nearest: every point within this distance, nearest first.
+    #[arg(long)]
+    pub radius: Option<f32>,
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendKind,
+    /// Print one JSON object instead of a summary.
+    #[arg(long)]
+    pub json: bool,
+    /// Also write the results to an .npz (k nearest: indices (M, k) uint32, distances (M, k)
+    /// float32; radius: flat indices and distances plus offsets (M + 1)).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+pub fn run(a: KnnArgs) -> Result<()> {
+    let (dims, coords) = read_points(&a.points)?;
+    let (qdims, queries) = read_points(&a.queries)?;
+    if qdims != dims {
+        return Err(Error::invalid(
+            a.queries.display().to_string(),
+            format!("{qdims} dimensions, the points have {dims}"),
+        ));
+    }
+    let p = Points::new(dims, coords)?;
+    let backend = Backend::select(a.backend)?;
+    let started = std::time::Instant::now();
+    let tree = build(&backend, &p)?;
+    let result: Vec<Neighbors> = match a.radius {
+        Some(r) => radius(&tree, &queries, r, a.k, a.metric)?,
+        None => {
+            if a.k > tree.len() {
+                eprintln!(
+                    "note: k = {} is above the {} distinct points; every query lists all of them",
+                    a.k,
+                    tree.len()
+                );
+            }
+            knn_on(&backend, &tree, &queries, a.k, a.metric)?
+        }
+    };
+    let elapsed = started.elapsed().as_secs_f64();
+    if a.json {
+        let indices: Vec<Vec<u32>> = result
+            .iter()
+            .map(|r| r.iter().map(|e| e.1).collect())
+            .collect();
+        let distances: Vec<Vec<f32>> = result
+            .iter()
+            .map(|r| r.iter().map(|e| e.0).collect())
+            .collect();
+        println!("{}", json!({"indices": indices, "distances": distances}));
+    } else {
+        println!(
+            "{} points ({} distinct), {} queries, {} in {:.3} s ({})",
+            p.len(),
+            tree.len(),
+            result.len(),
+            match a.radius {
+                Some(r) => format!("radius {r}"),
+                None => format!("k = {}", a.k),
+            },
+            elapsed,
+            backend.name()
+        );
+    }
+    if let Some(out) = &a.out {
+        let idx: Vec<u8> = result
+            .iter()
+            .flatten()
+            .flat_map(|e| e.1.to_le_bytes())
+            .collect();
+        let dist: Vec<u8> = result
+            .iter()
+            .flatten()
+            .flat_map(|e| e.0.to_le_bytes())
+            .collect();
+        let bytes = if a.radius.is_some() {
+            let mut offsets = vec![0u32];
+            for r in &result {
+                offsets.push(offsets[offsets.len() - 1] + r.len() as u32);
+            }
+            let total = offsets[offsets.len() - 1] as usize;
+            let off: Vec<u8> = offsets.iter().flat_map(|o| o.to_le_bytes()).collect();
+            npz(&[
+                ("indices", "<u4", vec![total], idx),
+                ("distances", "<f4", vec![total], dist),
+                ("offsets", "<u4", vec![result.len() + 1], off),
+            ])
+        } else {
+            let k = result.first().map_or(0, Vec::len);
+            npz(&[
+                ("indices", "<u4", vec![result.len(), k], idx),
+                ("distances", "<f4", vec![result.len(), k], dist),
+            ])
+        };
+        std::fs::write(out, bytes).map_err(|e| Error::invalid(out.display().to_string(), e))?;
+    }
+    Ok(())
+}
