@@ -18,9 +18,12 @@ pub struct KnnArgs {
     /// Queries: .npy (M, D), or .pcd / .ply.
     #[arg(long)]
     pub queries: PathBuf,
-    /// Neighbours per query (with --radius: the most to report, 0 = all).
+    /// Neighbours per query.
     #[arg(long, default_value_t = 1)]
     pub k: usize,
+    /// With --radius: report at most this many per query, nearest first (0 = all).
+    #[arg(long, default_value_t = 0)]
+    pub max_count: usize,
     #[arg(long, value_enum, default_value = "euclidean")]
     pub metric: Metric,
     /// Radius search instead of k nearest: every point within this distance, nearest first.
@@ -51,7 +54,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let tree = build(&backend, &p)?;
     let result: Vec<Neighbors> = match a.radius {
-        Some(r) => radius(&tree, &queries, r, a.k, a.metric)?,
+        Some(r) => radius(&tree, &queries, r, a.max_count, a.metric)?,
         None => {
             if a.k > tree.len() {
                 eprintln!(
