@@ -361,3 +361,43 @@ impl CellGraphParams {
         Ok(c)
     }
 }
+
+/// Parameters of the `nearest_neighbors` node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct NearestNeighborsParams {
+    pub backend: BackendKind,
+    pub service_mapping: String,
+    pub use_sim_time: bool,
+    /// Neighbours per point of `~/queries`.
+    pub k: u32,
+    /// Clouds and orientation sets with more points are refused.
+    pub max_points: u32,
+    /// Query batches with more points are refused.
+    pub max_queries: u32,
+}
+
+impl Default for NearestNeighborsParams {
+    fn default() -> Self {
+        NearestNeighborsParams {
+            backend: BackendKind::Auto,
+            service_mapping: "enhanced".into(),
+            use_sim_time: false,
+            k: 1,
+            max_points: 16 << 20,
+            max_queries: 4 << 20,
+        }
+    }
+}
+
+impl NearestNeighborsParams {
+    pub fn validate(&self) -> Result<()> {
+        if self.k == 0 {
+            return Err(Error::invalid("k", "0: ask for at least one neighbour"));
+        }
+        if self.max_points == 0 || self.max_queries == 0 {
+            return Err(Error::invalid("max_points", "0 allows no input"));
+        }
+        Ok(())
+    }
+}

@@ -18,6 +18,7 @@ const NODES: &[&str] = &[
     gpu_planning::nodes::apsp::NODE_NAME,
     gpu_planning::nodes::polyline::NODE_NAME,
     gpu_planning::nodes::cell_graph::NODE_NAME,
+    gpu_planning::nodes::nearest_neighbors::NODE_NAME,
 ];
 
 #[test]
@@ -57,6 +58,11 @@ fn default_yaml_parses_for_every_node_with_known_keys() {
         serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
     p.validate().unwrap();
     assert_eq!(p, gpu_planning::config::CellGraphParams::default());
+    let m = file.for_node("/", gpu_planning::nodes::nearest_neighbors::NODE_NAME, &[]);
+    let p: gpu_planning::config::NearestNeighborsParams =
+        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    p.validate().unwrap();
+    assert_eq!(p, gpu_planning::config::NearestNeighborsParams::default());
 }
 
 #[test]

@@ -3,10 +3,12 @@
 
 pub mod apsp;
 pub mod cell_graph;
+pub mod cloud_convert;
 pub mod grid_convert;
 pub mod image_convert;
 pub mod lee_planner;
 pub mod map_summary;
+pub mod nearest_neighbors;
 pub mod polyline;
 pub mod runtime;
 
@@ -21,5 +23,6 @@ pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
         apsp::start(rt)?,
         polyline::start(rt)?,
         cell_graph::start(rt)?,
+        nearest_neighbors::start(rt)?,
     ])
 }

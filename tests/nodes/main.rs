@@ -9,4 +9,5 @@ mod cell_graph_node;
 mod cyclone_interop;
 mod dds_loopback;
 mod lee_node;
+mod nearest_neighbors_node;
 mod polyline_node;

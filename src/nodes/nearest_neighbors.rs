@@ -1,0 +1,357 @@
+//! Node `nearest_neighbors`: k-d trees over the latest cloud and the latest orientations.
+//!
+//! In: `~/cloud` (PointCloud2, float32 x y z; NaN points dropped and counted) builds the
+//! Euclidean 3-D tree; `~/orientations` (PoseArray) builds a 4-D tree over the orientation
+//! quaternions with the SO(3) metric. Each replaces its tree whole. `~/queries` (PointCloud2)
+//! -> `~/neighbors` (Neighbors, `k` from the parameters, header of the queries) against the
+//! cloud tree. Services `~/knn` (KNearest) and `~/radius` (RadiusSearch) answer from the cloud
+//! tree for 3-D queries and from the orientation tree for 4-D ones. Indices are input indices
+//! (first copy for duplicates; dropped NaN points are not counted).
+
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use ros2_client::Publisher;
+
+use crate::compute::Backend;
+use crate::config::NearestNeighborsParams;
+use crate::error::{Error, Result};
+use crate::kdtree::gpu::{DeviceTree, MAX_K};
+use crate::kdtree::{knn, radius, KdTree, Metric, Neighbors as Rows, Points};
+use crate::nodes::cloud_convert::xyz_from_cloud;
+use crate::ros::msg::geometry_msgs::PoseArray;
+use crate::ros::msg::gpu_planning::{
+    KNearest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchResponse,
+};
+use crate::ros::msg::sensor_msgs::PointCloud2;
+use crate::ros::msg::std_msgs::Header;
+use crate::ros::{qos, NodeContext, RosRuntime};
+
+pub const NODE_NAME: &str = "nearest_neighbors";
+
+struct Tree {
+    host: KdTree,
+    device: Option<DeviceTree>,
+    metric: Metric,
+}
+
+impl Tree {
+    fn build(backend: &Backend, p: &Points, metric: Metric) -> Result<Tree> {
+        match backend {
+            Backend::Cuda(rt) => {
+                let (dev, _) = DeviceTree::build(rt, p)?;
+                Ok(Tree {
+                    host: dev.download(p.len())?,
+                    device: Some(dev),
+                    metric,
+                })
+            }
+            Backend::Cpu => Ok(Tree {
+                host: crate::kdtree::build_cpu::build(p),
+                device: None,
+                metric,
+            }),
+        }
+    }
+
+    fn knn(&self, queries: &[f32], k: usize) -> Result<Vec<Rows>> {
+        match &self.device {
+            Some(d) if k <= MAX_K => d.knn(queries, k, self.metric),
+            _ => knn(&self.host, queries, k, self.metric),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Trees {
+    cloud: Option<Arc<Tree>>,
+    orientations: Option<Arc<Tree>>,
+}
+
+type Shared = Arc<Mutex<Trees>>;
+
+pub fn start(rt: &RosRuntime) -> Result<String> {
+    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let params: NearestNeighborsParams = ctx.params()?;
+    let fq = ctx.fully_qualified_name();
+    params.validate().map_err(|e| match e {
+        Error::InvalidInput { field, reason } => Error::invalid(format!("{fq}.{field}"), reason),
+        other => other,
+    })?;
+    let backend = Backend::select(params.backend)?;
+    let params = Arc::new(params);
+    let trees: Shared = Arc::new(Mutex::new(Trees::default()));
+    let cloud_sub = ctx.subscription::<PointCloud2>("~/cloud", qos::map())?;
+    let orient_sub = ctx.subscription::<PoseArray>("~/orientations", qos::map())?;
+    let query_sub = ctx.subscription::<PointCloud2>("~/queries", qos::sensor())?;
+    let out: Publisher<Neighbors> = ctx.publisher("~/neighbors", qos::result())?;
+    let knn_srv = ctx.server::<KNearest>("~/knn")?;
+    let radius_srv = ctx.server::<RadiusSearch>("~/radius")?;
+    let shutdown = rt.shutdown().clone();
+
+    let clouds = {
+        let (trees, params, backend) = (trees.clone(), params.clone(), backend.clone());
+        async move {
+            let s = cloud_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((msg, _)) = item else {
+                    tracing::error!("{NODE_NAME}: ~/cloud not decoded: {:?}", item.err());
+                    continue;
+                };
+                let (p, b) = (params.clone(), backend.clone());
+                let built = smol::unblock(move || -> Result<(Tree, u32)> {
+                    let (xyz, dropped) = xyz_from_cloud(&msg, p.max_points as usize)?;
+                    Ok((
+                        Tree::build(&b, &Points::new(3, xyz)?, Metric::Euclidean)?,
+                        dropped,
+                    ))
+                })
+                .await;
+                match built {
+                    Ok((t, dropped)) => {
+                        tracing::info!(
+                            "{NODE_NAME}: cloud tree of {} points ({} distinct, {dropped} NaN dropped)",
+                            t.host.input_len,
+                            t.host.len()
+                        );
+                        lock(&trees).cloud = Some(Arc::new(t));
+                    }
+                    Err(e) => tracing::error!("{NODE_NAME}: ~/cloud rejected: {e}"),
+                }
+            }
+        }
+    };
+    let orientations = {
+        let (trees, params, backend) = (trees.clone(), params.clone(), backend.clone());
+        async move {
+            let s = orient_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((msg, _)) = item else {
+                    tracing::error!("{NODE_NAME}: ~/orientations not decoded: {:?}", item.err());
+                    continue;
+                };
+                let (p, b) = (params.clone(), backend.clone());
+                let built = smol::unblock(move || -> Result<Tree> {
+                    if msg.poses.len() > p.max_points as usize {
+                        return Err(Error::invalid(
+                            "poses",
+                            format!("{} is above max_points {}", msg.poses.len(), p.max_points),
+                        ));
+                    }
+                    let q: Vec<f32> = msg
+                        .poses
+                        .iter()
+                        .flat_map(|p| {
+                            let o = &p.orientation;
+                            [o.x as f32, o.y as f32, o.z as f32, o.w as f32]
+                        })
+                        .collect();
+                    Tree::build(&b, &Points::new(4, q)?, Metric::So3)
+                })
+                .await;
+                match built {
+                    Ok(t) => lock(&trees).orientations = Some(Arc::new(t)),
+                    Err(e) => tracing::error!("{NODE_NAME}: ~/orientations rejected: {e}"),
+                }
+            }
+        }
+    };
+    let queries = {
+        let (trees, params) = (trees.clone(), params.clone());
+        async move {
+            let s = query_sub.async_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((msg, _)) = item else {
+                    tracing::error!("{NODE_NAME}: ~/queries not decoded: {:?}", item.err());
+                    continue;
+                };
+                let tree = lock(&trees).cloud.clone();
+                let Some(tree) = tree else {
+                    tracing::warn!("{NODE_NAME}: ~/queries before any ~/cloud: dropped");
+                    continue;
+                };
+                let header = msg.header.clone();
+                let p = params.clone();
+                let r = smol::unblock(move || -> Result<(Vec<Rows>, u32)> {
+                    let (xyz, dropped) = xyz_from_cloud(&msg, p.max_queries as usize)?;
+                    Ok((tree.knn(&xyz, p.k as usize)?, dropped))
+                })
+                .await;
+                match r {
+                    Ok((rows, dropped)) => {
+                        let mut m = message(header, &rows, params.k, 0.0);
+                        m.dropped_queries = dropped;
+                        if let Err(e) = out.publish(m) {
+                            tracing::warn!("{NODE_NAME}: publishing ~/neighbors failed: {e:?}");
+                        }
+                    }
+                    Err(e) => tracing::error!("{NODE_NAME}: ~/queries rejected: {e}"),
+                }
+            }
+        }
+    };
+    let knn_requests = {
+        let (trees, params) = (trees.clone(), params.clone());
+        async move {
+            let s = knn_srv.receive_request_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((id, req)) = item else {
+                    tracing::error!("{NODE_NAME}: ~/knn request not decoded: {:?}", item.err());
+                    continue;
+                };
+                let tree = pick(&trees, req.dimensions);
+                let p = params.clone();
+                let r = smol::unblock(move || -> Result<Vec<Rows>> {
+                    let tree = tree?;
+                    check_batch(&p, req.dimensions, &req.points)?;
+                    if req.k == 0 {
+                        return Err(Error::invalid("k", "0: ask for at least one neighbour"));
+                    }
+                    tree.knn(&req.points, req.k as usize)
+                })
+                .await;
+                let response = match r {
+                    Ok(rows) => KNearestResponse {
+                        success: true,
+                        error: String::new(),
+                        neighbors: message(Header::default(), &rows, 0, 0.0),
+                    },
+                    Err(e) => {
+                        tracing::warn!("{NODE_NAME}: ~/knn: {e}");
+                        KNearestResponse {
+                            success: false,
+                            error: e.to_string(),
+                            ..Default::default()
+                        }
+                    }
+                };
+                if let Err(e) = knn_srv.async_send_response(id, response).await {
+                    tracing::error!("{NODE_NAME}: ~/knn response lost: {e:?}");
+                }
+            }
+        }
+    };
+    let radius_requests = {
+        let (trees, params) = (trees.clone(), params.clone());
+        async move {
+            let s = radius_srv.receive_request_stream();
+            futures::pin_mut!(s);
+            while let Some(item) = s.next().await {
+                let Ok((id, req)) = item else {
+                    tracing::error!(
+                        "{NODE_NAME}: ~/radius request not decoded: {:?}",
+                        item.err()
+                    );
+                    continue;
+                };
+                let tree = pick(&trees, req.dimensions);
+                let p = params.clone();
+                let rad = req.radius;
+                let r = smol::unblock(move || -> Result<Vec<Rows>> {
+                    let tree = tree?;
+                    check_batch(&p, req.dimensions, &req.points)?;
+                    radius(
+                        &tree.host,
+                        &req.points,
+                        req.radius,
+                        req.max_count as usize,
+                        tree.metric,
+                    )
+                })
+                .await;
+                let response = match r {
+                    Ok(rows) => RadiusSearchResponse {
+                        success: true,
+                        error: String::new(),
+                        neighbors: message(Header::default(), &rows, 0, rad),
+                    },
+                    Err(e) => {
+                        tracing::warn!("{NODE_NAME}: ~/radius: {e}");
+                        RadiusSearchResponse {
+                            success: false,
+                            error: e.to_string(),
+                            ..Default::default()
+                        }
+                    }
+                };
+                if let Err(e) = radius_srv.async_send_response(id, response).await {
+                    tracing::error!("{NODE_NAME}: ~/radius response lost: {e:?}");
+                }
+            }
+        }
+    };
+    rt.spawn(async move {
+        let _ctx = ctx;
+        let all = futures::future::join3(
+            futures::future::join(clouds, orientations),
+            queries,
+            futures::future::join(knn_requests, radius_requests),
+        );
+        futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
+    });
+    tracing::info!("{fq}: started");
+    Ok(fq)
+}
+
+/// The tree a request of `dimensions` asks: 3 the cloud, 4 the orientations.
+fn pick(trees: &Shared, dimensions: u32) -> Result<Arc<Tree>> {
+    let t = lock(trees);
+    let (tree, what) = match dimensions {
+        3 => (t.cloud.clone(), "~/cloud"),
+        4 => (t.orientations.clone(), "~/orientations"),
+        d => {
+            return Err(Error::invalid(
+                "dimensions",
+                format!("{d}: 3 queries the cloud, 4 the orientations"),
+            ))
+        }
+    };
+    tree.ok_or_else(|| Error::invalid("dimensions", format!("no {what} received yet")))
+}
+
+fn check_batch(p: &NearestNeighborsParams, dims: u32, points: &[f32]) -> Result<()> {
+    if !points.len().is_multiple_of(dims as usize) {
+        return Err(Error::invalid(
+            "points",
+            format!(
+                "{} values is not a multiple of dimensions {dims}",
+                points.len()
+            ),
+        ));
+    }
+    if points.len() / dims as usize > p.max_queries as usize {
+        return Err(Error::invalid(
+            "points",
+            format!(
+                "{} queries is above max_queries {}",
+                points.len() / dims as usize,
+                p.max_queries
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn message(header: Header, rows: &[Rows], k: u32, radius: f32) -> Neighbors {
+    let mut m = Neighbors {
+        header,
+        k,
+        radius,
+        offsets: vec![0],
+        ..Default::default()
+    };
+    for r in rows {
+        m.indices.extend(r.iter().map(|e| e.1));
+        m.distances.extend(r.iter().map(|e| e.0));
+        m.offsets.push(m.indices.len() as u32);
+    }
+    m
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
