@@ -9,6 +9,7 @@ pub mod bench;
 pub mod cellgraph;
 pub mod compute;
 pub mod config;
+pub mod demo;
 pub mod error;
 pub mod kdtree;
 pub mod lee;

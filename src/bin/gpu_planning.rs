@@ -59,6 +59,8 @@ enum Command {
     Polyline(gpu_planning::polyline::cli::PolylineArgs),
     /// Cell graph of a quadric arrangement on SO(3) from .npy files or generated samples.
     Cellgraph(gpu_planning::cellgraph::cli::CellGraphArgs),
+    /// Start every node, feed it demo inputs over DDS, print what each produced, draw pictures.
+    Demo(gpu_planning::demo::DemoArgs),
     /// Nearest neighbours (k nearest or radius) of query points in a point file, k-d tree.
     Knn(gpu_planning::kdtree::cli::KnnArgs),
     /// Benchmarks, ours against peers in the same run.
@@ -193,8 +195,16 @@ fn main() -> ExitCode {
             .unwrap_or_else(|| "info".into()),
         _ => "info".into(),
     };
-    let filter = EnvFilter::try_from_env("RUST_LOG")
-        .unwrap_or_else(|_| EnvFilter::new(format!("{level},rustdds=warn,ros2_client=warn")));
+    // The demo prints its own report; the nodes' retries while inputs travel and DDS
+    // teardown messages would only bury it.
+    let quiet = matches!(cli.command, Command::Demo(_));
+    let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| {
+        if quiet {
+            EnvFilter::new("error,rustdds=off,ros2_client=off")
+        } else {
+            EnvFilter::new(format!("{level},rustdds=warn,ros2_client=warn"))
+        }
+    });
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
@@ -269,6 +279,7 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Polyline(args) => gpu_planning::polyline::cli::run(args),
         Command::Cellgraph(args) => gpu_planning::cellgraph::cli::run(args),
         Command::Knn(args) => gpu_planning::kdtree::cli::run(args),
+        Command::Demo(args) => gpu_planning::demo::run(args),
         Command::Bench {
             what:
                 BenchWhat::Polyline {

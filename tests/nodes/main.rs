@@ -8,6 +8,7 @@ mod apsp_node;
 mod cell_graph_node;
 mod cyclone_interop;
 mod dds_loopback;
+mod demo;
 mod lee_node;
 mod nearest_neighbors_node;
 mod polyline_node;
