@@ -255,3 +255,61 @@ extern "C" __global__ void kd_check(const float *coords, const u32 *order, u32 n
         }
     }
 }
+
+// Radius search, in two passes over the same traversal: count (out_i == 0) the points within
+// r of each query (and of -q with so3), then write (distance, input index) pairs from
+// offsets[qi]. Order within a query is fixed on the host.
+extern "C" __global__ void kd_radius(const float *tc, const u32 *torig, u32 n, int dims,
+                                     const float *queries, u32 nq, float r, int so3,
+                                     u32 *counts, const u32 *offsets, float *out_d,
+                                     u32 *out_i) {
+    for (u32 qi = blockIdx.x * blockDim.x + threadIdx.x; qi < nq; qi += gridDim.x * blockDim.x) {
+        float q[8];
+        for (int d = 0; d < dims; ++d) q[d] = queries[(size_t)qi * dims + d];
+        u32 found = 0;
+        size_t at = out_i ? offsets[qi] : 0;
+        for (int side = 0; side < (so3 ? 2 : 1); ++side) {
+            if (side == 1)
+                for (int d = 0; d < dims; ++d) q[d] = -q[d];
+            u32 slo[STACK], shi[STACK];
+            unsigned char sdep[STACK];
+            int top = 1;
+            slo[0] = 0; shi[0] = n; sdep[0] = 0;
+            while (top > 0) {
+                --top;
+                u32 lo = slo[top], hi = shi[top];
+                int depth = sdep[top];
+                while (lo < hi) {
+                    u32 m = lo + (hi - lo) / 2;
+                    const float *p = tc + (size_t)m * dims;
+                    float s = 0.0f;
+                    for (int d = 0; d < dims; ++d) {
+                        float x = __fsub_rn(q[d], p[d]);
+                        s = __fadd_rn(s, __fmul_rn(x, x));
+                    }
+                    float dist = __fsqrt_rn(s);
+                    if (dist <= r) {
+                        if (out_i) {
+                            out_d[at] = dist;
+                            out_i[at] = torig[m];
+                            ++at;
+                        }
+                        ++found;
+                    }
+                    int dd = depth % dims;
+                    float diff = __fsub_rn(q[dd], p[dd]);
+                    float plane = __fsqrt_rn(__fmul_rn(diff, diff));
+                    u32 nlo, nhi, flo, fhi;
+                    if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
+                    else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
+                    if (flo < fhi && plane <= r) {
+                        slo[top] = flo; shi[top] = fhi; sdep[top] = depth + 1;
+                        ++top;
+                    }
+                    lo = nlo; hi = nhi; depth++;
+                }
+            }
+        }
+        if (!out_i) counts[qi] = found;
+    }
+}

@@ -156,6 +156,21 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
                 assert_eq!(got, want, "so3: n {n}, k {k}");
             }
         }
+        // Radius: a radius that finds a handful of points per query, with and without a cap.
+        let r = 2.0 * (8.0 / n.max(1) as f32).powf(1.0 / dims as f32);
+        for max in [0, 3] {
+            let want = radius(&cpu, &queries.coords, r, max, Metric::Euclidean).unwrap();
+            let got = dev
+                .radius(&queries.coords, r, max, Metric::Euclidean)
+                .unwrap();
+            assert_eq!(got, want, "radius {r}: n {n}, dims {dims}, max {max}");
+            if dims == 4 {
+                // Large enough that q and -q both reach some points (non-unit tuples).
+                let want = radius(&cpu, &queries.coords, 0.9, max, Metric::So3).unwrap();
+                let got = dev.radius(&queries.coords, 0.9, max, Metric::So3).unwrap();
+                assert_eq!(got, want, "so3 radius: n {n}, max {max}");
+            }
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::io::{npz, read_points};
-use super::{build, knn_on, radius, Metric, Neighbors, Points};
+use super::{build, knn_on, radius_on, Metric, Neighbors, Points};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
@@ -54,7 +54,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let tree = build(&backend, &p)?;
     let result: Vec<Neighbors> = match a.radius {
-        Some(r) => radius(&tree, &queries, r, a.max_count, a.metric)?,
+        Some(r) => radius_on(&backend, &tree, &queries, r, a.max_count, a.metric)?,
         None => {
             if a.k > tree.len() {
                 eprintln!(

@@ -419,6 +419,114 @@ impl DeviceTree {
     }
 }
 
+impl DeviceTree {
+    /// Every point within distance r of each query, nearest first (ties: smaller index), at
+    /// most `max_count` (0: all). The device finds the points; the host orders each query's.
+    pub fn radius(
+        &self,
+        queries: &[f32],
+        r: f32,
+        max_count: usize,
+        metric: Metric,
+    ) -> Result<Vec<Neighbors>> {
+        use rayon::prelude::*;
+        check_query_dims(self.dims, queries, 1, metric)?;
+        if !(r.is_finite() && r >= 0.0) {
+            return Err(Error::invalid("radius", format!("{r} is not a distance")));
+        }
+        let nq = queries.len() / self.dims;
+        if nq == 0 || self.len == 0 {
+            return Ok(vec![vec![]; nq]);
+        }
+        let rt = &self.rt;
+        let q = rt.upload(queries)?;
+        let f = rt.function(&KDTREE, "kd_radius")?;
+        let (n, di, nq32, so3) = (
+            self.len as u32,
+            self.dims as i32,
+            nq as u32,
+            (metric == Metric::So3) as i32,
+        );
+        let cfg = LaunchConfig {
+            grid_dim: (nq.div_ceil(64) as u32, 1, 1),
+            block_dim: (64, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // Pass 1: counts. Null output pointers select counting in the kernel.
+        let mut counts = rt.alloc_zeros::<u32>(nq)?;
+        let none_u32: u64 = 0;
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(&self.tcoords)
+            .arg(&self.torig)
+            .arg(&n)
+            .arg(&di)
+            .arg(&q)
+            .arg(&nq32);
+        b.arg(&r)
+            .arg(&so3)
+            .arg(&mut counts)
+            .arg(&none_u32)
+            .arg(&none_u32)
+            .arg(&none_u32);
+        unsafe { b.launch(cfg) }.map_err(launch_err("kd_radius"))?;
+        let c = rt.download(&counts, nq)?;
+        let mut offsets = Vec::with_capacity(nq + 1);
+        let mut total = 0u64;
+        for &x in &c {
+            offsets.push(total as u32);
+            total += x as u64;
+        }
+        if total >= u32::MAX as u64 {
+            return Err(Error::invalid(
+                "radius",
+                format!(
+                    "{r} finds {total} points in all; ask for fewer queries or a smaller radius"
+                ),
+            ));
+        }
+        offsets.push(total as u32);
+        let total = total as usize;
+        let off = rt.upload(&offsets)?;
+        // SAFETY: pass 2 writes exactly the counted entries.
+        let mut d = unsafe { rt.alloc::<f32>(total.max(1)) }?;
+        let mut i = unsafe { rt.alloc::<u32>(total.max(1)) }?;
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(&self.tcoords)
+            .arg(&self.torig)
+            .arg(&n)
+            .arg(&di)
+            .arg(&q)
+            .arg(&nq32);
+        b.arg(&r)
+            .arg(&so3)
+            .arg(&mut counts)
+            .arg(&off)
+            .arg(&mut d)
+            .arg(&mut i);
+        unsafe { b.launch(cfg) }.map_err(launch_err("kd_radius"))?;
+        let (d, i) = if total == 0 {
+            (vec![], vec![])
+        } else {
+            (rt.download(&d, total)?, rt.download(&i, total)?)
+        };
+        Ok((0..nq)
+            .into_par_iter()
+            .map(|qi| {
+                let (lo, hi) = (offsets[qi] as usize, offsets[qi + 1] as usize);
+                let mut row: Vec<(f32, u32)> = (lo..hi).map(|j| (d[j], i[j])).collect();
+                row.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                // With so3 a point near both q and -q was found twice: keep its first (nearer).
+                let mut seen = std::collections::HashSet::new();
+                row.retain(|e| seen.insert(e.1));
+                if max_count > 0 {
+                    row.truncate(max_count);
+                }
+                row
+            })
+            .collect())
+    }
+}
+
 /// Tree-layout copies of the coordinates and first-copy indices.
 fn layout(
     rt: &Arc<CudaRuntime>,

@@ -43,3 +43,18 @@ pub fn knn_on(
         _ => knn(t, queries, k, metric),
     }
 }
+
+/// Radius search on the backend.
+pub fn radius_on(
+    backend: &Backend,
+    t: &KdTree,
+    queries: &[f32],
+    r: f32,
+    max_count: usize,
+    metric: Metric,
+) -> Result<Vec<Neighbors>> {
+    match backend {
+        Backend::Cuda(rt) => gpu::DeviceTree::upload(rt, t)?.radius(queries, r, max_count, metric),
+        Backend::Cpu => radius(t, queries, r, max_count, metric),
+    }
+}

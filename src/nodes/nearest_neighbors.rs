@@ -5,7 +5,8 @@
 //! quaternions with the SO(3) metric. Each replaces its tree whole. `~/queries` (PointCloud2)
 //! -> `~/neighbors` (Neighbors, `k` from the parameters, header of the queries) against the
 //! cloud tree. Services `~/knn` (KNearest) and `~/radius` (RadiusSearch) answer from the cloud
-//! tree for 3-D queries and from the orientation tree for 4-D ones. Indices are input indices
+//! tree for 3-D queries and from the orientation tree for 4-D ones, on the device when the
+//! backend is CUDA. Indices are input indices
 //! (first copy for duplicates; dropped NaN points are not counted).
 
 use std::sync::{Arc, Mutex};
@@ -51,6 +52,13 @@ impl Tree {
                 device: None,
                 metric,
             }),
+        }
+    }
+
+    fn radius(&self, queries: &[f32], r: f32, max_count: usize) -> Result<Vec<Rows>> {
+        match &self.device {
+            Some(d) => d.radius(queries, r, max_count, self.metric),
+            None => radius(&self.host, queries, r, max_count, self.metric),
         }
     }
 
@@ -254,13 +262,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let r = smol::unblock(move || -> Result<Vec<Rows>> {
                     let tree = tree?;
                     check_batch(&p, req.dimensions, &req.points)?;
-                    radius(
-                        &tree.host,
-                        &req.points,
-                        req.radius,
-                        req.max_count as usize,
-                        tree.metric,
-                    )
+                    tree.radius(&req.points, req.radius, req.max_count as usize)
                 })
                 .await;
                 let response = match r {
