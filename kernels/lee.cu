@@ -3,9 +3,9 @@
 //   lee_sweep_texture  the same sweep, masks fetched through a texture object
 //   lee_tiles_shared   the seed's shared model: tile + halo in shared memory, iterated to local
 //                      convergence, all tiles per launch, launches until nothing changes
-//   lee_worklist       default: one persistent launch; blocks pull tiles from a device queue,
-//                      relax them to convergence in shared memory and queue only the neighbour
-//                      tiles whose shared border improved
+//   lee_bitwave_round  default: tiles of 64 x 32 cells as bit planes, one warp each, exact
+//                      multi-source BFS inside a tile per round; rounds over a list of the
+//                      tiles whose border improved (see below)
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
 // labels and has the BFS distances as its unique fixed point, so every model is exact.
 
@@ -14,7 +14,6 @@ typedef unsigned char u8;
 typedef unsigned long long u64;
 
 #define UNREACHED 0xffffffffu
-#define NO_TILE 0xffffffffu
 
 // Direction k: same order as src/lee/mod.rs DIRECTIONS.
 __constant__ int DX[8] = {-1, 0, 1, 0, -1, 1, 1, -1};
@@ -70,19 +69,18 @@ extern "C" __global__ void lee_sweep_texture(u64 masks_tex, u32 *labels, u32 w, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Tiles in shared memory (shared and worklist).
+// Tiles in shared memory (the seed's shared model).
 // ---------------------------------------------------------------------------------------------
 
-// Relaxes tile (tx, ty) (blockDim.x x blockDim.y cells, one per thread) to convergence against
-// the halo it loaded, writes improved labels back, and returns bit k set when a cell on the
-// side (or corner) facing direction k improved, plus bit 8 for any improvement.
-// `s` holds (blockDim.x + 2) * (blockDim.y + 2) labels.
-__device__ u32 relax_tile(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 h, u32 ndirs,
-                          u32 tx, u32 ty, u32 *s, u32 *s_flags) {
+// One block relaxes tile (blockIdx.x, blockIdx.y) (blockDim.x x blockDim.y cells, one per
+// thread) to convergence against the halo it loaded and writes improved labels back; any
+// improvement sets *changed. `s` holds (blockDim.x + 2) * (blockDim.y + 2) labels.
+extern "C" __global__ void lee_tiles_shared(const u8 *__restrict__ masks, u32 *labels, u32 w,
+                                            u32 h, u32 ndirs, u32 *changed) {
+    extern __shared__ u32 s[];
     const u32 bx = blockDim.x, by = blockDim.y, sw = bx + 2;
     const u32 tid = threadIdx.y * bx + threadIdx.x, nthreads = bx * by;
-    const long long x0 = (long long)tx * bx, y0 = (long long)ty * by;
-    if (tid == 0) *s_flags = 0;
+    const long long x0 = (long long)blockIdx.x * bx, y0 = (long long)blockIdx.y * by;
     for (u32 i = tid; i < sw * (by + 2); i += nthreads) {
         long long gx = x0 + (long long)(i % sw) - 1, gy = y0 + (long long)(i / sw) - 1;
         // L2 loads: other blocks of this launch write these labels.
@@ -96,9 +94,9 @@ __device__ u32 relax_tile(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 
     __syncthreads();
     const u32 orig = s[si];
     u32 cur = orig;
-    int changed;
+    int local;
     do {
-        changed = 0;
+        local = 0;
         if (m) {
             u32 best = UNREACHED;
             for (u32 k = 0; k < ndirs; ++k)
@@ -107,171 +105,452 @@ __device__ u32 relax_tile(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 
             if (best < cur) {
                 cur = best;
                 s[si] = cur;
-                changed = 1;
+                local = 1;
             }
         }
-    } while (__syncthreads_or(changed));
-    // atomicMin: in the worklist model a tile queued again while a block still relaxes it can
-    // be relaxed by two blocks at once; a plain store could then replace a smaller label with
-    // a larger one. Neighbours are told only about real improvements.
-    if (cur < orig && cur < atomicMin(&labels[gy * w + gx], cur)) {
-        const bool l = threadIdx.x == 0, r = threadIdx.x == bx - 1;
-        const bool u = threadIdx.y == 0, d = threadIdx.y == by - 1;
-        u32 f = 1u << 8;
-        if (l) f |= 1u << 0;
-        if (u) f |= 1u << 1;
-        if (r) f |= 1u << 2;
-        if (d) f |= 1u << 3;
-        if (u && l) f |= 1u << 4;
-        if (u && r) f |= 1u << 5;
-        if (d && r) f |= 1u << 6;
-        if (d && l) f |= 1u << 7;
-        atomicOr(s_flags, f);
-        // Every writer fences before the barrier, so once any thread of the block queues a
-        // neighbour, all of the block's label writes are visible to whoever relaxes it.
+    } while (__syncthreads_or(local));
+    // Each tile has one block per launch, so a plain store cannot lose a smaller label.
+    if (cur < orig) {
+        labels[gy * w + gx] = cur;
+        *changed = 1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bit-parallel tile waves (bitwave, the default).
+//
+// The grid is cut into tiles of 64 columns x 32 rows; one warp owns a tile, lane r its row r,
+// and a row's 64 cells are one u64 per move direction (bit j = column x0 + j may move in
+// direction k). A wave step inside a tile is then a handful of shifts, shuffles and ANDs.
+// Rounds: every tile on the round's list runs a multi-source BFS seeded by the labels just
+// outside it (plus the goal), keeps the labels it improves, and queues the neighbouring tiles
+// on whose side a border cell improved for the next round. Labels only decrease and every
+// kept label is the length of a real path, so when a round queues nothing all cells satisfy
+// label = 1 + min(allowed neighbours): the BFS fixed point.
+// ---------------------------------------------------------------------------------------------
+#define FULL_MASK 0xffffffffu
+
+extern "C" __global__ void lee_pack_planes(const u8 *__restrict__ masks, u64 *planes, u32 w,
+                                           u32 h, u32 wwords, u32 ndirs) {
+    const u64 total = (u64)h * wwords;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (u64)gridDim.x * blockDim.x) {
+        const u32 y = (u32)(i / wwords), wx = (u32)(i % wwords), x0 = wx * 64;
+        const u32 n = min(64u, w - x0);
+        const u8 *row = masks + (u64)y * w + x0;
+        u64 acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (u32 j = 0; j < n; ++j) {
+            const u32 m = row[j];
+#pragma unroll
+            for (u32 k = 0; k < 8; ++k) acc[k] |= (u64)((m >> k) & 1u) << j;
+        }
+#pragma unroll
+        for (u32 k = 0; k < 8; ++k)
+            if (k < ndirs) planes[((u64)k * h + y) * wwords + wx] = acc[k];
+    }
+}
+
+// lists: 3 rotating lists of ntiles tile ids; counts: their lengths; queued[t]: the last round
+// t was queued for (so a tile is on a round's list at most once).
+extern "C" __global__ void lee_bitwave_init(u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
+                                            u32 goal_tile) {
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < ntiles; i += gridDim.x * blockDim.x)
+        queued[i] = i == goal_tile ? 1u : 0u;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        counts[0] = 0;
+        counts[1] = 1;
+        counts[2] = 0;
+        lists[ntiles + 0] = goal_tile;
+    }
+}
+
+// The best label a border cell (cx, cy) of the tile at (x0, y0) is offered by its allowed
+// neighbours outside the tile, kept only when it beats the cell's current label `old`.
+__device__ __forceinline__ u32 bw_seed(const u8 *__restrict__ masks, const u32 *labels, u32 w,
+                                       u32 ndirs, u32 cx, u32 cy, u32 x0, u32 y0, u32 old) {
+    const u32 m = masks[(u64)cy * w + cx];
+    u32 best = UNREACHED;
+    for (u32 k = 0; k < ndirs; ++k) {
+        if (!(m & (1u << k))) continue;
+        const u32 nx = cx + DX[k], ny = cy + DY[k];
+        // Unsigned wrap makes x0 - 1 and y0 - 1 compare as outside too.
+        if (nx - x0 < 64u && ny - y0 < 32u) continue;
+        // L2 load: the neighbour tile may be written by another warp in this very round.
+        best = min(best, plus_one(__ldcg(&labels[(u64)ny * w + nx])));
+    }
+    return best < old ? best : UNREACHED;
+}
+
+__device__ __forceinline__ u32 warp_min(u32 v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(FULL_MASK, v, o));
+    return v;
+}
+
+__device__ __forceinline__ u32 finite_or_0(u32 v) { return v == UNREACHED ? 0u : v; }
+__device__ __forceinline__ u32 above(u32 v, u32 l) { return v > l ? v : UNREACHED; }
+
+__device__ __forceinline__ void bw_push(u32 t, u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
+                                        u32 round) {
+    const u32 next = round + 1;
+    if (atomicMax(&queued[t], next) < next) {
+        const u32 l = next % 3;
+        lists[(u64)l * ntiles + atomicAdd(&counts[l], 1u)] = t;
+    }
+}
+
+#define BW_SLICES 16 /* bits of a level offset held per cell while a tile runs */
+#define BW_LOW 3     /* of which set every level; the rest once per 2^BW_LOW levels */
+
+// Adds the cells C of level run `run` (levels run * 2^BW_LOW ..) to the high slices.
+__device__ __forceinline__ void bw_close_run(u64 *S, u64 C, u32 run) {
+#pragma unroll
+    for (u32 b = BW_LOW; b < BW_SLICES; ++b)
+        if ((run >> (b - BW_LOW)) & 1u) S[b] |= C;
+}
+
+// Writes the labels a tile's BFS found (base + the level offset bit-sliced in S, for the
+// cells in R) where they beat the current ones (`old`, the tile's labels staged in shared
+// memory, kept current), and returns bit k set when a cell on the tile's side or corner facing
+// direction k improved. Lanes work on columns (lane, lane + 32) row by row, so the stores are
+// coalesced.
+__device__ __forceinline__ u32 bw_flush(u32 *labels, u32 *old, u32 w, u32 x0, u32 y0, u64 R,
+                                        const u64 *S, u32 nbits, u32 base) {
+    const u32 lane = threadIdx.x & 31;
+    u32 f = 0;
+    for (u32 r = 0; r < 32; ++r) {
+        const u64 rr = __shfl_sync(FULL_MASK, R, r);
+        if (!rr) continue;
+        u32 rel0 = 0, rel1 = 0;
+#pragma unroll
+        for (u32 b = 0; b < BW_SLICES; ++b) {
+            if (b >= nbits) break;
+            const u64 sb = __shfl_sync(FULL_MASK, S[b], r);
+            rel0 |= (u32)((sb >> lane) & 1ull) << b;
+            rel1 |= (u32)((sb >> (lane + 32)) & 1ull) << b;
+        }
+#pragma unroll
+        for (u32 half = 0; half < 2; ++half) {
+            const u32 j = lane + 32 * half;
+            if (!((rr >> j) & 1ull)) continue;
+            const u32 cand = base + (half ? rel1 : rel0);
+            if (cand < old[r * 64 + j]) {
+                old[r * 64 + j] = cand;
+                labels[(u64)(y0 + r) * w + x0 + j] = cand;
+                if (j == 0) f |= 1u << 0;
+                if (r == 0) f |= 1u << 1;
+                if (j == 63) f |= 1u << 2;
+                if (r == 31) f |= 1u << 3;
+                if (r == 0 && j == 0) f |= 1u << 4;
+                if (r == 0 && j == 63) f |= 1u << 5;
+                if (r == 31 && j == 63) f |= 1u << 6;
+                if (r == 31 && j == 0) f |= 1u << 7;
+            }
+        }
+    }
+    __syncwarp();
+    return f;
+}
+
+// One warp runs tile t: a multi-source BFS from the seeds (outside labels + 1 that beat a
+// border cell's label, and the goal), level by level on bit planes, without touching labels
+// until the end; then writes the labels it improved and queues the neighbours on whose side a
+// border cell improved. `old` is this warp's 32 x 64 labels of shared memory.
+__device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ planes, u32 *labels,
+                        u32 w, u32 h, u32 wwords, u32 ndirs, u32 tiles_x, u32 tiles_y, u32 t,
+                        u32 *lists, u32 *counts, u32 *queued, u32 round, u64 goal, u32 *old) {
+    const u32 lane = threadIdx.x & 31;
+    const u32 tx = t % tiles_x, ty = t / tiles_x, x0 = tx * 64, y0 = ty * 32, y = y0 + lane;
+    const bool row_in = y < h;
+    u64 P[8];
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k)
+        P[k] = (k < ndirs && row_in) ? planes[((u64)k * h + y) * wwords + tx] : 0ull;
+    // The tile's labels, coalesced; all loads are issued before any is used. Cells outside the
+    // grid read 0: never seeded, always blocked. (The barrier: lanes may still be reading the
+    // previous tile's labels.)
+    __syncwarp();
+#pragma unroll 8
+    for (u32 r = 0; r < 32; ++r) {
+        const u32 yy = y0 + r;
+#pragma unroll
+        for (u32 half = 0; half < 2; ++half) {
+            const u32 j = lane + 32 * half;
+            old[r * 64 + j] = (yy < h && x0 + j < w) ? __ldcg(&labels[(u64)yy * w + x0 + j]) : 0u;
+        }
+    }
+    __syncwarp();
+    // Seeds: the left and right cell of this lane's row, top and bottom cells at columns
+    // lane and lane + 32, and the goal.
+    u32 sl = UNREACHED, sr = UNREACHED, st0 = UNREACHED, st1 = UNREACHED, sb0 = UNREACHED,
+        sb1 = UNREACHED, sg = UNREACHED;
+    u64 gbit = 0;
+    if (row_in) {
+        sl = bw_seed(masks, labels, w, ndirs, x0, y, x0, y0, old[lane * 64]);
+        if (x0 + 63 < w)
+            sr = bw_seed(masks, labels, w, ndirs, x0 + 63, y, x0, y0, old[lane * 64 + 63]);
+    }
+    const u32 ylast = min(y0 + 31, h - 1), rlast = ylast - y0;
+#pragma unroll
+    for (u32 half = 0; half < 2; ++half) {
+        const u32 j = lane + 32 * half, xx = x0 + j;
+        if (xx >= w) continue;
+        const u32 top = bw_seed(masks, labels, w, ndirs, xx, y0, x0, y0, old[j]);
+        // A tile cut by the grid's bottom edge has no cell below it: its last row only has
+        // outside neighbours to the sides, which the left/right seeds cover.
+        const u32 bot = rlast == 31 ? bw_seed(masks, labels, w, ndirs, xx, ylast, x0, y0,
+                                              old[31 * 64 + j])
+                                    : UNREACHED;
+        if (half == 0) {
+            st0 = top;
+            sb0 = bot;
+        } else {
+            st1 = top;
+            sb1 = bot;
+        }
+    }
+    if (row_in && goal / w == y && goal % w - x0 < 64u && old[lane * 64 + (goal % w - x0)] > 0) {
+        sg = 0;
+        gbit = 1ull << (goal % w - x0);
+    }
+    const u32 lo = warp_min(min(min(min(sl, sr), min(st0, st1)), min(min(sb0, sb1), sg)));
+    if (lo == UNREACHED) return; // nothing outside offers an improvement
+    // Largest finite seed: after it, levels only follow the frontier.
+    u32 hi = max(max(max(finite_or_0(sl), finite_or_0(sr)), max(finite_or_0(st0), finite_or_0(st1))),
+                 max(max(finite_or_0(sb0), finite_or_0(sb1)), finite_or_0(sg)));
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) hi = max(hi, __shfl_xor_sync(FULL_MASK, hi, o));
+
+    // Cells already at or below the smallest seed cannot improve: the wave treats them as
+    // visited (cells outside the grid hold 0).
+    u64 V = 0;
+#pragma unroll 8
+    for (u32 r = 0; r < 32; ++r) {
+        const u64 blk = (u64)__ballot_sync(FULL_MASK, old[r * 64 + lane] <= lo) |
+                        ((u64)__ballot_sync(FULL_MASK, old[r * 64 + lane + 32] <= lo) << 32);
+        if (lane == r) V = blk;
+    }
+
+    // Level offsets rel = L - base are bit-sliced: S[b] holds the cells whose rel has bit b.
+    // The low BW_LOW bits are set every level; the high bits once per run of 2^BW_LOW levels,
+    // from the union of that run's cells (C), which keeps a level to a few instructions.
+    u64 F = 0, R = 0, C = 0, S[BW_SLICES];
+#pragma unroll
+    for (u32 b = 0; b < BW_SLICES; ++b) S[b] = 0;
+    u32 L = lo, base = lo, run = 0, top_rel = 0, flags = 0;
+    // One level: expand the frontier, add the level's seeds, record the new cells.
+    auto level = [&]() {
+        u64 up = __shfl_up_sync(FULL_MASK, F, 1), down = __shfl_down_sync(FULL_MASK, F, 1);
+        if (lane == 0) up = 0;
+        if (lane == 31) down = 0;
+        // Bit j of (F << 1) is column j - 1: the neighbour a move left (k = 0) reaches.
+        u64 c = (P[0] & (F << 1)) | (P[1] & up) | (P[2] & (F >> 1)) | (P[3] & down);
+        if (ndirs == 8)
+            c |= (P[4] & (up << 1)) | (P[5] & (up >> 1)) | (P[6] & (down >> 1)) |
+                 (P[7] & (down << 1));
+        if (L <= hi) {
+            u64 sb = 0;
+            if (sl == L) sb |= 1ull;
+            if (sr == L) sb |= 1ull << 63;
+            const u64 t_lo = __ballot_sync(FULL_MASK, st0 == L),
+                      t_hi = __ballot_sync(FULL_MASK, st1 == L);
+            const u64 b_lo = __ballot_sync(FULL_MASK, sb0 == L),
+                      b_hi = __ballot_sync(FULL_MASK, sb1 == L);
+            if (lane == 0) sb |= t_lo | (t_hi << 32);
+            if (lane == rlast) sb |= b_lo | (b_hi << 32);
+            if (sg == L) sb |= gbit;
+            c |= sb;
+        }
+        c &= ~V;
+        V |= c;
+        F = c;
+        u32 rel = L - base;
+        if ((rel >> BW_LOW) != run) {
+            bw_close_run(S, C, run);
+            C = 0;
+            if (rel >> BW_SLICES) {
+                // Offsets no longer fit the slices: write this stretch out and start another.
+                flags |= bw_flush(labels, old, w, x0, y0, R, S, BW_SLICES, base);
+                R = 0;
+#pragma unroll
+                for (u32 b = 0; b < BW_SLICES; ++b) S[b] = 0;
+                base = L;
+                rel = 0;
+                top_rel = 0;
+            }
+            run = rel >> BW_LOW;
+        }
+#pragma unroll
+        for (u32 b = 0; b < BW_LOW; ++b)
+            if ((rel >> b) & 1u) S[b] |= c;
+        C |= c;
+        R |= c;
+        if (c) top_rel = rel; // offsets only grow within a stretch
+        ++L;
+    };
+    while (true) {
+        // Two levels per vote: a level after the frontier died adds nothing.
+        level();
+        level();
+        if (__any_sync(FULL_MASK, F != 0)) continue;
+        const u32 last = L - 1;
+        if (last >= hi) break;
+        // The frontier died out: jump to the next seed level.
+        u32 nx = min(min(min(above(sl, last), above(sr, last)), min(above(st0, last), above(st1, last))),
+                     min(min(above(sb0, last), above(sb1, last)), above(sg, last)));
+        nx = warp_min(nx);
+        if (nx == UNREACHED) break;
+        L = nx;
+    }
+    bw_close_run(S, C, run);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) top_rel = max(top_rel, __shfl_xor_sync(FULL_MASK, top_rel, o));
+    flags |= bw_flush(labels, old, w, x0, y0, R, S, 32 - __clz(top_rel), base);
+    flags = __reduce_or_sync(FULL_MASK, flags);
+    // Tell the neighbours on whose side a border cell improved; lane k handles direction k.
+    if (lane < ndirs && ((flags >> lane) & 1u)) {
+        const long long nx = (long long)tx + DX[lane], ny = (long long)ty + DY[lane];
+        if (nx >= 0 && ny >= 0 && nx < tiles_x && ny < tiles_y)
+            bw_push((u32)(ny * tiles_x + nx), lists, counts, queued, tiles_x * tiles_y, round);
+    }
+}
+
+// Rounds in one launch: each warp takes tiles from the round's list, then the grid waits at a
+// barrier. Needs a cooperative launch (all blocks resident). blockDim.x is a multiple of 32;
+// dynamic shared memory holds 32 x 64 labels per warp. Runs rounds first_round.. until
+// a round queues nothing or max_rounds ran; bar[2] = the next round to run.
+// bar[0]: arrivals, bar[1]: barrier generation (both 0 at the first launch of a query).
+__device__ __forceinline__ void grid_barrier(u32 *bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile u32 *gen = &bar[1];
+        const u32 g = *gen;
+        __threadfence();
+        if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
+            atomicExch(&bar[0], 0u);
+            __threadfence();
+            atomicAdd(&bar[1], 1u);
+        } else {
+            while (*gen == g) {
+            }
+        }
         __threadfence();
     }
     __syncthreads();
-    return *s_flags;
 }
 
-extern "C" __global__ void lee_tiles_shared(const u8 *__restrict__ masks, u32 *labels, u32 w,
-                                            u32 h, u32 ndirs, u32 *changed) {
-    extern __shared__ u32 s[];
-    __shared__ u32 s_flags;
-    u32 f = relax_tile(masks, labels, w, h, ndirs, blockIdx.x, blockIdx.y, s, &s_flags);
-    if (threadIdx.x == 0 && threadIdx.y == 0 && (f & (1u << 8))) *changed = 1;
-}
-
-// Worklist state: ctr[0] = head, ctr[1] = tail, ctr[2] = tiles queued or being relaxed.
-// queue is a ring of `cap` slots holding tile + 1 (0 = empty). Each tile has a state, so that
-// no two blocks ever relax the same tile at once: a push to a busy tile marks it dirty, and the
-// block relaxing it queues it again when done.
-#define T_IDLE 0u
-#define T_QUEUED 1u
-#define T_BUSY 2u
-#define T_BUSY_DIRTY 3u
-
-__device__ void enqueue(u32 t, u32 *queue, u32 cap, u32 *ctr) {
-    atomicAdd(&ctr[2], 1u);
-    u32 pos = atomicAdd(&ctr[1], 1u);
-    // The slot may still be held by a consumer of the previous lap: wait for it.
-    while (atomicCAS(&queue[pos % cap], 0u, t + 1) != 0) __nanosleep(32);
-}
-
-__device__ void push_tile(u32 t, u32 *queue, u32 cap, u32 *state, u32 *ctr) {
-    while (true) {
-        u32 st = atomicAdd(&state[t], 0u);
-        if (st == T_QUEUED || st == T_BUSY_DIRTY) return;
-        if (st == T_IDLE) {
-            if (atomicCAS(&state[t], T_IDLE, T_QUEUED) == T_IDLE) {
-                enqueue(t, queue, cap, ctr);
-                return;
-            }
-        } else if (atomicCAS(&state[t], T_BUSY, T_BUSY_DIRTY) == T_BUSY) {
-            return;
+extern "C" __global__ void lee_bitwave_rounds(const u8 *__restrict__ masks,
+                                              const u64 *__restrict__ planes, u32 *labels, u32 w,
+                                              u32 h, u32 wwords, u32 ndirs, u32 tiles_x,
+                                              u32 tiles_y, u32 *lists, u32 *counts, u32 *queued,
+                                              u32 first_round, u32 max_rounds, u64 goal,
+                                              u32 *bar) {
+    extern __shared__ u32 smem[];
+    const u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    u32 *old = smem + warp * 32 * 64;
+    const u32 ntiles = tiles_x * tiles_y;
+    u32 round = first_round;
+    for (; round - first_round < max_rounds; ++round) {
+        // The list two rounds ahead was consumed by the previous round: empty it for reuse.
+        if (blockIdx.x == 0 && threadIdx.x == 0) counts[(round + 2) % 3] = 0;
+        const u32 cur = round % 3;
+        // L2 loads throughout: other blocks wrote the list in the previous round.
+        const u32 count = __ldcg(&counts[cur]);
+        // Entry e goes to block e % gridDim.x: a round with few tiles spreads over all SMs.
+        for (u32 e = warp * gridDim.x + blockIdx.x; e < count; e += gridDim.x * warps)
+            bw_tile(masks, planes, labels, w, h, wwords, ndirs, tiles_x, tiles_y,
+                    __ldcg(&lists[(u64)cur * ntiles + e]), lists, counts, queued, round, goal, old);
+        grid_barrier(bar);
+        if (__ldcg(&counts[(round + 1) % 3]) == 0) {
+            ++round;
+            break;
         }
     }
-}
-
-extern "C" __global__ void lee_worklist_init(u32 *queue, u32 cap, u32 *state, u32 ntiles,
-                                             u32 *ctr, u32 goal_tile) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < cap; i += gridDim.x * blockDim.x) {
-        queue[i] = i == 0 ? goal_tile + 1 : 0;
-        if (i < ntiles) state[i] = i == goal_tile ? T_QUEUED : T_IDLE;
-    }
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctr[0] = 0;
-        ctr[1] = 1;
-        ctr[2] = 1;
-    }
-}
-
-extern "C" __global__ void lee_worklist(const u8 *__restrict__ masks, u32 *labels, u32 w, u32 h,
-                                        u32 ndirs, u32 tiles_x, u32 tiles_y, u32 *queue, u32 cap,
-                                        u32 *state, u32 *ctr) {
-    extern __shared__ u32 s[];
-    __shared__ u32 s_flags, s_tile;
-    const u32 tid = threadIdx.y * blockDim.x + threadIdx.x;
-    volatile u32 *vctr = ctr;
-    while (true) {
-        if (tid == 0) {
-            u32 tile = NO_TILE;
-            while (true) {
-                u32 hd = vctr[0], tl = vctr[1];
-                if (hd < tl) {
-                    if (atomicCAS(&ctr[0], hd, hd + 1) == hd) {
-                        volatile u32 *slot = &queue[hd % cap];
-                        u32 v;
-                        while ((v = *slot) == 0) __nanosleep(32);
-                        *slot = 0;
-                        tile = v - 1;
-                        break;
-                    }
-                } else if (vctr[2] == 0) {
-                    break;
-                } else {
-                    __nanosleep(64);
-                }
-            }
-            if (tile != NO_TILE) {
-                // Queued -> busy: from here on a push only marks the tile dirty.
-                atomicExch(&state[tile], T_BUSY);
-                __threadfence();
-            }
-            s_tile = tile;
-        }
-        __syncthreads();
-        const u32 tile = s_tile;
-        if (tile == NO_TILE) return;
-        const u32 tx = tile % tiles_x, ty = tile / tiles_x;
-        const u32 f = relax_tile(masks, labels, w, h, ndirs, tx, ty, s, &s_flags);
-        if (tid < 8 && (f & (1u << tid))) {
-            long long nx = (long long)tx + DX[tid], ny = (long long)ty + DY[tid];
-            if (nx >= 0 && ny >= 0 && nx < tiles_x && ny < tiles_y)
-                push_tile((u32)(ny * tiles_x + nx), queue, cap, state, ctr);
-        }
-        __syncthreads();
-        if (tid == 0) {
-            __threadfence();
-            // Busy -> idle, unless a neighbour improved our halo meanwhile: then go again.
-            if (atomicCAS(&state[tile], T_BUSY, T_IDLE) != T_BUSY) {
-                atomicExch(&state[tile], T_QUEUED);
-                enqueue(tile, queue, cap, ctr);
-            }
-            atomicSub(&ctr[2], 1u);
-        }
-    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) bar[2] = round;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Path: one thread descends the labels from the start with the fixed neighbour priority.
+// Path: the block stages a DW x DW window of labels and masks around the current cell in
+// shared memory, and one thread descends inside it with the fixed neighbour priority until a
+// neighbour it must look at lies outside; then the window moves. A dependent global load per
+// step would cost a memory latency each; this costs one per ~DW/2 steps.
+// out[0]: 0 ok, 1 the labels have no descent; out[1 + i]: the i-th cell of the path.
 // ---------------------------------------------------------------------------------------------
+#define DW 64
+
 extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
-                                       u32 w, u32 ndirs, u64 start, u32 *path /* label+1 */,
-                                       u32 *status /* 0 ok, 1 broken */) {
-    if (blockIdx.x != 0 || threadIdx.x != 0) return;
-    u64 c = start;
-    u32 len = labels[c];
-    *status = 0;
-    if (len == UNREACHED) return;
-    path[0] = (u32)c;
-    for (u32 step = 1; step <= len; ++step) {
-        u32 x = (u32)(c % w), y = (u32)(c / w), m = masks[c], want = len - step;
-        u64 next = ~0ull;
-        for (u32 k = 0; k < ndirs; ++k) {
-            if (!(m & (1u << k))) continue;
-            u64 n = (u64)(y + DY[k]) * w + (x + DX[k]);
-            if (labels[n] == want) {
-                next = n;
-                break;
+                                       u32 w, u32 h, u32 ndirs, u64 start, u32 *out) {
+    __shared__ u32 sl[DW * DW];
+    __shared__ u8 sm[DW * DW];
+    __shared__ u64 s_cell;
+    __shared__ u32 s_step, s_done;
+    const u32 tid = threadIdx.x;
+    const u32 len = labels[start];
+    if (tid == 0) {
+        s_cell = start;
+        s_step = 0;
+        s_done = len == UNREACHED;
+        out[0] = 0;
+        out[1] = (u32)start;
+    }
+    __syncthreads();
+    while (!s_done) {
+        const u64 c = s_cell;
+        const long long cx = (long long)(c % w), cy = (long long)(c / w);
+        const long long ox = max(0ll, min(cx - DW / 2, (long long)w - DW));
+        const long long oy = max(0ll, min(cy - DW / 2, (long long)h - DW));
+        for (u32 i = tid; i < DW * DW; i += blockDim.x) {
+            const long long gx = ox + i % DW, gy = oy + i / DW;
+            const bool in = gx < w && gy < h;
+            sl[i] = in ? labels[(u64)gy * w + gx] : UNREACHED;
+            sm[i] = in ? masks[(u64)gy * w + gx] : 0;
+        }
+        __syncthreads();
+        if (tid == 0) {
+            int lx = (int)(cx - ox), ly = (int)(cy - oy);
+            u32 step = s_step;
+            bool moved_out = false, broken = false;
+            while (step < len) {
+                // A neighbour outside the window may be the one the priority picks: move the
+                // window first. Off-grid neighbours are never allowed, so at the grid's edge a
+                // cell on the window's border still descends.
+                const u32 m = sm[ly * DW + lx], want = len - step - 1;
+                if (lx == 0 || ly == 0 || lx == DW - 1 || ly == DW - 1) {
+                    for (u32 k = 0; k < ndirs; ++k) {
+                        const int nx = lx + DX[k], ny = ly + DY[k];
+                        if ((m & (1u << k)) && (nx < 0 || ny < 0 || nx >= DW || ny >= DW))
+                            moved_out = true;
+                    }
+                }
+                int next = -1;
+                if (!moved_out) {
+                    // All candidates are loaded before any is compared (no dependent chain).
+                    u32 cand[8];
+#pragma unroll
+                    for (u32 k = 0; k < 8; ++k) {
+                        const int nx = min(max(lx + DX[k], 0), DW - 1),
+                                  ny = min(max(ly + DY[k], 0), DW - 1);
+                        cand[k] = sl[ny * DW + nx];
+                    }
+#pragma unroll
+                    for (int k = 7; k >= 0; --k)
+                        if ((u32)k < ndirs && (m & (1u << k)) && cand[k] == want) next = k;
+                }
+                if (moved_out) break;
+                if (next < 0) {
+                    broken = true;
+                    break;
+                }
+                lx += DX[next];
+                ly += DY[next];
+                ++step;
+                out[1 + step] = (u32)((u64)(oy + ly) * w + (u64)(ox + lx));
             }
+            s_step = step;
+            s_cell = (u64)(oy + ly) * w + (u64)(ox + lx);
+            if (broken) out[0] = 1;
+            s_done = broken || step >= len;
         }
-        if (next == ~0ull) {
-            *status = 1;
-            return;
-        }
-        c = next;
-        path[step] = (u32)c;
+        __syncthreads();
     }
 }

@@ -79,7 +79,7 @@ pub struct LeeParams {
     pub backend: BackendKind,
     pub service_mapping: String,
     pub use_sim_time: bool,
-    /// global | shared | texture | worklist
+    /// bitwave (default) | global | shared | texture
     pub memory_model: crate::lee::MemoryModel,
     pub block_x: u32,
     pub block_y: u32,

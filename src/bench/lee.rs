@@ -1,5 +1,6 @@
 //! Lee benchmarks: every memory model and the CPU reference on the same grids, at several
-//! sizes, random terrain (30 % of transitions blocked) and mazes.
+//! sizes, random terrain (30 % of transitions blocked) and mazes. Every model's field is
+//! compared with the CPU BFS; a difference stops the benchmark with an error.
 
 use std::fmt::Write;
 use std::time::Instant;
@@ -18,6 +19,8 @@ pub struct Options {
     pub sweep_limit_cells: u64,
     /// Where to write the terrains as .npy for the peers (None: not written).
     pub npy_dir: Option<std::path::PathBuf>,
+    /// CUDA memory models to run, in this order.
+    pub models: Vec<MemoryModel>,
 }
 
 fn median<F: FnMut() -> Result<()>>(reps: usize, mut f: F) -> Result<f64> {
@@ -58,18 +61,15 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 (goal.0 as i64, goal.1 as i64),
                 (start.0 as i64, start.1 as i64),
             );
+            // Every timed variant is checked against this before its row is written.
+            let reference = crate::lee::cpu::distance_field(&grid, goal);
             let mut runs: Vec<(String, Backend, PlannerConfig)> = vec![(
                 "cpu BFS (reference)".into(),
                 Backend::Cpu,
                 PlannerConfig::default(),
             )];
             if let Backend::Cuda(_) = backend {
-                for model in [
-                    MemoryModel::Global,
-                    MemoryModel::Texture,
-                    MemoryModel::Shared,
-                    MemoryModel::Worklist,
-                ] {
+                for &model in &o.models {
                     let config = PlannerConfig {
                         memory_model: model,
                         ..PlannerConfig::default()
@@ -83,7 +83,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             }
             for (label, b, config) in runs {
                 let sweeps =
-                    !matches!(b, Backend::Cpu) && config.memory_model != MemoryModel::Worklist;
+                    !matches!(b, Backend::Cpu) && config.memory_model != MemoryModel::Bitwave;
                 if sweeps && terrain == "maze" && (n as u64 * n as u64) > o.sweep_limit_cells {
                     let _ = writeln!(out, "| {terrain} | {n}² | {label} | not run: one pass per wave, ~{}k waves | | |", n as u64 * n as u64 / 2000);
                     continue;
@@ -103,6 +103,17 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 let len = length
                     .map(|l| l.to_string())
                     .unwrap_or_else(|| "unreachable".into());
+                if planner.distance_field(g)? != reference {
+                    return Err(crate::Error::Gpu(format!(
+                        "{terrain} {n}²: {label} labels differ from the CPU BFS"
+                    )));
+                }
+                let label = match planner.last_rounds() {
+                    Some(r) if config.memory_model == MemoryModel::Bitwave => {
+                        format!("{label} ({r} rounds)")
+                    }
+                    _ => label,
+                };
                 let _ = writeln!(
                     out,
                     "| {terrain} | {n}² | {label} | {field:.3} | {both:.3} | {len} |"

@@ -183,6 +183,13 @@ enum BenchWhat {
         /// Write the terrains as .npy here, for the peer scripts.
         #[arg(long)]
         npy_dir: Option<PathBuf>,
+        /// CUDA memory models to run (the CPU reference always runs).
+        #[arg(
+            long,
+            value_delimiter = ',',
+            default_value = "global,texture,shared,bitwave"
+        )]
+        models: Vec<String>,
     },
 }
 
@@ -432,15 +439,21 @@ fn bench_lee(w: BenchWhat) -> Result<()> {
         backend,
         sweep_limit_cells,
         npy_dir,
+        models,
     } = w
     {
         let backend = Backend::select(backend)?;
+        let models = models
+            .iter()
+            .map(|m| m.parse())
+            .collect::<Result<Vec<gpu_planning::lee::MemoryModel>>>()?;
         let options = bench::lee::Options {
             sizes,
             reps,
             seed,
             sweep_limit_cells,
             npy_dir,
+            models,
         };
         println!("{}", bench::lee::run(&backend, &options)?);
     }

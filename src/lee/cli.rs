@@ -33,7 +33,8 @@ pub struct LeeArgs {
     pub goal: String,
     #[arg(long, default_value_t = 4)]
     pub connectivity: u32,
-    #[arg(long, default_value = "shared")]
+    /// CUDA variant: bitwave (default), global, shared or texture.
+    #[arg(long, default_value = "bitwave")]
     pub memory_model: String,
     #[arg(long, default_value_t = 32)]
     pub block_x: u32,
@@ -71,7 +72,7 @@ pub fn run(a: LeeArgs) -> Result<()> {
         Error::invalid(
             "--memory-model",
             format!(
-                "'{}' is not one of global, shared, texture, worklist",
+                "'{}' is not one of bitwave, global, shared, texture",
                 a.memory_model
             ),
         )

@@ -15,26 +15,39 @@ use crate::error::{Error, Result};
 /// after convergence change nothing).
 const SWEEPS_PER_CHECK: u32 = 16;
 
+/// Bitwave tiles are one warp each: 64 columns (one u64 per row and direction) x 32 rows.
+const BW_TILE_W: u32 = 64;
+const BW_TILE_H: u32 = 32;
+/// Shared bytes per bitwave warp: its tile's 32 x 64 labels.
+const BW_SMEM_PER_WARP: u32 = 32 * 64 * 4;
+/// Most warps (tiles at once) of a bitwave block.
+const BW_MAX_WARPS: u32 = 4;
+/// Rounds one launch may run before the host looks (a launch ends early when a round queues
+/// nothing); bounds how long one launch holds the device.
+const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
+
 struct Kernels {
     fill: CudaFunction,
     sweep_global: CudaFunction,
     sweep_texture: CudaFunction,
     tiles_shared: CudaFunction,
-    worklist_init: CudaFunction,
-    worklist: CudaFunction,
+    pack_planes: CudaFunction,
+    bitwave_init: CudaFunction,
+    bitwave_rounds: CudaFunction,
     descend: CudaFunction,
 }
-
-/// Tile shape the buffers were made for, the ring of queued tiles, and the queued flags.
-type WorklistBuffers = ((u32, u32), CudaSlice<u32>, CudaSlice<u32>);
 
 /// Per-query device state; one query at a time per grid.
 struct Scratch {
     labels: CudaSlice<u32>,
     changed: CudaSlice<u32>,
-    counters: CudaSlice<u32>,
-    /// Worklist buffers, sized for the tile shape they were made for.
-    worklist: Option<WorklistBuffers>,
+    /// Bitwave: three rotating lists of tile ids, their lengths, and per tile the last round
+    /// it was queued for.
+    lists: CudaSlice<u32>,
+    counts: CudaSlice<u32>,
+    queued: CudaSlice<u32>,
+    /// Grid barrier (arrivals, generation) and the next round to run.
+    bar: CudaSlice<u32>,
 }
 
 pub struct DeviceGrid {
@@ -43,10 +56,15 @@ pub struct DeviceGrid {
     height: u32,
     ndirs: u32,
     masks: CudaSlice<u8>,
+    /// Bitwave bit planes: plane k, row y, word x holds bit j = move k allowed from cell
+    /// (64 x + j, y).
+    planes: CudaSlice<u64>,
     texture: Mutex<Option<Texture>>,
     kernels: Kernels,
     scratch: Mutex<Scratch>,
     goal: Mutex<Option<(u32, u32)>>,
+    /// Bitwave rounds of the last query (for benchmarks).
+    rounds: std::sync::atomic::AtomicU32,
 }
 
 /// A linear u8 texture over the masks, destroyed with the grid.
@@ -75,26 +93,59 @@ impl DeviceGrid {
             sweep_global: f("lee_sweep_global")?,
             sweep_texture: f("lee_sweep_texture")?,
             tiles_shared: f("lee_tiles_shared")?,
-            worklist_init: f("lee_worklist_init")?,
-            worklist: f("lee_worklist")?,
+            pack_planes: f("lee_pack_planes")?,
+            bitwave_init: f("lee_bitwave_init")?,
+            bitwave_rounds: f("lee_bitwave_rounds")?,
             descend: f("lee_descend")?,
         };
         let n = grid.len();
+        let ndirs = grid.connectivity.directions() as u32;
+        let (w, h) = (grid.width, grid.height);
+        let wwords = w.div_ceil(BW_TILE_W);
+        let ntiles = wwords as usize * h.div_ceil(BW_TILE_H) as usize;
+        let masks = rt.upload(&grid.masks)?;
+        // SAFETY: lee_pack_planes writes every word of every plane below.
+        let mut planes =
+            unsafe { rt.alloc::<u64>((ndirs as usize * h as usize * wwords as usize).max(1)) }?;
+        let words = h as u64 * wwords as u64;
+        if words > 0 {
+            let stream = rt.stream().clone();
+            let mut b = stream.launch_builder(&kernels.pack_planes);
+            b.arg(&masks)
+                .arg(&mut planes)
+                .arg(&w)
+                .arg(&h)
+                .arg(&wwords)
+                .arg(&ndirs);
+            let blocks = (words.div_ceil(256) as u32).min(65_535 * 4);
+            unsafe {
+                b.launch(LaunchConfig {
+                    grid_dim: (blocks, 1, 1),
+                    block_dim: (256, 1, 1),
+                    shared_mem_bytes: 0,
+                })
+            }
+            .map_err(launch_err("lee_pack_planes"))?;
+        }
         Ok(DeviceGrid {
             rt: rt.clone(),
-            width: grid.width,
-            height: grid.height,
-            ndirs: grid.connectivity.directions() as u32,
-            masks: rt.upload(&grid.masks)?,
+            width: w,
+            height: h,
+            ndirs,
+            masks,
+            planes,
             texture: Mutex::new(None),
             kernels,
             scratch: Mutex::new(Scratch {
                 // SAFETY: every query fills the labels first.
                 labels: unsafe { rt.alloc::<u32>(n) }?,
                 changed: rt.alloc_zeros::<u32>(1)?,
-                counters: rt.alloc_zeros::<u32>(4)?,
-                worklist: None,
+                lists: rt.alloc_zeros::<u32>(3 * ntiles.max(1))?,
+                counts: rt.alloc_zeros::<u32>(3)?,
+                queued: rt.alloc_zeros::<u32>(ntiles.max(1))?,
+                bar: rt.alloc_zeros::<u32>(3)?,
             }),
+            rounds: std::sync::atomic::AtomicU32::new(0),
             goal: Mutex::new(None),
         })
     }
@@ -115,8 +166,14 @@ impl DeviceGrid {
             block_dim: (256, 1, 1),
             shared_mem_bytes: 0,
         };
+        // Bitwave seeds the goal itself (a seed must beat the label it lands on).
+        let fill_goal = if config.memory_model == MemoryModel::Bitwave {
+            n
+        } else {
+            goal_idx
+        };
         let mut b = stream.launch_builder(&self.kernels.fill);
-        b.arg(&mut scratch.labels).arg(&n).arg(&goal_idx);
+        b.arg(&mut scratch.labels).arg(&n).arg(&fill_goal);
         unsafe { b.launch(cfg1) }.map_err(launch_err("lee_fill_labels"))?;
 
         let (bx, by) = (config.block_x, config.block_y);
@@ -198,74 +255,127 @@ impl DeviceGrid {
                     }
                 }
             }
-            MemoryModel::Worklist => {
-                let ntiles = tiles.0 * tiles.1;
-                let cap = 2 * ntiles;
-                let fresh = !matches!(&scratch.worklist, Some((shape, _, _)) if *shape == (bx, by));
-                if fresh {
-                    let queue = self.rt.alloc_zeros::<u32>(cap as usize)?;
-                    let queued = self.rt.alloc_zeros::<u32>(ntiles as usize)?;
-                    scratch.worklist = Some(((bx, by), queue, queued));
-                }
-                let Scratch {
-                    labels,
-                    counters,
-                    worklist,
-                    ..
-                } = &mut *scratch;
-                let Some((_, queue, queued)) = worklist.as_mut() else {
-                    return Err(Error::Gpu("worklist buffers missing".into()));
-                };
-                let goal_tile = (goal.1 / by) * tiles.0 + goal.0 / bx;
-                let mut b = stream.launch_builder(&self.kernels.worklist_init);
-                b.arg(&mut *queue)
-                    .arg(&cap)
-                    .arg(&mut *queued)
-                    .arg(&ntiles)
-                    .arg(&mut *counters)
-                    .arg(&goal_tile);
-                let g = cap.div_ceil(256).min(4096);
-                unsafe {
-                    b.launch(LaunchConfig {
-                        grid_dim: (g, 1, 1),
-                        block_dim: (256, 1, 1),
-                        shared_mem_bytes: 0,
-                    })
-                }
-                .map_err(launch_err("lee_worklist_init"))?;
-                let per_sm = self
-                    .kernels
-                    .worklist
-                    .occupancy_max_active_blocks_per_multiprocessor(
-                        bx * by,
-                        tile_smem as usize,
-                        None,
-                    )
-                    .map_err(gpu_err)?
-                    .max(1);
-                let blocks = (per_sm * self.rt.info().multiprocessors.max(1) as u32).min(ntiles);
-                let mut b = stream.launch_builder(&self.kernels.worklist);
-                b.arg(&self.masks)
-                    .arg(labels)
-                    .arg(&w)
-                    .arg(&h)
-                    .arg(&nd)
-                    .arg(&tiles.0)
-                    .arg(&tiles.1)
-                    .arg(&mut *queue)
-                    .arg(&cap)
-                    .arg(&mut *queued)
-                    .arg(&mut *counters);
-                let launch = LaunchConfig {
-                    grid_dim: (blocks, 1, 1),
-                    block_dim: (bx, by, 1),
-                    shared_mem_bytes: tile_smem,
-                };
-                unsafe { b.launch(launch) }.map_err(launch_err("lee_worklist"))?;
-            }
+            MemoryModel::Bitwave => self.bitwave(&mut scratch, goal_idx, config)?,
         }
         *lock(&self.goal) = Some(goal);
         Ok(())
+    }
+
+    /// Bitwave rounds until a round queues no tile (kernels/lee.cu).
+    fn bitwave(&self, scratch: &mut Scratch, goal_idx: u64, config: &PlannerConfig) -> Result<()> {
+        let stream = self.rt.stream().clone();
+        let (w, h, nd) = (self.width, self.height, self.ndirs);
+        let wwords = w.div_ceil(BW_TILE_W);
+        let tiles = (wwords, h.div_ceil(BW_TILE_H));
+        let ntiles = tiles.0 * tiles.1;
+        let goal_tile = (goal_idx / w as u64) as u32 / BW_TILE_H * tiles.0
+            + (goal_idx % w as u64) as u32 / BW_TILE_W;
+        let Scratch {
+            labels,
+            lists,
+            counts,
+            queued,
+            bar,
+            ..
+        } = scratch;
+        let mut b = stream.launch_builder(&self.kernels.bitwave_init);
+        b.arg(&mut *lists)
+            .arg(&mut *counts)
+            .arg(&mut *queued)
+            .arg(&ntiles)
+            .arg(&goal_tile);
+        unsafe {
+            b.launch(LaunchConfig {
+                grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(launch_err("lee_bitwave_init"))?;
+
+        // block_x * block_y threads in whole warps, one tile per warp, at most BW_MAX_WARPS
+        // (small blocks spread a round's few tiles over more SMs); halved while a block would
+        // not fit an SM's registers.
+        let mut warps = (config.block_x * config.block_y)
+            .div_ceil(32)
+            .clamp(1, BW_MAX_WARPS);
+        let per_sm = loop {
+            let per_sm = self
+                .kernels
+                .bitwave_rounds
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    warps * 32,
+                    (warps * BW_SMEM_PER_WARP) as usize,
+                    None,
+                )
+                .map_err(gpu_err)?;
+            if per_sm > 0 || warps == 1 {
+                break per_sm;
+            }
+            warps /= 2;
+        };
+        // The grid barrier needs every block resident: never more than the occupancy allows.
+        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
+        let blocks = resident.min(ntiles.div_ceil(warps)).max(1);
+        let launch = LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (warps * 32, 1, 1),
+            shared_mem_bytes: warps * BW_SMEM_PER_WARP,
+        };
+        self.rt.stream().memset_zeros(&mut *bar).map_err(gpu_err)?;
+        // Every round that runs a tile lowers a label, and labels are bounded by the cells, so
+        // this cap is never reached by a correct kernel; it only turns a hang into an error.
+        let cap = 4 * self.cells() as u64 + 64;
+        let mut round = 1u32;
+        loop {
+            let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
+            b.arg(&self.masks)
+                .arg(&self.planes)
+                .arg(&mut *labels)
+                .arg(&w)
+                .arg(&h)
+                .arg(&wwords)
+                .arg(&nd)
+                .arg(&tiles.0)
+                .arg(&tiles.1)
+                .arg(&mut *lists)
+                .arg(&mut *counts)
+                .arg(&mut *queued)
+                .arg(&round)
+                .arg(&BW_ROUNDS_PER_LAUNCH)
+                .arg(&goal_idx)
+                .arg(&mut *bar);
+            if resident == 0 {
+                return Err(Error::Gpu(
+                    "lee bitwave: the round kernel cannot be resident on this device".into(),
+                ));
+            }
+            // SAFETY: blocks <= the occupancy bound, as a cooperative launch requires.
+            unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_rounds"))?;
+            let next = self.rt.download(bar, 3)?[2];
+            // A launch that stops before its round budget stopped on an empty list.
+            let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
+                0
+            } else {
+                self.rt.download(counts, 3)?[(next % 3) as usize]
+            };
+            if pending == 0 {
+                self.rounds
+                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(());
+            }
+            if next as u64 > cap {
+                return Err(Error::Gpu(format!(
+                    "lee bitwave: still {pending} tiles queued after {next} rounds"
+                )));
+            }
+            round = next;
+        }
+    }
+
+    /// Bitwave rounds the last query ran.
+    pub fn last_rounds(&self) -> u32 {
+        self.rounds.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn synchronize(&self) -> Result<()> {
@@ -280,7 +390,7 @@ impl DeviceGrid {
 
     /// Path from `start` by descent on the device; only the path comes back.
     pub fn descend(&self, start: (u32, u32)) -> Result<Option<Vec<(u32, u32)>>> {
-        let mut scratch = lock(&self.scratch);
+        let scratch = lock(&self.scratch);
         let s = start.1 as u64 * self.width as u64 + start.0 as u64;
         let len = self
             .rt
@@ -288,34 +398,31 @@ impl DeviceGrid {
         if len == UNREACHED {
             return Ok(None);
         }
-        // SAFETY: lee_descend writes path[0..=len] when status is 0.
-        let mut path = unsafe { self.rt.alloc::<u32>(len as usize + 1) }?;
+        // SAFETY: lee_descend writes out[0] and out[1..=len + 1] (the path) before it returns.
+        let mut out = unsafe { self.rt.alloc::<u32>(len as usize + 2) }?;
         let stream = self.rt.stream().clone();
-        let Scratch {
-            labels, changed, ..
-        } = &mut *scratch;
         let mut b = stream.launch_builder(&self.kernels.descend);
         b.arg(&self.masks)
-            .arg(&*labels)
+            .arg(&scratch.labels)
             .arg(&self.width)
+            .arg(&self.height)
             .arg(&self.ndirs)
             .arg(&s)
-            .arg(&mut path)
-            .arg(&mut *changed);
+            .arg(&mut out);
         unsafe {
             b.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
-                block_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
                 shared_mem_bytes: 0,
             })
         }
         .map_err(launch_err("lee_descend"))?;
-        if self.rt.download(changed, 1)?[0] != 0 {
+        let out = self.rt.download(&out, len as usize + 2)?;
+        if out[0] != 0 {
             return Err(Error::Gpu("lee_descend: labels have no descent".into()));
         }
-        let cells = self.rt.download(&path, len as usize + 1)?;
         let w = self.width;
-        Ok(Some(cells.into_iter().map(|c| (c % w, c / w)).collect()))
+        Ok(Some(out[1..].iter().map(|&c| (c % w, c / w)).collect()))
     }
 
     fn texture(&self) -> Result<u64> {

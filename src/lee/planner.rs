@@ -13,17 +13,15 @@ pub enum MemoryModel {
     /// The seed's global-memory model: in-place sweeps over all cells.
     Global,
     /// The seed's shared-memory model: tiles + halo iterated to local convergence, all tiles
-    /// per launch, launches until nothing changes. The default: exact, and the fastest exact
-    /// model measured (BENCHMARKS.md).
-    #[default]
+    /// per launch, launches until nothing changes.
     Shared,
     /// Global sweeps with the static masks read through a texture object.
     Texture,
-    /// EXPERIMENTAL, known wrong on some grids: persistent kernel over a device queue of tiles
-    /// whose borders improved. On the H100 it returned labels that differ from the CPU BFS on
-    /// some random grids and mazes (a missed tile activation not yet found); do not use it
-    /// where results matter. Kept so the fault can be found (tests/lee.rs, ignored test).
-    Worklist,
+    /// The default: 64 x 32-cell tiles as bit planes, one warp each running an exact
+    /// multi-source BFS with shifts and shuffles; rounds run only the tiles whose border
+    /// improved (kernels/lee.cu). Fastest measured (BENCHMARKS.md).
+    #[default]
+    Bitwave,
 }
 
 impl std::str::FromStr for MemoryModel {
@@ -33,16 +31,18 @@ impl std::str::FromStr for MemoryModel {
             "global" => Ok(Self::Global),
             "shared" => Ok(Self::Shared),
             "texture" => Ok(Self::Texture),
-            "worklist" => Ok(Self::Worklist),
+            "bitwave" => Ok(Self::Bitwave),
             other => Err(Error::invalid(
                 "memory_model",
-                format!("'{other}' is not one of global, shared, texture, worklist"),
+                format!("'{other}' is not one of bitwave, global, shared, texture"),
             )),
         }
     }
 }
 
-/// CUDA launch shape; tiles of the shared and worklist models are block_x x block_y cells.
+/// CUDA launch shape. Tiles of the sweep and shared models are block_x x block_y cells; bitwave
+/// tiles are always 64 x 32 cells, one per warp, and block_x * block_y sets the threads per
+/// block (rounded up to whole warps, at most 4, halved while a block would not fit an SM).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PlannerConfig {
     pub memory_model: MemoryModel,
@@ -53,7 +53,7 @@ pub struct PlannerConfig {
 impl Default for PlannerConfig {
     fn default() -> Self {
         PlannerConfig {
-            memory_model: MemoryModel::Shared,
+            memory_model: MemoryModel::Bitwave,
             block_x: 32,
             block_y: 32,
         }
@@ -122,6 +122,11 @@ impl Planner {
         } else {
             "cpu"
         }
+    }
+
+    /// Bitwave rounds of the last CUDA query (None on the CPU).
+    pub fn last_rounds(&self) -> Option<u32> {
+        self.device.as_ref().map(|d| d.last_rounds())
     }
 
     /// Wave numbers from `goal` over the whole grid.
