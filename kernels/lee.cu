@@ -209,53 +209,81 @@ __device__ __forceinline__ void bw_close_run(u64 *S, u64 C, u32 run) {
         if ((run >> (b - BW_LOW)) & 1u) S[b] |= C;
 }
 
+#define BW_ROW 65 /* shared row stride of a tile's labels: lanes on different rows of one
+                     column hit different banks */
+
+// Transposes the 8 x 8 bit matrix held as bytes (bit 8 i + j = row i, column j).
+__device__ __forceinline__ u64 transpose8(u64 x) {
+    u64 t = (x ^ (x >> 7)) & 0x00AA00AA00AA00AAull;
+    x = x ^ t ^ (t << 7);
+    t = (x ^ (x >> 14)) & 0x0000CCCC0000CCCCull;
+    x = x ^ t ^ (t << 14);
+    t = (x ^ (x >> 28)) & 0x00000000F0F0F0F0ull;
+    return x ^ t ^ (t << 28);
+}
+
+// The level offsets of 8 columns (8 g ..) from slices lo..lo+7: byte i = column 8 g + i.
+__device__ __forceinline__ u64 bw_offsets8(const u64 *S, u32 lo, u32 g) {
+    u64 x = 0;
+#pragma unroll
+    for (u32 b = 0; b < 8; ++b) x |= ((S[lo + b] >> (8 * g)) & 0xffull) << (8 * b);
+    return transpose8(x);
+}
+
 // Writes the labels a tile's BFS found (base + the level offset bit-sliced in S, for the
-// cells in R) where they beat the current ones (`old`, the tile's labels staged in shared
-// memory, kept current), and returns bit k set when a cell on the tile's side or corner facing
-// direction k improved. Lanes work on columns (lane, lane + 32) row by row, so the stores are
-// coalesced.
+// cells in R) where they beat the current ones (`old`, the tile's labels in shared memory,
+// kept current), and returns bit k set when a cell on the tile's side or corner facing
+// direction k improved. Each lane decodes its own row (8 columns per bit transpose); the
+// global stores then go row by row, coalesced.
 __device__ __forceinline__ u32 bw_flush(u32 *labels, u32 *old, u32 w, u32 x0, u32 y0, u64 R,
                                         const u64 *S, u32 nbits, u32 base) {
     const u32 lane = threadIdx.x & 31;
-    u32 f = 0;
-    for (u32 r = 0; r < 32; ++r) {
-        const u64 rr = __shfl_sync(FULL_MASK, R, r);
-        if (!rr) continue;
-        u32 rel0 = 0, rel1 = 0;
+    u32 *mine = old + lane * BW_ROW;
+    u64 imp = 0;
 #pragma unroll
-        for (u32 b = 0; b < BW_SLICES; ++b) {
-            if (b >= nbits) break;
-            const u64 sb = __shfl_sync(FULL_MASK, S[b], r);
-            rel0 |= (u32)((sb >> lane) & 1ull) << b;
-            rel1 |= (u32)((sb >> (lane + 32)) & 1ull) << b;
-        }
+    for (u32 g = 0; g < 8; ++g) {
+        const u32 rg = (u32)(R >> (8 * g)) & 0xffu;
+        if (!rg) continue;
+        const u64 lo8 = bw_offsets8(S, 0, g);
+        const u64 hi8 = nbits > 8 ? bw_offsets8(S, 8, g) : 0ull;
 #pragma unroll
-        for (u32 half = 0; half < 2; ++half) {
-            const u32 j = lane + 32 * half;
-            if (!((rr >> j) & 1ull)) continue;
-            const u32 cand = base + (half ? rel1 : rel0);
-            if (cand < old[r * 64 + j]) {
-                old[r * 64 + j] = cand;
-                labels[(u64)(y0 + r) * w + x0 + j] = cand;
-                if (j == 0) f |= 1u << 0;
-                if (r == 0) f |= 1u << 1;
-                if (j == 63) f |= 1u << 2;
-                if (r == 31) f |= 1u << 3;
-                if (r == 0 && j == 0) f |= 1u << 4;
-                if (r == 0 && j == 63) f |= 1u << 5;
-                if (r == 31 && j == 63) f |= 1u << 6;
-                if (r == 31 && j == 0) f |= 1u << 7;
+        for (u32 i = 0; i < 8; ++i) {
+            if (!((rg >> i) & 1u)) continue;
+            const u32 cand =
+                base + (u32)((lo8 >> (8 * i)) & 0xffull) + ((u32)((hi8 >> (8 * i)) & 0xffull) << 8);
+            const u32 j = 8 * g + i;
+            if (cand < mine[j]) {
+                mine[j] = cand;
+                imp |= 1ull << j;
             }
         }
     }
     __syncwarp();
+    for (u32 r = 0; r < 32; ++r) {
+        const u64 m = __shfl_sync(FULL_MASK, imp, r);
+        if (!m) continue;
+#pragma unroll
+        for (u32 half = 0; half < 2; ++half) {
+            const u32 j = lane + 32 * half;
+            if ((m >> j) & 1ull) labels[(u64)(y0 + r) * w + x0 + j] = old[r * BW_ROW + j];
+        }
+    }
+    u32 f = 0;
+    if (imp & 1ull) f |= 1u << 0;
+    if (imp >> 63) f |= 1u << 2;
+    if (lane == 0 && imp) f |= 1u << 1;
+    if (lane == 31 && imp) f |= 1u << 3;
+    if (lane == 0 && (imp & 1ull)) f |= 1u << 4;
+    if (lane == 0 && (imp >> 63)) f |= 1u << 5;
+    if (lane == 31 && (imp >> 63)) f |= 1u << 6;
+    if (lane == 31 && (imp & 1ull)) f |= 1u << 7;
     return f;
 }
 
 // One warp runs tile t: a multi-source BFS from the seeds (outside labels + 1 that beat a
 // border cell's label, and the goal), level by level on bit planes, without touching labels
 // until the end; then writes the labels it improved and queues the neighbours on whose side a
-// border cell improved. `old` is this warp's 32 x 64 labels of shared memory.
+// border cell improved. `old` is this warp's 32 x BW_ROW labels of shared memory.
 __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ planes, u32 *labels,
                         u32 w, u32 h, u32 wwords, u32 ndirs, u32 tiles_x, u32 tiles_y, u32 t,
                         u32 *lists, u32 *counts, u32 *queued, u32 round, u64 goal, u32 *old) {
@@ -276,7 +304,7 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
 #pragma unroll
         for (u32 half = 0; half < 2; ++half) {
             const u32 j = lane + 32 * half;
-            old[r * 64 + j] = (yy < h && x0 + j < w) ? __ldcg(&labels[(u64)yy * w + x0 + j]) : 0u;
+            old[r * BW_ROW + j] = (yy < h && x0 + j < w) ? __ldcg(&labels[(u64)yy * w + x0 + j]) : 0u;
         }
     }
     __syncwarp();
@@ -286,9 +314,9 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
         sb1 = UNREACHED, sg = UNREACHED;
     u64 gbit = 0;
     if (row_in) {
-        sl = bw_seed(masks, labels, w, ndirs, x0, y, x0, y0, old[lane * 64]);
+        sl = bw_seed(masks, labels, w, ndirs, x0, y, x0, y0, old[lane * BW_ROW]);
         if (x0 + 63 < w)
-            sr = bw_seed(masks, labels, w, ndirs, x0 + 63, y, x0, y0, old[lane * 64 + 63]);
+            sr = bw_seed(masks, labels, w, ndirs, x0 + 63, y, x0, y0, old[lane * BW_ROW + 63]);
     }
     const u32 ylast = min(y0 + 31, h - 1), rlast = ylast - y0;
 #pragma unroll
@@ -299,7 +327,7 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
         // A tile cut by the grid's bottom edge has no cell below it: its last row only has
         // outside neighbours to the sides, which the left/right seeds cover.
         const u32 bot = rlast == 31 ? bw_seed(masks, labels, w, ndirs, xx, ylast, x0, y0,
-                                              old[31 * 64 + j])
+                                              old[31 * BW_ROW + j])
                                     : UNREACHED;
         if (half == 0) {
             st0 = top;
@@ -309,7 +337,7 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
             sb1 = bot;
         }
     }
-    if (row_in && goal / w == y && goal % w - x0 < 64u && old[lane * 64 + (goal % w - x0)] > 0) {
+    if (row_in && goal / w == y && goal % w - x0 < 64u && old[lane * BW_ROW + (goal % w - x0)] > 0) {
         sg = 0;
         gbit = 1ull << (goal % w - x0);
     }
@@ -326,8 +354,8 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
     u64 V = 0;
 #pragma unroll 8
     for (u32 r = 0; r < 32; ++r) {
-        const u64 blk = (u64)__ballot_sync(FULL_MASK, old[r * 64 + lane] <= lo) |
-                        ((u64)__ballot_sync(FULL_MASK, old[r * 64 + lane + 32] <= lo) << 32);
+        const u64 blk = (u64)__ballot_sync(FULL_MASK, old[r * BW_ROW + lane] <= lo) |
+                        ((u64)__ballot_sync(FULL_MASK, old[r * BW_ROW + lane + 32] <= lo) << 32);
         if (lane == r) V = blk;
     }
 
@@ -417,7 +445,7 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
 
 // Rounds in one launch: each warp takes tiles from the round's list, then the grid waits at a
 // barrier. Needs a cooperative launch (all blocks resident). blockDim.x is a multiple of 32;
-// dynamic shared memory holds 32 x 64 labels per warp. Runs rounds first_round.. until
+// dynamic shared memory holds 32 x BW_ROW labels per warp. Runs rounds first_round.. until
 // a round queues nothing or max_rounds ran; bar[2] = the next round to run.
 // bar[0]: arrivals, bar[1]: barrier generation (both 0 at the first launch of a query).
 __device__ __forceinline__ void grid_barrier(u32 *bar) {
@@ -447,7 +475,7 @@ extern "C" __global__ void lee_bitwave_rounds(const u8 *__restrict__ masks,
                                               u32 *bar) {
     extern __shared__ u32 smem[];
     const u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-    u32 *old = smem + warp * 32 * 64;
+    u32 *old = smem + warp * 32 * BW_ROW;
     const u32 ntiles = tiles_x * tiles_y;
     u32 round = first_round;
     for (; round - first_round < max_rounds; ++round) {
@@ -470,85 +498,102 @@ extern "C" __global__ void lee_bitwave_rounds(const u8 *__restrict__ masks,
 }
 
 // ---------------------------------------------------------------------------------------------
-// Path: the block stages a DW x DW window of labels and masks around the current cell in
-// shared memory, and one thread descends inside it with the fixed neighbour priority until a
-// neighbour it must look at lies outside; then the window moves. A dependent global load per
-// step would cost a memory latency each; this costs one per ~DW/2 steps.
-// out[0]: 0 ok, 1 the labels have no descent; out[1 + i]: the i-th cell of the path.
+// Path: the block stages a DW x DW window of labels and masks in shared memory, placed ahead
+// of the current cell towards the goal; all threads find each cell's next cell (the fixed
+// neighbour priority), and one thread follows them until a step needs a neighbour outside the
+// window; then the window moves. A dependent global load per step would cost a memory latency
+// each; this costs one per window. state[3]: 0 ok, 1 the labels have no descent, 2 start unreached, 3 the path does not
+// fit `cap` cells; state[4]: the path's length in moves. path[i]: its i-th cell.
 // ---------------------------------------------------------------------------------------------
 #define DW 64
 
+__device__ __forceinline__ long long window_origin(long long c, long long g, long long n) {
+    // Centre the window, then shift it most of the way towards the goal's side.
+    long long o = c - DW / 2;
+    if (g > c) o += DW / 2 - 2;
+    if (g < c) o -= DW / 2 - 2;
+    return max(0ll, min(o, n - DW));
+}
+
+#define SUCC_OUT 0xffffu    /* a neighbour the priority needs lies outside the window */
+#define SUCC_NONE 0xfffeu   /* no neighbour one wave closer: the labels are broken */
+#define SUCC_GOAL 0xfffdu   /* label 0 or unreached: no step */
+
 extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
-                                       u32 w, u32 h, u32 ndirs, u64 start, u32 *out) {
+                                       u32 w, u32 h, u32 ndirs, u64 start, u64 goal, u32 *path,
+                                       u32 cap, u32 *state) {
     __shared__ u32 sl[DW * DW];
     __shared__ u8 sm[DW * DW];
+    // Each window cell's next cell on the descent, found by all threads at once, so that the
+    // walk itself is one shared load per step.
+    __shared__ unsigned short succ[DW * DW];
     __shared__ u64 s_cell;
     __shared__ u32 s_step, s_done;
     const u32 tid = threadIdx.x;
     const u32 len = labels[start];
+    const long long gx = (long long)(goal % w), gy = (long long)(goal / w);
     if (tid == 0) {
         s_cell = start;
         s_step = 0;
-        s_done = len == UNREACHED;
-        out[0] = 0;
-        out[1] = (u32)start;
+        const u32 status = len == UNREACHED ? 2u : (len >= cap ? 3u : 0u);
+        s_done = status != 0;
+        state[3] = status;
+        state[4] = len;
+        if (status == 0) path[0] = (u32)start;
     }
     __syncthreads();
     while (!s_done) {
         const u64 c = s_cell;
         const long long cx = (long long)(c % w), cy = (long long)(c / w);
-        const long long ox = max(0ll, min(cx - DW / 2, (long long)w - DW));
-        const long long oy = max(0ll, min(cy - DW / 2, (long long)h - DW));
+        const long long ox = window_origin(cx, gx, w), oy = window_origin(cy, gy, h);
         for (u32 i = tid; i < DW * DW; i += blockDim.x) {
-            const long long gx = ox + i % DW, gy = oy + i / DW;
-            const bool in = gx < w && gy < h;
-            sl[i] = in ? labels[(u64)gy * w + gx] : UNREACHED;
-            sm[i] = in ? masks[(u64)gy * w + gx] : 0;
+            const long long x = ox + i % DW, y = oy + i / DW;
+            const bool in = x < w && y < h;
+            sl[i] = in ? labels[(u64)y * w + x] : UNREACHED;
+            sm[i] = in ? masks[(u64)y * w + x] : 0;
+        }
+        __syncthreads();
+        for (u32 i = tid; i < DW * DW; i += blockDim.x) {
+            const u32 l = sl[i], m = sm[i];
+            const int lx = (int)(i % DW), ly = (int)(i / DW);
+            u32 next = SUCC_GOAL;
+            if (l != 0 && l != UNREACHED) {
+                next = SUCC_NONE;
+                for (u32 k = 0; k < ndirs; ++k) {
+                    if (!(m & (1u << k))) continue;
+                    const int nx = lx + DX[k], ny = ly + DY[k];
+                    // Off-grid neighbours are never allowed, so at the grid's edge a cell on
+                    // the window's border still has its successor here.
+                    if (nx < 0 || ny < 0 || nx >= DW || ny >= DW) {
+                        next = SUCC_OUT;
+                        break;
+                    }
+                    if (sl[ny * DW + nx] == l - 1) {
+                        next = (u32)(ny * DW + nx);
+                        break;
+                    }
+                }
+            }
+            succ[i] = (unsigned short)next;
         }
         __syncthreads();
         if (tid == 0) {
-            int lx = (int)(cx - ox), ly = (int)(cy - oy);
-            u32 step = s_step;
-            bool moved_out = false, broken = false;
+            u32 at = (u32)((cy - oy) * DW + (cx - ox)), step = s_step;
+            bool broken = false;
             while (step < len) {
-                // A neighbour outside the window may be the one the priority picks: move the
-                // window first. Off-grid neighbours are never allowed, so at the grid's edge a
-                // cell on the window's border still descends.
-                const u32 m = sm[ly * DW + lx], want = len - step - 1;
-                if (lx == 0 || ly == 0 || lx == DW - 1 || ly == DW - 1) {
-                    for (u32 k = 0; k < ndirs; ++k) {
-                        const int nx = lx + DX[k], ny = ly + DY[k];
-                        if ((m & (1u << k)) && (nx < 0 || ny < 0 || nx >= DW || ny >= DW))
-                            moved_out = true;
-                    }
-                }
-                int next = -1;
-                if (!moved_out) {
-                    // All candidates are loaded before any is compared (no dependent chain).
-                    u32 cand[8];
-#pragma unroll
-                    for (u32 k = 0; k < 8; ++k) {
-                        const int nx = min(max(lx + DX[k], 0), DW - 1),
-                                  ny = min(max(ly + DY[k], 0), DW - 1);
-                        cand[k] = sl[ny * DW + nx];
-                    }
-#pragma unroll
-                    for (int k = 7; k >= 0; --k)
-                        if ((u32)k < ndirs && (m & (1u << k)) && cand[k] == want) next = k;
-                }
-                if (moved_out) break;
-                if (next < 0) {
+                const u32 next = succ[at];
+                if (next == SUCC_OUT) break; // move the window
+                if (next >= SUCC_GOAL) {
                     broken = true;
                     break;
                 }
-                lx += DX[next];
-                ly += DY[next];
+                at = next;
                 ++step;
-                out[1 + step] = (u32)((u64)(oy + ly) * w + (u64)(ox + lx));
+                path[step] = (u32)((u64)(oy + at / DW) * w + (u64)(ox + at % DW));
             }
             s_step = step;
-            s_cell = (u64)(oy + ly) * w + (u64)(ox + lx);
-            if (broken) out[0] = 1;
+            s_cell = (u64)(oy + at / DW) * w + (u64)(ox + at % DW);
+            if (broken) state[3] = 1;
             s_done = broken || step >= len;
         }
         __syncthreads();

@@ -326,3 +326,31 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
         }
     }
 }
+
+/// A path longer than the descent buffer first holds (65,536 cells) makes it grow.
+#[test]
+fn gpu_long_maze_path_matches_cpu() {
+    let Some(rt) = cuda_or_skip("gpu_long_maze_path_matches_cpu") else {
+        return;
+    };
+    let (w, h) = (1001, 1003);
+    let heights = maze(w, h, 0x10f6 ^ std::process::id() as u64);
+    let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+    let goal = nearest_open(&heights, w, w / 2, h / 2).unwrap();
+    let start = nearest_open(&heights, w, 0, 0).unwrap();
+    let labels = cpu::distance_field(&grid, goal);
+    assert!(
+        labels[grid.index(start.0, start.1)] > 1 << 16,
+        "the maze path is too short to test the buffer's growth"
+    );
+    check_gpu_equals_cpu(
+        &[MemoryModel::Bitwave],
+        &Backend::Cuda(rt),
+        &heights,
+        w,
+        h,
+        Connectivity::Four,
+        &[(32, 32)],
+        "long maze",
+    );
+}

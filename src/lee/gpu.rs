@@ -6,7 +6,7 @@ use cudarc::driver::sys;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use super::planner::{MemoryModel, PlannerConfig};
-use super::{Grid, UNREACHED};
+use super::Grid;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::LEE;
 use crate::error::{Error, Result};
@@ -18,8 +18,15 @@ const SWEEPS_PER_CHECK: u32 = 16;
 /// Bitwave tiles are one warp each: 64 columns (one u64 per row and direction) x 32 rows.
 const BW_TILE_W: u32 = 64;
 const BW_TILE_H: u32 = 32;
-/// Shared bytes per bitwave warp: its tile's 32 x 64 labels.
-const BW_SMEM_PER_WARP: u32 = 32 * 64 * 4;
+/// Shared bytes per bitwave warp: its tile's 32 rows of 65 labels (kernels/lee.cu BW_ROW).
+const BW_SMEM_PER_WARP: u32 = 32 * 65 * 4;
+/// Path cells the descent buffer holds before it must grow.
+const PATH_CAP_START: usize = 1 << 16;
+/// Descent status (kernels/lee.cu lee_descend).
+const DESCENT_OK: u32 = 0;
+const DESCENT_BROKEN: u32 = 1;
+const DESCENT_UNREACHED: u32 = 2;
+const DESCENT_TOO_LONG: u32 = 3;
 /// Most warps (tiles at once) of a bitwave block.
 const BW_MAX_WARPS: u32 = 4;
 /// Rounds one launch may run before the host looks (a launch ends early when a round queues
@@ -46,8 +53,12 @@ struct Scratch {
     lists: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     queued: CudaSlice<u32>,
-    /// Grid barrier (arrivals, generation) and the next round to run.
-    bar: CudaSlice<u32>,
+    /// [0..2] grid barrier (arrivals, generation), [2] the next bitwave round, [3] descent
+    /// status, [4] path length: one download answers "converged?" and "how long?".
+    state: CudaSlice<u32>,
+    /// Path cells of the last descent; grown when a path does not fit.
+    path: CudaSlice<u32>,
+    path_cap: usize,
 }
 
 pub struct DeviceGrid {
@@ -143,7 +154,9 @@ impl DeviceGrid {
                 lists: rt.alloc_zeros::<u32>(3 * ntiles.max(1))?,
                 counts: rt.alloc_zeros::<u32>(3)?,
                 queued: rt.alloc_zeros::<u32>(ntiles.max(1))?,
-                bar: rt.alloc_zeros::<u32>(3)?,
+                state: rt.alloc_zeros::<u32>(5)?,
+                path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
+                path_cap: PATH_CAP_START.min(n).max(1),
             }),
             rounds: std::sync::atomic::AtomicU32::new(0),
             goal: Mutex::new(None),
@@ -156,6 +169,17 @@ impl DeviceGrid {
 
     /// Computes the distance field from `goal` on the device (kept there for descend/download).
     pub fn compute(&self, goal: (u32, u32), config: &PlannerConfig) -> Result<()> {
+        self.compute_with(goal, config, None).map(|_| ())
+    }
+
+    /// The field from `goal` and, with `start`, the descent from it queued right behind on the
+    /// stream; returns the descent's (status, length) when it ran.
+    fn compute_with(
+        &self,
+        goal: (u32, u32),
+        config: &PlannerConfig,
+        start: Option<u64>,
+    ) -> Result<Option<(u32, u32)>> {
         let mut scratch = lock(&self.scratch);
         let stream = self.rt.stream().clone();
         let n = self.cells() as u64;
@@ -255,14 +279,105 @@ impl DeviceGrid {
                     }
                 }
             }
-            MemoryModel::Bitwave => self.bitwave(&mut scratch, goal_idx, config)?,
+            MemoryModel::Bitwave => {
+                let header = self.bitwave(&mut scratch, goal_idx, config, start)?;
+                *lock(&self.goal) = Some(goal);
+                return Ok(header);
+            }
         }
         *lock(&self.goal) = Some(goal);
+        match start {
+            None => Ok(None),
+            Some(s) => {
+                self.launch_descend(&mut scratch, s, goal_idx)?;
+                let st = self.rt.download(&scratch.state, 5)?;
+                Ok(Some((st[3], st[4])))
+            }
+        }
+    }
+
+    fn launch_descend(&self, scratch: &mut Scratch, start: u64, goal: u64) -> Result<()> {
+        let stream = self.rt.stream().clone();
+        let cap = scratch.path_cap as u32;
+        let Scratch {
+            labels,
+            state,
+            path,
+            ..
+        } = scratch;
+        let mut b = stream.launch_builder(&self.kernels.descend);
+        b.arg(&self.masks)
+            .arg(&*labels)
+            .arg(&self.width)
+            .arg(&self.height)
+            .arg(&self.ndirs)
+            .arg(&start)
+            .arg(&goal)
+            .arg(&mut *path)
+            .arg(&cap)
+            .arg(&mut *state);
+        unsafe {
+            b.launch(LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(launch_err("lee_descend"))?;
         Ok(())
     }
 
+    /// Field from `goal`, then the path from `start` descended on the device; only the path
+    /// comes back (None: start unreached).
+    pub fn plan_path(
+        &self,
+        goal: (u32, u32),
+        start: (u32, u32),
+        config: &PlannerConfig,
+    ) -> Result<Option<Vec<(u32, u32)>>> {
+        let w = self.width as u64;
+        let (s, g) = (
+            start.1 as u64 * w + start.0 as u64,
+            goal.1 as u64 * w + goal.0 as u64,
+        );
+        let (mut status, len) = self
+            .compute_with(goal, config, Some(s))?
+            .ok_or_else(|| Error::Gpu("lee: the descent did not run".into()))?;
+        let mut scratch = lock(&self.scratch);
+        if status == DESCENT_TOO_LONG {
+            let cap = (len as usize + 1)
+                .next_power_of_two()
+                .min(self.cells().max(1));
+            // SAFETY: the descent writes path[0..=len] before it reports success.
+            scratch.path = unsafe { self.rt.alloc::<u32>(cap) }?;
+            scratch.path_cap = cap;
+            self.launch_descend(&mut scratch, s, g)?;
+            status = self.rt.download(&scratch.state, 5)?[3];
+        }
+        match status {
+            DESCENT_OK => {
+                let cells = self.rt.download(&scratch.path, len as usize + 1)?;
+                Ok(Some(
+                    cells
+                        .into_iter()
+                        .map(|c| (c % self.width, c / self.width))
+                        .collect(),
+                ))
+            }
+            DESCENT_UNREACHED => Ok(None),
+            DESCENT_BROKEN => Err(Error::Gpu("lee_descend: labels have no descent".into())),
+            other => Err(Error::Gpu(format!("lee_descend: status {other}"))),
+        }
+    }
+
     /// Bitwave rounds until a round queues no tile (kernels/lee.cu).
-    fn bitwave(&self, scratch: &mut Scratch, goal_idx: u64, config: &PlannerConfig) -> Result<()> {
+    fn bitwave(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &PlannerConfig,
+        start: Option<u64>,
+    ) -> Result<Option<(u32, u32)>> {
         let stream = self.rt.stream().clone();
         let (w, h, nd) = (self.width, self.height, self.ndirs);
         let wwords = w.div_ceil(BW_TILE_W);
@@ -270,18 +385,10 @@ impl DeviceGrid {
         let ntiles = tiles.0 * tiles.1;
         let goal_tile = (goal_idx / w as u64) as u32 / BW_TILE_H * tiles.0
             + (goal_idx % w as u64) as u32 / BW_TILE_W;
-        let Scratch {
-            labels,
-            lists,
-            counts,
-            queued,
-            bar,
-            ..
-        } = scratch;
         let mut b = stream.launch_builder(&self.kernels.bitwave_init);
-        b.arg(&mut *lists)
-            .arg(&mut *counts)
-            .arg(&mut *queued)
+        b.arg(&mut scratch.lists)
+            .arg(&mut scratch.counts)
+            .arg(&mut scratch.queued)
             .arg(&ntiles)
             .arg(&goal_tile);
         unsafe {
@@ -322,12 +429,23 @@ impl DeviceGrid {
             block_dim: (warps * 32, 1, 1),
             shared_mem_bytes: warps * BW_SMEM_PER_WARP,
         };
-        self.rt.stream().memset_zeros(&mut *bar).map_err(gpu_err)?;
+        self.rt
+            .stream()
+            .memset_zeros(&mut scratch.state)
+            .map_err(gpu_err)?;
         // Every round that runs a tile lowers a label, and labels are bounded by the cells, so
         // this cap is never reached by a correct kernel; it only turns a hang into an error.
         let cap = 4 * self.cells() as u64 + 64;
         let mut round = 1u32;
         loop {
+            let Scratch {
+                labels,
+                lists,
+                counts,
+                queued,
+                state,
+                ..
+            } = &mut *scratch;
             let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
             b.arg(&self.masks)
                 .arg(&self.planes)
@@ -344,7 +462,7 @@ impl DeviceGrid {
                 .arg(&round)
                 .arg(&BW_ROUNDS_PER_LAUNCH)
                 .arg(&goal_idx)
-                .arg(&mut *bar);
+                .arg(&mut *state);
             if resident == 0 {
                 return Err(Error::Gpu(
                     "lee bitwave: the round kernel cannot be resident on this device".into(),
@@ -352,17 +470,22 @@ impl DeviceGrid {
             }
             // SAFETY: blocks <= the occupancy bound, as a cooperative launch requires.
             unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_rounds"))?;
-            let next = self.rt.download(bar, 3)?[2];
+            // Queued right behind: when the rounds converged, one download below answers both.
+            if let Some(s) = start {
+                self.launch_descend(scratch, s, goal_idx)?;
+            }
+            let st = self.rt.download(&scratch.state, 5)?;
+            let next = st[2];
             // A launch that stops before its round budget stopped on an empty list.
             let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
                 0
             } else {
-                self.rt.download(counts, 3)?[(next % 3) as usize]
+                self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
             };
             if pending == 0 {
                 self.rounds
                     .store(next - 1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(());
+                return Ok(start.map(|_| (st[3], st[4])));
             }
             if next as u64 > cap {
                 return Err(Error::Gpu(format!(
@@ -386,43 +509,6 @@ impl DeviceGrid {
     pub fn download_labels(&self) -> Result<Vec<u32>> {
         let scratch = lock(&self.scratch);
         self.rt.download(&scratch.labels, self.cells())
-    }
-
-    /// Path from `start` by descent on the device; only the path comes back.
-    pub fn descend(&self, start: (u32, u32)) -> Result<Option<Vec<(u32, u32)>>> {
-        let scratch = lock(&self.scratch);
-        let s = start.1 as u64 * self.width as u64 + start.0 as u64;
-        let len = self
-            .rt
-            .download_range(&scratch.labels, s as usize..s as usize + 1)?[0];
-        if len == UNREACHED {
-            return Ok(None);
-        }
-        // SAFETY: lee_descend writes out[0] and out[1..=len + 1] (the path) before it returns.
-        let mut out = unsafe { self.rt.alloc::<u32>(len as usize + 2) }?;
-        let stream = self.rt.stream().clone();
-        let mut b = stream.launch_builder(&self.kernels.descend);
-        b.arg(&self.masks)
-            .arg(&scratch.labels)
-            .arg(&self.width)
-            .arg(&self.height)
-            .arg(&self.ndirs)
-            .arg(&s)
-            .arg(&mut out);
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(launch_err("lee_descend"))?;
-        let out = self.rt.download(&out, len as usize + 2)?;
-        if out[0] != 0 {
-            return Err(Error::Gpu("lee_descend: labels have no descent".into()));
-        }
-        let w = self.width;
-        Ok(Some(out[1..].iter().map(|&c| (c % w, c / w)).collect()))
     }
 
     fn texture(&self) -> Result<u64> {

@@ -166,15 +166,12 @@ impl Planner {
                 let labels = cpu::distance_field(&self.grid, goal);
                 (path::descend(&self.grid, &labels, start), Some(labels))
             }
-            Some(d) => {
+            Some(d) if with_field => {
                 d.compute(goal, &self.config)?;
-                if with_field {
-                    let labels = d.download_labels()?;
-                    (path::descend(&self.grid, &labels, start), Some(labels))
-                } else {
-                    (d.descend(start)?, None)
-                }
+                let labels = d.download_labels()?;
+                (path::descend(&self.grid, &labels, start), Some(labels))
             }
+            Some(d) => (d.plan_path(goal, start, &self.config)?, None),
         };
         let path = path.unwrap_or_default();
         let length = (!path.is_empty()).then(|| path.len() as u32 - 1);
