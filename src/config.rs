@@ -92,6 +92,12 @@ pub struct LeeParams {
     pub connectivity: u32,
     /// GridMap layer holding the elevation.
     pub layer: String,
+    /// Gazebo heightmap loaded as the first map: an SDF world/model or a PNG ("" = none).
+    pub heightmap: String,
+    /// [x, y, z] metres a PNG heightmap spans (not used for SDF, which says it).
+    pub heightmap_size: Vec<f64>,
+    /// Frame of the heightmap's map (Gazebo's world frame as the robot sees it).
+    pub heightmap_frame: String,
 }
 
 impl Default for LeeParams {
@@ -109,12 +115,31 @@ impl Default for LeeParams {
             unknown_is_free: false,
             connectivity: 4,
             layer: "elevation".into(),
+            heightmap: String::new(),
+            heightmap_size: Vec::new(),
+            heightmap_frame: "map".into(),
         }
     }
 }
 
 impl LeeParams {
+    /// `heightmap_size` as [x, y, z] when set.
+    pub fn heightmap_size(&self) -> Result<Option<[f64; 3]>> {
+        if self.heightmap_size.is_empty() {
+            return Ok(None);
+        }
+        <[f64; 3]>::try_from(self.heightmap_size.as_slice())
+            .map(Some)
+            .map_err(|_| {
+                Error::invalid(
+                    "heightmap_size",
+                    format!("{:?} is not [x, y, z]", self.heightmap_size),
+                )
+            })
+    }
+
     pub fn validate(&self) -> Result<()> {
+        self.heightmap_size()?;
         self.planner_config().validate()?;
         crate::lee::Connectivity::from_number(self.connectivity)?;
         if !(self.max_step.is_finite() && self.max_step >= 0.0) {

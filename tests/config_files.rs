@@ -12,14 +12,7 @@ fn root() -> &'static Path {
 }
 
 /// The node names the code starts (base names).
-const NODES: &[&str] = &[
-    gpu_planning::nodes::runtime::NODE_NAME,
-    gpu_planning::nodes::lee_planner::NODE_NAME,
-    gpu_planning::nodes::apsp::NODE_NAME,
-    gpu_planning::nodes::polyline::NODE_NAME,
-    gpu_planning::nodes::cell_graph::NODE_NAME,
-    gpu_planning::nodes::nearest_neighbors::NODE_NAME,
-];
+const NODES: &[&str] = &gpu_planning::nodes::NODE_NAMES;
 
 #[test]
 fn default_yaml_parses_for_every_node_with_known_keys() {
@@ -83,15 +76,54 @@ fn every_default_key_is_commented() {
     }
 }
 
+fn launch_files() -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(root().join("launch"))
+        .unwrap()
+        .map(|e| format!("launch/{}", e.unwrap().file_name().to_string_lossy()))
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn every_node_has_a_launch_file_that_starts_only_it() {
+    let files = launch_files();
+    assert!(files.contains(&"launch/gpu_planning.launch.py".to_string()));
+    assert!(files.contains(&"launch/gpu_planning.launch.xml".to_string()));
+    for node in gpu_planning::nodes::NODE_NAMES {
+        if node == "gpu_planning" {
+            continue; // the process's own node: started with every other node
+        }
+        let f = format!("launch/{node}.launch.py");
+        assert!(files.contains(&f), "{node} has no {f}");
+        let text = std::fs::read_to_string(root().join(&f)).unwrap();
+        assert!(
+            text.contains(&format!(r#"arguments=["run", "--nodes", "{node}"]"#)),
+            "{f} does not start {node} alone"
+        );
+    }
+    // Every --nodes value in any launch file names a node the code has.
+    for f in &files {
+        let text = std::fs::read_to_string(root().join(f)).unwrap();
+        if let Some(i) = text.find(r#""--nodes", ""#) {
+            let rest = &text[i + r#""--nodes", ""#.len()..];
+            let names = &rest[..rest.find('"').unwrap()];
+            for n in names.split(',') {
+                assert!(
+                    gpu_planning::nodes::NODE_NAMES.contains(&n),
+                    "{f} starts unknown node '{n}'"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn launch_files_name_only_executables_cargo_builds() {
     let cargo = std::fs::read_to_string(root().join("Cargo.toml")).unwrap();
     let cargo: toml_names::Bins = toml_names::bins(&cargo);
-    for f in [
-        "launch/gpu_planning.launch.py",
-        "launch/gpu_planning.launch.xml",
-    ] {
-        let text = std::fs::read_to_string(root().join(f)).unwrap();
+    for f in launch_files() {
+        let text = std::fs::read_to_string(root().join(&f)).unwrap();
         for exe in toml_names::launch_executables(&text) {
             assert!(
                 cargo.contains(&exe),

@@ -354,3 +354,98 @@ fn gpu_long_maze_path_matches_cpu() {
         "long maze",
     );
 }
+
+/// A Gazebo world with a heightmap: a 5 x 5 8-bit PNG over 4 x 4 m (1 m cells), 2 m high,
+/// centred at (1, 2, 0.5); a white column in the middle blocks every climb but at the top row.
+#[test]
+fn gazebo_heightmap_loads_and_plans_around_its_wall() {
+    use gpu_planning::lee::io::heightmap;
+    let dir = std::env::temp_dir().join(format!("gpu_planning_heightmap_{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("media")).unwrap();
+    let mut img = image::GrayImage::new(5, 5);
+    for (x, y, p) in img.enumerate_pixels_mut() {
+        p.0[0] = if x == 2 && y > 0 {
+            255
+        } else {
+            51 * (y as u8 % 2)
+        };
+    }
+    img.save(dir.join("media/hills.png")).unwrap();
+    let sdf = r#"<?xml version="1.0"?>
+<sdf version="1.9"><world name="w"><model name="terrain"><static>true</static>
+  <link name="l"><collision name="c"><geometry><heightmap>
+    <uri>file://media/hills.png</uri><size>4 4 2</size><pos>1 2 0.5</pos>
+  </heightmap></geometry></collision></link></model></world></sdf>"#;
+    std::fs::write(dir.join("world.sdf"), sdf).unwrap();
+    let m = heightmap::load(&dir.join("world.sdf"), None, [0.0; 3]).unwrap();
+    assert_eq!((m.width, m.height), (5, 5));
+    assert_eq!(m.resolution(), 1.0);
+    assert_eq!(m.origin_xy(), (-1.5, -0.5));
+    // Row 1 (odd): 51 / 255 * 2 + 0.5; the wall: 2.5; row 0: 0.5.
+    assert!((m.heights[5] - 0.9).abs() < 1e-6, "{}", m.heights[5]);
+    assert!((m.heights[5 + 2] - 2.5).abs() < 1e-6);
+    assert!((m.heights[0] - 0.5).abs() < 1e-6);
+    // World rows run the other way: the image's top row is the world's last.
+    assert_eq!(m.world_rows()[20..25], m.heights[0..5]);
+    // max_step 0.5 climbs the 0.4 m ripples but not the 1.6+ m wall: (0, 4) -> (4, 4) goes
+    // up to row 0, across, and down again: 4 + 4 + 4 moves.
+    let g = Grid::from_elevation(5, 5, &m.heights, 0.5, Connectivity::Four).unwrap();
+    let plan = Planner::new(&Backend::Cpu, g, PlannerConfig::default())
+        .unwrap()
+        .plan((0, 4), (4, 4), false)
+        .unwrap();
+    assert_eq!(plan.length, Some(12));
+    assert!(plan.path.contains(&(2, 0)));
+
+    // The same PNG with its size given by hand, and the CLI on the SDF.
+    let png = heightmap::load(
+        &dir.join("media/hills.png"),
+        Some([4.0, 4.0, 2.0]),
+        [1.0, 2.0, 0.5],
+    )
+    .unwrap();
+    assert_eq!(png.heights, m.heights);
+    let exe = std::env::var("GPU_PLANNING_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
+    let out = std::process::Command::new(&exe)
+        .args(["lee", "--heightmap"])
+        .arg(dir.join("world.sdf"))
+        .args([
+            "--max-step",
+            "0.5",
+            "--start",
+            "0,4",
+            "--goal",
+            "4,4",
+            "--json",
+        ])
+        .args(["--backend", "cpu"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["length"], 12);
+
+    // What is wrong is named.
+    let e = heightmap::load(&dir.join("media/hills.png"), None, [0.0; 3]).unwrap_err();
+    assert!(e.to_string().contains("size"), "{e}");
+    let e =
+        heightmap::load_png(&dir.join("media/hills.png"), [4.0, 8.0, 1.0], [0.0; 3]).unwrap_err();
+    assert!(e.to_string().contains("square"), "{e}");
+    let e = heightmap::parse_sdf("<sdf><world/></sdf>", &dir).unwrap_err();
+    assert!(e.to_string().contains("<heightmap>"), "{e}");
+    let e = heightmap::parse_sdf(
+        "<sdf><heightmap><uri>a.png</uri><size>4 4</size></heightmap></sdf>",
+        &dir,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("size") && e.to_string().contains("4 4"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

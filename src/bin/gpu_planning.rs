@@ -39,6 +39,9 @@ enum Command {
         /// Stop by itself after this many seconds (for demos and scripted checks).
         #[arg(long)]
         duration_s: Option<f64>,
+        /// Start only these nodes (comma-separated; default: all of them).
+        #[arg(long, value_delimiter = ',')]
+        nodes: Vec<String>,
         /// Executor threads.
         #[arg(long, default_value_t = 2)]
         threads: usize,
@@ -232,6 +235,7 @@ fn dispatch(command: Command) -> Result<()> {
             backend,
             domain_id,
             duration_s,
+            nodes: only,
             threads,
             ros_args,
         } => {
@@ -255,7 +259,11 @@ fn dispatch(command: Command) -> Result<()> {
             }
             let rt = RosRuntime::new(args, file, domain_id)?;
             rt.handle_signals()?;
-            let started = nodes::start_all(&rt)?;
+            let started = if only.is_empty() {
+                nodes::start_all(&rt)?
+            } else {
+                nodes::start(&rt, &only.iter().map(String::as_str).collect::<Vec<_>>())?
+            };
             tracing::info!(
                 "DDS domain {}: running {}",
                 rt.domain_id(),

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::io::{map_yaml, npy};
+use super::io::{heightmap, map_yaml, npy};
 use super::{Connectivity, Grid, MemoryModel, Plan, Planner, PlannerConfig, UNREACHED};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
@@ -14,17 +14,25 @@ pub struct LeeArgs {
     /// Elevation grid: 2-D float32/float64 .npy, shape (rows, cols), C order; NaN = blocked.
     #[arg(
         long,
-        conflicts_with = "map",
-        required_unless_present = "map",
+        conflicts_with_all = ["map", "heightmap"],
+        required_unless_present_any = ["map", "heightmap"],
         requires = "max_step"
     )]
     pub elevation: Option<PathBuf>,
-    /// Largest height difference a move may climb (with --elevation).
+    /// Largest height difference a move may climb (with --elevation or --heightmap).
     #[arg(long)]
     pub max_step: Option<f32>,
     /// ROS map_server YAML (trinary); y counts image rows from the top.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "heightmap")]
     pub map: Option<PathBuf>,
+    /// Gazebo heightmap: an SDF world/model (its first <heightmap>: uri, size, pos) or a
+    /// grayscale PNG with --heightmap-size; one cell per pixel, y counts image rows from the
+    /// top.
+    #[arg(long, requires = "max_step")]
+    pub heightmap: Option<PathBuf>,
+    /// "X,Y,Z" metres a PNG heightmap spans (Z: the height of a white pixel).
+    #[arg(long)]
+    pub heightmap_size: Option<String>,
     /// Start cell "X,Y" (column, row).
     #[arg(long)]
     pub start: String,
@@ -48,6 +56,28 @@ pub struct LeeArgs {
     /// Draw terrain, distance field and path to this PNG.
     #[arg(long)]
     pub png: Option<PathBuf>,
+}
+
+fn max_step(v: Option<f32>) -> Result<f32> {
+    let step = v.ok_or_else(|| {
+        Error::invalid("--max-step", "is required with --elevation and --heightmap")
+    })?;
+    if step.is_nan() || step < 0.0 {
+        return Err(Error::invalid(
+            "--max-step",
+            format!("{step} is not a non-negative number"),
+        ));
+    }
+    Ok(step)
+}
+
+fn parse_vec3(field: &str, s: &str) -> Result<[f64; 3]> {
+    let bad = || Error::invalid(field, format!("'{s}' is not X,Y,Z (three numbers)"));
+    let v: Vec<f64> = s
+        .split(',')
+        .map(|t| t.trim().parse().map_err(|_| bad()))
+        .collect::<Result<_>>()?;
+    <[f64; 3]>::try_from(v.as_slice()).map_err(|_| bad())
 }
 
 fn parse_point(field: &str, s: &str) -> Result<(i64, i64)> {
@@ -81,18 +111,22 @@ pub fn run(a: LeeArgs) -> Result<()> {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| Error::io(&name, e))?;
         let (rows, cols, h) = npy::read_f32_2d(&name, &bytes)?;
-        let step = a
-            .max_step
-            .ok_or_else(|| Error::invalid("--max-step", "is required with --elevation"))?;
-        if step.is_nan() || step < 0.0 {
-            return Err(Error::invalid(
-                "--max-step",
-                format!("{step} is not a non-negative number"),
-            ));
-        }
+        let step = max_step(a.max_step)?;
         (
             Grid::from_elevation(cols, rows, &h, step, connectivity)?,
             Some(h),
+        )
+    } else if let Some(path) = &a.heightmap {
+        let size = a
+            .heightmap_size
+            .as_deref()
+            .map(|t| parse_vec3("--heightmap-size", t))
+            .transpose()?;
+        let m = heightmap::load(path, size, [0.0; 3])?;
+        let step = max_step(a.max_step)?;
+        (
+            Grid::from_elevation(m.width, m.height, &m.heights, step, connectivity)?,
+            Some(m.heights),
         )
     } else if let Some(path) = &a.map {
         let m = map_yaml::load(path)?;

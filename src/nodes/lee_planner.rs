@@ -17,10 +17,11 @@ use ros2_client::{Publisher, Subscription};
 use crate::compute::Backend;
 use crate::config::LeeParams;
 use crate::error::{Error, Result};
+use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
 use crate::nodes::grid_convert::{grid_from_gridmap, CellFrame};
 use crate::ros::msg::builtin_interfaces::Time;
-use crate::ros::msg::geometry_msgs::{Pose, PoseStamped, Quaternion};
+use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav_msgs::{GetPlan, GetPlanResponse, MapMetaData, OccupancyGrid, Path};
 use crate::ros::msg::std_msgs::Header;
@@ -58,6 +59,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         path: ctx.publisher("~/path", qos::result())?,
         field: ctx.publisher("~/distance_field", qos::result())?,
     });
+    if !params.heightmap.is_empty() {
+        // A bad heightmap stops the node at start: it was asked for by name.
+        let m = heightmap_state(&backend, &params).map_err(|e| prefixed(&ctx, e))?;
+        replace(&state, m);
+    }
     let params = Arc::new(params);
     let shutdown = rt.shutdown().clone();
 
@@ -213,6 +219,39 @@ fn elevation_state(backend: &Backend, p: &LeeParams, map: GridMap) -> Result<Map
         planner: Planner::new(backend, grid, p.planner_config())?,
         frame,
         frame_id: map.header.frame_id,
+    })
+}
+
+/// The `heightmap` parameter's Gazebo heightmap as the first map, in `heightmap_frame`.
+fn heightmap_state(backend: &Backend, p: &LeeParams) -> Result<MapState> {
+    let path = std::path::Path::new(&p.heightmap);
+    let m = heightmap::load(path, p.heightmap_size()?, [0.0; 3])
+        .map_err(|e| rename(e, "heightmap: "))?;
+    let grid = Grid::from_elevation(
+        m.width,
+        m.height,
+        &m.world_rows(),
+        p.max_step as f32,
+        connectivity(p)?,
+    )?;
+    let (ox, oy) = m.origin_xy();
+    let frame = CellFrame {
+        origin: Pose {
+            position: Point {
+                x: ox,
+                y: oy,
+                z: m.pos[2],
+            },
+            orientation: Quaternion::identity(),
+        },
+        resolution: m.resolution(),
+        width: m.width,
+        height: m.height,
+    };
+    Ok(MapState {
+        planner: Planner::new(backend, grid, p.planner_config())?,
+        frame,
+        frame_id: p.heightmap_frame.clone(),
     })
 }
 

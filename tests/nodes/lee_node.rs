@@ -70,7 +70,12 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
     ])
     .unwrap();
     let server = RosRuntime::new(args, ParamsFile::default(), Some(domain)).unwrap();
-    gpu_planning::nodes::start_all(&server).unwrap();
+    // What `run --nodes lee_planner` (launch/lee_planner.launch.py) starts: that node alone.
+    let e = gpu_planning::nodes::start(&server, &["lee_planner", "planner"]).unwrap_err();
+    assert!(e.to_string().contains("'planner'"), "{e}");
+    let started = gpu_planning::nodes::start(&server, &["lee_planner"]).unwrap();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert!(started[0].ends_with("lee_planner"), "{started:?}");
     let client_rt =
         RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
     let mut peer = NodeContext::new(&client_rt, "peer").unwrap();
@@ -172,4 +177,84 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
     });
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
+}
+
+/// `heightmap:=world.sdf`: the node plans on a Gazebo heightmap before any map arrives, in
+/// `heightmap_frame`, at the heightmap's own cell size and position.
+#[test]
+fn heightmap_parameter_plans_on_a_gazebo_world() {
+    let dir = std::env::temp_dir().join(format!("gpu_planning_hm_node_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // 5 x 5 pixels over 8 x 8 m (2 m cells) centred at (10, 20); a white wall in image
+    // column 2 except the top row (world row 4, the maximum y).
+    let mut img = image::GrayImage::new(5, 5);
+    for (x, y, p) in img.enumerate_pixels_mut() {
+        p.0[0] = if x == 2 && y > 0 { 255 } else { 0 };
+    }
+    img.save(dir.join("hm.png")).unwrap();
+    std::fs::write(
+        dir.join("world.sdf"),
+        "<sdf><world name='w'><model name='t'><link name='l'><collision name='c'><geometry>\
+         <heightmap><uri>hm.png</uri><size>8 8 3</size><pos>10 20 0</pos></heightmap>\
+         </geometry></collision></link></model></world></sdf>",
+    )
+    .unwrap();
+    let domain = common::unique_domain();
+    let hm = format!("lee_planner:heightmap:={}", dir.join("world.sdf").display());
+    let (args, _) = RosArgs::parse(&[
+        "--ros-args",
+        "-p",
+        "backend:=cpu",
+        "-p",
+        &hm,
+        "-p",
+        "lee_planner:max_step:=1.0",
+        "-p",
+        "lee_planner:heightmap_frame:=odom",
+    ])
+    .unwrap();
+    let server = RosRuntime::new(args, ParamsFile::default(), Some(domain)).unwrap();
+    gpu_planning::nodes::start(&server, &["lee_planner"]).unwrap();
+    let client_rt =
+        RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut peer = NodeContext::new(&client_rt, "peer").unwrap();
+    let client = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    smol::block_on(async {
+        common::settle_discovery("service", client.wait_for_service(peer.node())).await;
+        // Vertices sit at x = 6, 8, .., 14 and y = 16, .., 24: cell (0, 0) is around (6, 16).
+        // Poses in "map" are refused (the heightmap is in "odom"); in "odom" they plan.
+        let req = GetPlanRequest {
+            start: pose(6.2, 16.3),
+            goal: pose(13.8, 15.9),
+            tolerance: 0.0,
+        };
+        assert!(call(&client, req.clone()).await.poses.is_empty());
+        let odom = |mut p: PoseStamped| {
+            p.header.frame_id = "odom".into();
+            p
+        };
+        let req = GetPlanRequest {
+            start: odom(req.start),
+            goal: odom(req.goal),
+            tolerance: 0.0,
+        };
+        let plan = call(&client, req).await;
+        assert_eq!(plan.header.frame_id, "odom");
+        // Around the wall through world row 4: up 4, across 4, down 4.
+        assert_eq!(plan.poses.len(), 13, "{:?}", plan.poses);
+        let top = plan
+            .poses
+            .iter()
+            .map(|p| p.pose.position.y)
+            .fold(f64::MIN, f64::max);
+        assert!((top - 24.0).abs() < 1e-9, "{top}");
+        let first = &plan.poses[0].pose.position;
+        assert!(
+            (first.x - 6.0).abs() < 1e-9 && (first.y - 16.0).abs() < 1e-9,
+            "{first:?}"
+        );
+    });
+    std::fs::remove_dir_all(&dir).ok();
 }
