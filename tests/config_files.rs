@@ -172,3 +172,27 @@ mod toml_names {
         out
     }
 }
+
+/// Every topic the shipped RViz view shows is one a node subscribes or publishes (or RViz's own
+/// /goal_pose, which lee_planner follows).
+#[test]
+fn rviz_view_shows_only_topics_the_nodes_use() {
+    let text = std::fs::read_to_string(root().join("rviz/gpu_planning.rviz")).unwrap();
+    let topics: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("Value: /"))
+        .collect();
+    assert!(topics.len() >= 5, "{topics:?}");
+    for t in topics {
+        if t == "map" || t == "goal_pose" {
+            continue; // lee_planner's and the runtime node's relative subscriptions
+        }
+        let (node, rest) = t.split_once('/').unwrap_or(("", t));
+        assert!(NODES.contains(&node), "/{t}: no node '{node}'");
+        let src = std::fs::read_to_string(root().join(format!("src/nodes/{node}.rs"))).unwrap();
+        assert!(
+            src.contains(&format!("\"~/{rest}\"")),
+            "/{t}: {node} has no ~/{rest}"
+        );
+    }
+}
