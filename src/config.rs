@@ -98,6 +98,8 @@ pub struct LeeParams {
     pub heightmap_size: Vec<f64>,
     /// Frame of the heightmap's map (Gazebo's world frame as the robot sees it).
     pub heightmap_frame: String,
+    /// Maps with more cells are refused.
+    pub max_cells: u64,
 }
 
 impl Default for LeeParams {
@@ -118,6 +120,7 @@ impl Default for LeeParams {
             heightmap: String::new(),
             heightmap_size: Vec::new(),
             heightmap_frame: "map".into(),
+            max_cells: 1 << 28,
         }
     }
 }
@@ -156,6 +159,9 @@ impl LeeParams {
         }
         if self.layer.is_empty() {
             return Err(Error::invalid("layer", "is empty"));
+        }
+        if self.max_cells == 0 {
+            return Err(Error::invalid("max_cells", "0 would refuse every map"));
         }
         Ok(())
     }
@@ -425,4 +431,106 @@ impl NearestNeighborsParams {
         }
         Ok(())
     }
+}
+
+/// How a node serves its services: deadlines, queueing and the CPU fallback. The same keys
+/// apply to every node, so they usually sit under `/**`; they are taken out of a node's
+/// parameters before its own struct is read ([`split_service_params`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServiceParams {
+    /// A request not answered within this many seconds (queueing included) is answered with a
+    /// deadline error; its computation is abandoned. 0: no deadline.
+    pub request_timeout_s: f64,
+    /// Requests of one service computed at the same time; more wait their turn.
+    pub max_concurrent_requests: u32,
+    /// Requests of one service accepted but not yet answered; above it a request is answered
+    /// at once with an overload error instead of queueing without bound.
+    pub max_pending_requests: u32,
+    /// When the device runs out of memory, compute on the CPU instead of failing.
+    pub cpu_fallback: bool,
+}
+
+/// The keys of [`ServiceParams`].
+pub const SERVICE_KEYS: [&str; 4] = [
+    "request_timeout_s",
+    "max_concurrent_requests",
+    "max_pending_requests",
+    "cpu_fallback",
+];
+
+impl Default for ServiceParams {
+    fn default() -> Self {
+        ServiceParams {
+            request_timeout_s: 60.0,
+            max_concurrent_requests: 4,
+            max_pending_requests: 1000,
+            cpu_fallback: true,
+        }
+    }
+}
+
+impl ServiceParams {
+    pub fn validate(&self) -> Result<()> {
+        if !(self.request_timeout_s.is_finite() && self.request_timeout_s >= 0.0) {
+            return Err(Error::invalid(
+                "request_timeout_s",
+                format!("{} is not a number of seconds >= 0", self.request_timeout_s),
+            ));
+        }
+        if !(1..=1024).contains(&self.max_concurrent_requests) {
+            return Err(Error::invalid(
+                "max_concurrent_requests",
+                format!("{} is not in 1..=1024", self.max_concurrent_requests),
+            ));
+        }
+        if self.max_pending_requests < self.max_concurrent_requests {
+            return Err(Error::invalid(
+                "max_pending_requests",
+                format!(
+                    "{} is below max_concurrent_requests {}",
+                    self.max_pending_requests, self.max_concurrent_requests
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The deadline, if any.
+    pub fn deadline(&self) -> Option<std::time::Duration> {
+        (self.request_timeout_s > 0.0)
+            .then(|| std::time::Duration::from_secs_f64(self.request_timeout_s))
+    }
+}
+
+/// Splits a node's merged parameters into its own keys and the [`SERVICE_KEYS`].
+pub fn split_service_params(
+    all: &serde_yaml::Mapping,
+) -> (serde_yaml::Mapping, serde_yaml::Mapping) {
+    let mut own = serde_yaml::Mapping::new();
+    let mut service = serde_yaml::Mapping::new();
+    for (k, v) in all {
+        let is_service = k.as_str().is_some_and(|k| SERVICE_KEYS.contains(&k));
+        if is_service {
+            service.insert(k.clone(), v.clone());
+        } else {
+            own.insert(k.clone(), v.clone());
+        }
+    }
+    (own, service)
+}
+
+/// A node's own parameter struct from its merged parameters (the service keys left out).
+pub fn node_params<T: serde::de::DeserializeOwned>(all: &serde_yaml::Mapping) -> Result<T> {
+    let (own, _) = split_service_params(all);
+    serde_yaml::from_value(serde_yaml::Value::Mapping(own)).map_err(|e| Error::invalid("", e))
+}
+
+/// The [`ServiceParams`] from a node's merged parameters, validated.
+pub fn service_params(all: &serde_yaml::Mapping) -> Result<ServiceParams> {
+    let (_, service) = split_service_params(all);
+    let p: ServiceParams = serde_yaml::from_value(serde_yaml::Value::Mapping(service))
+        .map_err(|e| Error::invalid("", e))?;
+    p.validate()?;
+    Ok(p)
 }

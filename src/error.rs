@@ -38,6 +38,15 @@ pub enum Error {
         cycle: Option<Vec<u32>>,
     },
 
+    /// A service request was not answered within the node's `request_timeout_s`; its
+    /// computation was abandoned.
+    #[error("deadline exceeded: not answered within request_timeout_s = {limit_s} s")]
+    DeadlineExceeded { limit_s: f64 },
+
+    /// A service had `max_pending_requests` requests waiting; this one was refused at once.
+    #[error("overloaded: {pending} requests pending (max_pending_requests); try again later")]
+    Overloaded { pending: usize },
+
     /// Any other CUDA driver error.
     #[error("CUDA error: {0}")]
     Gpu(String),

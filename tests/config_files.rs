@@ -24,7 +24,9 @@ fn default_yaml_parses_for_every_node_with_known_keys() {
         );
     }
     let m = file.for_node("/", gpu_planning::nodes::runtime::NODE_NAME, &[]);
-    let p: RuntimeParams = serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    let s = gpu_planning::config::service_params(&m).unwrap();
+    assert_eq!(s, gpu_planning::config::ServiceParams::default());
+    let p: RuntimeParams = gpu_planning::config::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(
         p,
@@ -32,28 +34,24 @@ fn default_yaml_parses_for_every_node_with_known_keys() {
         "the YAML restates the defaults of the code"
     );
     let m = file.for_node("/", gpu_planning::nodes::lee_planner::NODE_NAME, &[]);
-    let p: gpu_planning::config::LeeParams =
-        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    let p: gpu_planning::config::LeeParams = gpu_planning::config::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(p, gpu_planning::config::LeeParams::default());
     let m = file.for_node("/", gpu_planning::nodes::apsp::NODE_NAME, &[]);
-    let p: gpu_planning::config::ApspParams =
-        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    let p: gpu_planning::config::ApspParams = gpu_planning::config::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(p, gpu_planning::config::ApspParams::default());
     let m = file.for_node("/", gpu_planning::nodes::polyline::NODE_NAME, &[]);
-    let p: gpu_planning::config::PolylineParams =
-        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    let p: gpu_planning::config::PolylineParams = gpu_planning::config::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(p, gpu_planning::config::PolylineParams::default());
     let m = file.for_node("/", gpu_planning::nodes::cell_graph::NODE_NAME, &[]);
-    let p: gpu_planning::config::CellGraphParams =
-        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+    let p: gpu_planning::config::CellGraphParams = gpu_planning::config::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(p, gpu_planning::config::CellGraphParams::default());
     let m = file.for_node("/", gpu_planning::nodes::nearest_neighbors::NODE_NAME, &[]);
     let p: gpu_planning::config::NearestNeighborsParams =
-        serde_yaml::from_value(serde_yaml::Value::Mapping(m)).unwrap();
+        gpu_planning::config::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(p, gpu_planning::config::NearestNeighborsParams::default());
 }

@@ -221,11 +221,13 @@ impl CudaRuntime {
     pub unsafe fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
         // The driver refuses zero-byte allocations; callers keep the logical length themselves.
         let n = len.max(1);
+        injected_limit::<T>(n)?;
         self.stream.alloc::<T>(n).map_err(|e| alloc_err::<T>(e, n))
     }
 
     pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
         let n = len.max(1);
+        injected_limit::<T>(n)?;
         self.stream
             .alloc_zeros::<T>(n)
             .map_err(|e| alloc_err::<T>(e, n))
@@ -236,6 +238,7 @@ impl CudaRuntime {
             // SAFETY: nothing to read from an empty buffer.
             return unsafe { self.alloc(0) };
         }
+        injected_limit::<T>(host.len())?;
         self.stream
             .clone_htod(host)
             .map_err(|e| alloc_err::<T>(e, host.len()))
@@ -268,6 +271,29 @@ impl CudaRuntime {
 
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(gpu_err)
+    }
+}
+
+/// Fault injection for tests of the out-of-memory paths: with
+/// `GPU_PLANNING_DEVICE_ALLOC_LIMIT=<bytes>` in the environment, any single device allocation
+/// above that size fails as the driver's out-of-memory would.
+fn injected_limit<T>(len: usize) -> Result<()> {
+    static LIMIT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    let limit = LIMIT.get_or_init(|| {
+        std::env::var("GPU_PLANNING_DEVICE_ALLOC_LIMIT")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+    });
+    let bytes = len.saturating_mul(std::mem::size_of::<T>());
+    match limit {
+        Some(l) if bytes > *l => Err(Error::OutOfMemory {
+            requested_bytes: bytes,
+            detail: format!(
+                "{len} x {} (above GPU_PLANNING_DEVICE_ALLOC_LIMIT = {l})",
+                std::any::type_name::<T>()
+            ),
+        }),
+        _ => Ok(()),
     }
 }
 

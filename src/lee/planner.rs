@@ -87,10 +87,21 @@ pub struct Plan {
     pub labels: Option<Vec<u32>>,
 }
 
+/// A distance field, when a query asked for one.
+type Labels = Option<Vec<u32>>;
+/// A path's cells (x, y), start to goal.
+type Cells = Vec<(u32, u32)>;
+
 pub struct Planner {
     grid: Grid,
     config: PlannerConfig,
     device: Option<gpu::DeviceGrid>,
+    /// One device query at a time: a query's field and path live in the device grid's
+    /// scratch buffers from its launch to its download, so concurrent callers (a node's
+    /// services and topics) take turns instead of reading each other's labels.
+    device_turn: std::sync::Mutex<()>,
+    /// Device out of memory (upload or query) computes on the CPU instead of failing.
+    cpu_fallback: bool,
 }
 
 impl Planner {
@@ -105,7 +116,46 @@ impl Planner {
             grid,
             config,
             device,
+            device_turn: std::sync::Mutex::new(()),
+            cpu_fallback: false,
         })
+    }
+
+    /// [`Planner::new`], but when the device has no room for the grid (at upload or in a
+    /// later query) the CPU plans instead: the same answers, later.
+    pub fn with_cpu_fallback(
+        backend: &Backend,
+        grid: Grid,
+        config: PlannerConfig,
+    ) -> Result<Planner> {
+        config.validate()?;
+        let device = match backend {
+            Backend::Cpu => None,
+            Backend::Cuda(rt) => match gpu::DeviceGrid::upload(rt, &grid) {
+                Ok(d) => Some(d),
+                Err(Error::OutOfMemory {
+                    requested_bytes, ..
+                }) => {
+                    tracing::warn!(
+                        "lee: the grid needs {requested_bytes} more device bytes than there are; \
+                         planning on the CPU"
+                    );
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(Planner {
+            grid,
+            config,
+            device,
+            device_turn: std::sync::Mutex::new(()),
+            cpu_fallback: true,
+        })
+    }
+
+    fn turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.device_turn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn grid(&self) -> &Grid {
@@ -135,6 +185,7 @@ impl Planner {
         match &self.device {
             None => Ok(cpu::distance_field(&self.grid, goal)),
             Some(d) => {
+                let _turn = self.turn();
                 d.compute(goal, &self.config)?;
                 d.download_labels()
             }
@@ -151,6 +202,7 @@ impl Planner {
                 Ok(())
             }
             Some(d) => {
+                let _turn = self.turn();
                 d.compute(goal, &self.config)?;
                 d.synchronize()
             }
@@ -161,17 +213,24 @@ impl Planner {
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64), with_field: bool) -> Result<Plan> {
         let start = self.grid.check_cell("start", start)?;
         let goal = self.grid.check_cell("goal", goal)?;
+        let on_cpu = || {
+            let labels = cpu::distance_field(&self.grid, goal);
+            (path::descend(&self.grid, &labels, start), Some(labels))
+        };
         let (path, labels) = match &self.device {
-            None => {
-                let labels = cpu::distance_field(&self.grid, goal);
-                (path::descend(&self.grid, &labels, start), Some(labels))
-            }
-            Some(d) if with_field => {
-                d.compute(goal, &self.config)?;
-                let labels = d.download_labels()?;
-                (path::descend(&self.grid, &labels, start), Some(labels))
-            }
-            Some(d) => (d.plan_path(goal, start, &self.config)?, None),
+            None => on_cpu(),
+            Some(d) => match self.plan_on_device(d, start, goal, with_field) {
+                Err(Error::OutOfMemory {
+                    requested_bytes, ..
+                }) if self.cpu_fallback => {
+                    tracing::warn!(
+                        "lee: the query needs {requested_bytes} more device bytes than there \
+                         are; planning on the CPU"
+                    );
+                    on_cpu()
+                }
+                other => other?,
+            },
         };
         let path = path.unwrap_or_default();
         let length = (!path.is_empty()).then(|| path.len() as u32 - 1);
@@ -185,5 +244,22 @@ impl Planner {
             path,
             labels: if with_field { labels } else { None },
         })
+    }
+
+    fn plan_on_device(
+        &self,
+        d: &gpu::DeviceGrid,
+        start: (u32, u32),
+        goal: (u32, u32),
+        with_field: bool,
+    ) -> Result<(Option<Cells>, Labels)> {
+        let _turn = self.turn();
+        if with_field {
+            d.compute(goal, &self.config)?;
+            let labels = d.download_labels()?;
+            Ok((path::descend(&self.grid, &labels, start), Some(labels)))
+        } else {
+            Ok((d.plan_path(goal, start, &self.config)?, None))
+        }
     }
 }

@@ -14,6 +14,8 @@ use crate::apsp::{solver, Graph, Solution, Weights};
 use crate::compute::Backend;
 use crate::config::ApspParams;
 use crate::error::{Error, Result};
+use crate::nodes::fallback::cpu_when_out_of_memory;
+use crate::nodes::serve::serve;
 use crate::ros::msg::gpu_planning::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
 };
@@ -31,6 +33,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         .validate()
         .map_err(|e| rename(e, &format!("{}.", ctx.fully_qualified_name())))?;
     let backend = Backend::select(params.backend)?;
+    let limits = ctx.service_params()?;
     let fq = ctx.fully_qualified_name();
     let state: Shared = Arc::new(Mutex::new(None));
     let graph_sub = ctx.subscription::<WeightedGraph>("~/graph", qos::map())?;
@@ -63,7 +66,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     graphs_received: received,
                     ..ApspStatus::default()
                 };
-                match smol::unblock(move || solve_message(&b, &p, msg)).await {
+                let fallback = limits.cpu_fallback;
+                match smol::unblock(move || solve_message(&b, &p, fallback, msg)).await {
                     Ok(solution) => {
                         report.compute_time_s = solution.compute_s;
                         tracing::info!(
@@ -91,32 +95,18 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let requests = {
         let state = state.clone();
-        async move {
-            let s = server.receive_request_stream();
-            futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((id, req)) = item else {
-                    tracing::error!(
-                        "{NODE_NAME}: ~/shortest_path request not decoded: {:?}",
-                        item.err()
-                    );
-                    continue;
-                };
+        serve(
+            rt,
+            server,
+            format!("{NODE_NAME}: ~/shortest_path"),
+            &limits,
+            move |req: ShortestPathRequest| {
                 tracing::debug!("{NODE_NAME}: ~/shortest_path: {} pairs", req.sources.len());
                 let solution = lock(&state).clone();
-                let response = answer(solution.as_deref(), &req).unwrap_or_else(|e| {
-                    tracing::warn!("{NODE_NAME}: ~/shortest_path: {e}");
-                    ShortestPathResponse {
-                        success: false,
-                        error: e.to_string(),
-                        ..ShortestPathResponse::default()
-                    }
-                });
-                if let Err(e) = server.async_send_response(id, response).await {
-                    tracing::error!("{NODE_NAME}: ~/shortest_path response lost: {e:?}");
-                }
-            }
-        }
+                // Answering reads the solved matrices only: cheap, but off the DDS executor.
+                smol::unblock(move || answer(solution.as_deref(), &req))
+            },
+        )
     };
     rt.spawn(async move {
         let _ctx = ctx;
@@ -167,21 +157,18 @@ pub fn graph_from_message(msg: WeightedGraph, max_vertices: u32) -> Result<Graph
     Ok(g)
 }
 
-fn solve_message(backend: &Backend, p: &ApspParams, msg: WeightedGraph) -> Result<Solution> {
+fn solve_message(
+    backend: &Backend,
+    p: &ApspParams,
+    cpu_fallback: bool,
+    msg: WeightedGraph,
+) -> Result<Solution> {
     let g = graph_from_message(msg, p.max_vertices)?;
     let config = p.solver_config();
-    match solver::solve(backend, &g, &config) {
-        // Out of device memory: the CPU solver still answers (slower), as a robot expects.
-        Err(Error::OutOfMemory {
-            requested_bytes, ..
-        }) if !matches!(backend, Backend::Cpu) => {
-            tracing::warn!(
-                "{NODE_NAME}: {requested_bytes} bytes do not fit the device; solving on the CPU"
-            );
-            solver::solve(&Backend::Cpu, &g, &config)
-        }
-        other => other,
-    }
+    let what = format!("{NODE_NAME}: graph of {} vertices", g.vertices);
+    cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| {
+        solver::solve(b, &g, &config)
+    })
 }
 
 /// Answers pairs from a solved graph.

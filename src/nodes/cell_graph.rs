@@ -18,10 +18,12 @@ use crate::cellgraph::{build, Arrangement, CellGraph as Graph};
 use crate::compute::Backend;
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
+use crate::nodes::fallback::cpu_when_out_of_memory;
+use crate::nodes::serve::serve;
 use crate::ros::msg::geometry_msgs::{PoseArray, Quaternion};
 use crate::ros::msg::gpu_planning::{
-    BuildCellGraph, BuildCellGraphResponse, CellGraph, FindRotationPath, FindRotationPathResponse,
-    QuadricArrangement,
+    BuildCellGraph, BuildCellGraphRequest, BuildCellGraphResponse, CellGraph, FindRotationPath,
+    FindRotationPathRequest, FindRotationPathResponse, QuadricArrangement,
 };
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::{qos, NodeContext, RosRuntime};
@@ -39,6 +41,7 @@ struct State {
     current: Mutex<Option<Arc<Graph>>>,
     params: CellGraphParams,
     backend: Backend,
+    cpu_fallback: bool,
     out: Publisher<CellGraph>,
 }
 
@@ -51,6 +54,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         other => other,
     })?;
     let backend = Backend::select(params.backend)?;
+    let limits = ctx.service_params()?;
     let constraints_sub = ctx.subscription::<QuadricArrangement>("~/constraints", qos::map())?;
     let samples_sub = ctx.subscription::<PoseArray>("~/samples", qos::map())?;
     let build_srv = ctx.server::<BuildCellGraph>("~/build")?;
@@ -60,6 +64,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         current: Mutex::new(None),
         params,
         backend,
+        cpu_fallback: limits.cpu_fallback,
         out: ctx.publisher("~/cell_graph", qos::map())?,
     });
     let shutdown = rt.shutdown().clone();
@@ -111,97 +116,44 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let builds = {
         let state = state.clone();
-        async move {
-            let s = build_srv.receive_request_stream();
-            futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((id, req)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/build request not decoded: {:?}", item.err());
-                    continue;
-                };
-                let st = state.clone();
-                let header = req.constraints.header.clone();
-                let result = smol::unblock(move || {
-                    let arr = arrangement(&st.params, &req.constraints)?;
-                    let samples: Vec<[f64; 4]> = if !req.samples.is_empty() {
-                        if req.samples.len() > st.params.max_samples as usize {
-                            return Err(Error::invalid(
-                                "samples",
-                                format!(
-                                    "{} is above max_samples {}",
-                                    req.samples.len(),
-                                    st.params.max_samples
-                                ),
-                            ));
-                        }
-                        req.samples.iter().map(quat).collect()
-                    } else if req.sample_count == 0 {
-                        return Err(Error::invalid(
-                            "sample_count",
-                            "0 while samples is empty: give samples or a count",
-                        ));
-                    } else if req.sample_count > st.params.max_samples {
-                        return Err(Error::invalid(
-                            "sample_count",
-                            format!(
-                                "{} is above max_samples {}",
-                                req.sample_count, st.params.max_samples
-                            ),
-                        ));
-                    } else {
-                        shoemake(req.sample_count as usize, req.seed)
-                    };
-                    let cfg = st.params.config(Some(&req.algorithm))?;
-                    build_with_fallback(&st.backend, &arr, &samples, &cfg)
-                })
-                .await;
-                let response = match result {
-                    Ok(g) => {
-                        let msg = message(&g, header);
-                        install(&state, g, msg.clone());
-                        BuildCellGraphResponse {
-                            success: true,
-                            error: String::new(),
-                            graph: msg,
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!("{NODE_NAME}: ~/build: {e}");
-                        BuildCellGraphResponse {
-                            success: false,
-                            error: e.to_string(),
-                            ..Default::default()
-                        }
-                    }
-                };
-                if let Err(e) = build_srv.async_send_response(id, response).await {
-                    tracing::error!("{NODE_NAME}: ~/build response lost: {e:?}");
+        serve(
+            rt,
+            build_srv,
+            format!("{NODE_NAME}: ~/build"),
+            &limits,
+            move |req: BuildCellGraphRequest| {
+                let state = state.clone();
+                async move {
+                    let st = state.clone();
+                    let header = req.constraints.header.clone();
+                    let g = smol::unblock(move || build_request(&st, &req)).await?;
+                    // A build dropped at its deadline never gets here: the graph stays.
+                    let msg = message(&g, header);
+                    install(&state, g, msg.clone());
+                    Ok(BuildCellGraphResponse {
+                        success: true,
+                        error: String::new(),
+                        graph: msg,
+                    })
                 }
-            }
-        }
+            },
+        )
     };
     let paths = {
         let state = state.clone();
-        async move {
-            let s = path_srv.receive_request_stream();
-            futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((id, req)) = item else {
-                    tracing::error!(
-                        "{NODE_NAME}: ~/find_path request not decoded: {:?}",
-                        item.err()
-                    );
-                    continue;
-                };
+        serve(
+            rt,
+            path_srv,
+            format!("{NODE_NAME}: ~/find_path"),
+            &limits,
+            move |req: FindRotationPathRequest| {
                 let current = lock(&state.current).clone();
-                let result = match current {
-                    None => Err(Error::invalid("graph", "no cell graph built yet")),
-                    Some(g) => {
-                        smol::unblock(move || g.path(quat(&req.start), quat(&req.goal))).await
-                    }
-                };
-                let response = match result {
-                    Ok(p) => FindRotationPathResponse {
+                async move {
+                    let g = current
+                        .ok_or_else(|| Error::invalid("graph", "no cell graph built yet"))?;
+                    let p =
+                        smol::unblock(move || g.path(quat(&req.start), quat(&req.goal))).await?;
+                    Ok(FindRotationPathResponse {
                         success: true,
                         error: String::new(),
                         reachable: p.reachable,
@@ -216,21 +168,10 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                                 w: q[3],
                             })
                             .collect(),
-                    },
-                    Err(e) => {
-                        tracing::warn!("{NODE_NAME}: ~/find_path: {e}");
-                        FindRotationPathResponse {
-                            success: false,
-                            error: e.to_string(),
-                            ..Default::default()
-                        }
-                    }
-                };
-                if let Err(e) = path_srv.async_send_response(id, response).await {
-                    tracing::error!("{NODE_NAME}: ~/find_path response lost: {e:?}");
+                    })
                 }
-            }
-        }
+            },
+        )
     };
     rt.spawn(async move {
         let _ctx = ctx;
@@ -239,6 +180,41 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     });
     tracing::info!("{fq}: started");
     Ok(fq)
+}
+
+/// The graph a ~/build request asks for (its samples, or `sample_count` Shoemake ones).
+fn build_request(st: &State, req: &BuildCellGraphRequest) -> Result<Graph> {
+    let arr = arrangement(&st.params, &req.constraints)?;
+    let samples: Vec<[f64; 4]> = if !req.samples.is_empty() {
+        if req.samples.len() > st.params.max_samples as usize {
+            return Err(Error::invalid(
+                "samples",
+                format!(
+                    "{} is above max_samples {}",
+                    req.samples.len(),
+                    st.params.max_samples
+                ),
+            ));
+        }
+        req.samples.iter().map(quat).collect()
+    } else if req.sample_count == 0 {
+        return Err(Error::invalid(
+            "sample_count",
+            "0 while samples is empty: give samples or a count",
+        ));
+    } else if req.sample_count > st.params.max_samples {
+        return Err(Error::invalid(
+            "sample_count",
+            format!(
+                "{} is above max_samples {}",
+                req.sample_count, st.params.max_samples
+            ),
+        ));
+    } else {
+        shoemake(req.sample_count as usize, req.seed)
+    };
+    let cfg = st.params.config(Some(&req.algorithm))?;
+    build_with_fallback(st, &arr, &samples, &cfg)
 }
 
 fn quat(q: &Quaternion) -> [f64; 4] {
@@ -256,24 +232,21 @@ pub fn arrangement(p: &CellGraphParams, m: &QuadricArrangement) -> Result<Arrang
     Arrangement::from_unique(m.count as usize, &m.coefficients)
 }
 
-/// Device out of memory: the CPU still answers (slower), as a robot expects.
+/// Builds on the node's backend, on the CPU when the device is out of memory and allowed.
 fn build_with_fallback(
-    backend: &Backend,
+    st: &State,
     arr: &Arrangement,
     samples: &[[f64; 4]],
     cfg: &crate::cellgraph::Config,
 ) -> Result<Graph> {
-    match build(backend, arr, samples, cfg) {
-        Err(Error::OutOfMemory {
-            requested_bytes, ..
-        }) if !matches!(backend, Backend::Cpu) => {
-            tracing::warn!(
-                "{NODE_NAME}: {requested_bytes} bytes do not fit the device; building on the CPU"
-            );
-            build(&Backend::Cpu, arr, samples, cfg)
-        }
-        other => other,
-    }
+    let what = format!(
+        "{NODE_NAME}: {} samples x {} constraints",
+        samples.len(),
+        arr.len()
+    );
+    cpu_when_out_of_memory(&st.backend, st.cpu_fallback, &what, |b| {
+        build(b, arr, samples, cfg)
+    })
 }
 
 /// Rebuilds from the latest topic inputs (when constraints have arrived).
@@ -290,7 +263,7 @@ async fn rebuild(state: &Arc<State>) {
         let samples =
             samples.unwrap_or_else(|| shoemake(st.params.sample_count as usize, st.params.seed));
         let cfg = st.params.config(None)?;
-        build_with_fallback(&st.backend, &arr, &samples, &cfg)
+        build_with_fallback(&st, &arr, &samples, &cfg)
     })
     .await;
     match result {

@@ -20,10 +20,13 @@ use crate::error::{Error, Result};
 use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
 use crate::nodes::grid_convert::{grid_from_gridmap, CellFrame};
+use crate::nodes::serve::serve;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
-use crate::ros::msg::nav_msgs::{GetPlan, GetPlanResponse, MapMetaData, OccupancyGrid, Path};
+use crate::ros::msg::nav_msgs::{
+    GetPlan, GetPlanRequest, GetPlanResponse, MapMetaData, OccupancyGrid, Path,
+};
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::{qos, NodeContext, RosRuntime};
 
@@ -47,6 +50,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let mut ctx = NodeContext::new(rt, NODE_NAME)?;
     let params: LeeParams = ctx.params()?;
     params.validate().map_err(|e| prefixed(&ctx, e))?;
+    let limits = ctx.service_params()?;
     let backend = Backend::select(params.backend)?;
     let fq = ctx.fully_qualified_name();
     let state: Shared = Arc::new(Mutex::new(None));
@@ -61,7 +65,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     });
     if !params.heightmap.is_empty() {
         // A bad heightmap stops the node at start: it was asked for by name.
-        let m = heightmap_state(&backend, &params).map_err(|e| prefixed(&ctx, e))?;
+        let m = heightmap_state(&backend, &params, limits.cpu_fallback)
+            .map_err(|e| prefixed(&ctx, e))?;
         replace(&state, m);
     }
     let params = Arc::new(params);
@@ -78,7 +83,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     continue;
                 };
                 let (p, b) = (params.clone(), backend.clone());
-                match smol::unblock(move || occupancy_state(&b, &p, map)).await {
+                let fallback = limits.cpu_fallback;
+                match smol::unblock(move || occupancy_state(&b, &p, fallback, map)).await {
                     Ok(m) => replace(&state, m),
                     Err(e) => tracing::error!("{NODE_NAME}: map rejected: {e}"),
                 }
@@ -96,7 +102,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     continue;
                 };
                 let (p, b) = (params.clone(), backend.clone());
-                match smol::unblock(move || elevation_state(&b, &p, map)).await {
+                let fallback = limits.cpu_fallback;
+                match smol::unblock(move || elevation_state(&b, &p, fallback, map)).await {
                     Ok(m) => replace(&state, m),
                     Err(e) => tracing::error!("{NODE_NAME}: elevation_map rejected: {e}"),
                 }
@@ -132,32 +139,19 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let requests = {
         let (state, out) = (state.clone(), out.clone());
-        async move {
-            let s = server.receive_request_stream();
-            futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((id, req)) = item else {
-                    tracing::error!(
-                        "{NODE_NAME}: ~/get_plan request not decoded: {:?}",
-                        item.err()
-                    );
-                    continue;
-                };
-                let plan = match solve_and_publish(&state, &out, req.start, req.goal).await {
-                    Ok(p) => p,
-                    Err(e) => {
-                        tracing::error!("{NODE_NAME}: ~/get_plan: {e}");
-                        Path::default()
-                    }
-                };
-                if let Err(e) = server
-                    .async_send_response(id, GetPlanResponse { plan })
-                    .await
-                {
-                    tracing::error!("{NODE_NAME}: ~/get_plan response lost: {e:?}");
+        serve(
+            rt,
+            server,
+            format!("{NODE_NAME}: ~/get_plan"),
+            &limits,
+            move |req: GetPlanRequest| {
+                let (state, out) = (state.clone(), out.clone());
+                async move {
+                    let plan = solve_and_publish(&state, &out, req.start, req.goal).await?;
+                    Ok(GetPlanResponse { plan })
                 }
-            }
-        }
+            },
+        )
     };
     rt.spawn(async move {
         let _ctx = ctx;
@@ -183,8 +177,38 @@ fn connectivity(p: &LeeParams) -> Result<Connectivity> {
     Connectivity::from_number(p.connectivity)
 }
 
-fn occupancy_state(backend: &Backend, p: &LeeParams, map: OccupancyGrid) -> Result<MapState> {
+/// The planner of a new map, on the CPU when the device has no room and `fallback` allows.
+fn planner(backend: &Backend, p: &LeeParams, fallback: bool, grid: Grid) -> Result<Planner> {
+    if fallback {
+        Planner::with_cpu_fallback(backend, grid, p.planner_config())
+    } else {
+        Planner::new(backend, grid, p.planner_config())
+    }
+}
+
+/// Maps above `max_cells` are refused before anything is allocated for them.
+fn check_cells(p: &LeeParams, field: &str, width: u32, height: u32) -> Result<()> {
+    let cells = width as u64 * height as u64;
+    if cells > p.max_cells {
+        return Err(Error::invalid(
+            field,
+            format!(
+                "{width} x {height} = {cells} cells is above max_cells {}",
+                p.max_cells
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn occupancy_state(
+    backend: &Backend,
+    p: &LeeParams,
+    fallback: bool,
+    map: OccupancyGrid,
+) -> Result<MapState> {
     let i = &map.info;
+    check_cells(p, "map.info.width x height", i.width, i.height)?;
     if !(i.resolution.is_finite() && i.resolution > 0.0) {
         return Err(Error::invalid(
             "map.info.resolution",
@@ -207,26 +231,33 @@ fn occupancy_state(backend: &Backend, p: &LeeParams, map: OccupancyGrid) -> Resu
         height: i.height,
     };
     Ok(MapState {
-        planner: Planner::new(backend, grid, p.planner_config())?,
+        planner: planner(backend, p, fallback, grid)?,
         frame,
         frame_id: map.header.frame_id,
     })
 }
 
-fn elevation_state(backend: &Backend, p: &LeeParams, map: GridMap) -> Result<MapState> {
+fn elevation_state(
+    backend: &Backend,
+    p: &LeeParams,
+    fallback: bool,
+    map: GridMap,
+) -> Result<MapState> {
     let (grid, frame) = grid_from_gridmap(&map, &p.layer, p.max_step as f32, connectivity(p)?)?;
+    check_cells(p, "elevation_map.info.length", frame.width, frame.height)?;
     Ok(MapState {
-        planner: Planner::new(backend, grid, p.planner_config())?,
+        planner: planner(backend, p, fallback, grid)?,
         frame,
         frame_id: map.header.frame_id,
     })
 }
 
 /// The `heightmap` parameter's Gazebo heightmap as the first map, in `heightmap_frame`.
-fn heightmap_state(backend: &Backend, p: &LeeParams) -> Result<MapState> {
+fn heightmap_state(backend: &Backend, p: &LeeParams, fallback: bool) -> Result<MapState> {
     let path = std::path::Path::new(&p.heightmap);
     let m = heightmap::load(path, p.heightmap_size()?, [0.0; 3])
         .map_err(|e| rename(e, "heightmap: "))?;
+    check_cells(p, "heightmap", m.width, m.height)?;
     let grid = Grid::from_elevation(
         m.width,
         m.height,
@@ -249,7 +280,7 @@ fn heightmap_state(backend: &Backend, p: &LeeParams) -> Result<MapState> {
         height: m.height,
     };
     Ok(MapState {
-        planner: Planner::new(backend, grid, p.planner_config())?,
+        planner: planner(backend, p, fallback, grid)?,
         frame,
         frame_id: p.heightmap_frame.clone(),
     })

@@ -4,6 +4,7 @@
 pub mod apsp;
 pub mod cell_graph;
 pub mod cloud_convert;
+pub mod fallback;
 pub mod grid_convert;
 pub mod image_convert;
 pub mod lee_planner;
@@ -11,6 +12,7 @@ pub mod map_summary;
 pub mod nearest_neighbors;
 pub mod polyline;
 pub mod runtime;
+pub mod serve;
 
 use crate::error::Result;
 use crate::ros::RosRuntime;

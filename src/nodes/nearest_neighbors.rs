@@ -20,9 +20,12 @@ use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, MAX_K};
 use crate::kdtree::{knn, radius, KdTree, Metric, Neighbors as Rows, Points};
 use crate::nodes::cloud_convert::xyz_from_cloud;
+use crate::nodes::fallback::cpu_when_out_of_memory;
+use crate::nodes::serve::serve;
 use crate::ros::msg::geometry_msgs::PoseArray;
 use crate::ros::msg::gpu_planning::{
-    KNearest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchResponse,
+    KNearest, KNearestRequest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchRequest,
+    RadiusSearchResponse,
 };
 use crate::ros::msg::sensor_msgs::PointCloud2;
 use crate::ros::msg::std_msgs::Header;
@@ -34,39 +37,70 @@ struct Tree {
     host: KdTree,
     device: Option<DeviceTree>,
     metric: Metric,
+    /// Device out of memory in a query answers from the host copy of the tree.
+    cpu_fallback: bool,
 }
 
 impl Tree {
-    fn build(backend: &Backend, p: &Points, metric: Metric) -> Result<Tree> {
-        match backend {
+    fn build(backend: &Backend, cpu_fallback: bool, p: &Points, metric: Metric) -> Result<Tree> {
+        let what = format!("{NODE_NAME}: tree of {} points", p.len());
+        cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| match b {
             Backend::Cuda(rt) => {
                 let (dev, _) = DeviceTree::build(rt, p)?;
                 Ok(Tree {
                     host: dev.download(p.len())?,
                     device: Some(dev),
                     metric,
+                    cpu_fallback,
                 })
             }
             Backend::Cpu => Ok(Tree {
                 host: crate::kdtree::build_cpu::build(p),
                 device: None,
                 metric,
+                cpu_fallback,
             }),
+        })
+    }
+
+    /// Runs a device query; out of memory answers from the host tree when allowed.
+    fn on_device_or_host(
+        &self,
+        device: impl FnOnce(&DeviceTree) -> Result<Vec<Rows>>,
+        host: impl FnOnce(&KdTree) -> Result<Vec<Rows>>,
+    ) -> Result<Vec<Rows>> {
+        let Some(d) = &self.device else {
+            return host(&self.host);
+        };
+        match device(d) {
+            Err(Error::OutOfMemory {
+                requested_bytes, ..
+            }) if self.cpu_fallback => {
+                tracing::warn!(
+                    "{NODE_NAME}: query needs {requested_bytes} device bytes more than there \
+                     are; answering on the CPU (cpu_fallback)"
+                );
+                host(&self.host)
+            }
+            other => other,
         }
     }
 
     fn radius(&self, queries: &[f32], r: f32, max_count: usize) -> Result<Vec<Rows>> {
-        match &self.device {
-            Some(d) => d.radius(queries, r, max_count, self.metric),
-            None => radius(&self.host, queries, r, max_count, self.metric),
-        }
+        self.on_device_or_host(
+            |d| d.radius(queries, r, max_count, self.metric),
+            |h| radius(h, queries, r, max_count, self.metric),
+        )
     }
 
     fn knn(&self, queries: &[f32], k: usize) -> Result<Vec<Rows>> {
-        match &self.device {
-            Some(d) if k <= MAX_K => d.knn(queries, k, self.metric),
-            _ => knn(&self.host, queries, k, self.metric),
+        if k > MAX_K {
+            return knn(&self.host, queries, k, self.metric);
         }
+        self.on_device_or_host(
+            |d| d.knn(queries, k, self.metric),
+            |h| knn(h, queries, k, self.metric),
+        )
     }
 }
 
@@ -87,6 +121,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         other => other,
     })?;
     let backend = Backend::select(params.backend)?;
+    let limits = ctx.service_params()?;
     let params = Arc::new(params);
     let trees: Shared = Arc::new(Mutex::new(Trees::default()));
     let cloud_sub = ctx.subscription::<PointCloud2>("~/cloud", qos::map())?;
@@ -108,10 +143,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     continue;
                 };
                 let (p, b) = (params.clone(), backend.clone());
+                let fallback = limits.cpu_fallback;
                 let built = smol::unblock(move || -> Result<(Tree, u32)> {
                     let (xyz, dropped) = xyz_from_cloud(&msg, p.max_points as usize)?;
                     Ok((
-                        Tree::build(&b, &Points::new(3, xyz)?, Metric::Euclidean)?,
+                        Tree::build(&b, fallback, &Points::new(3, xyz)?, Metric::Euclidean)?,
                         dropped,
                     ))
                 })
@@ -141,6 +177,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     continue;
                 };
                 let (p, b) = (params.clone(), backend.clone());
+                let fallback = limits.cpu_fallback;
                 let built = smol::unblock(move || -> Result<Tree> {
                     if msg.poses.len() > p.max_points as usize {
                         return Err(Error::invalid(
@@ -156,7 +193,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                             [o.x as f32, o.y as f32, o.z as f32, o.w as f32]
                         })
                         .collect();
-                    Tree::build(&b, &Points::new(4, q)?, Metric::So3)
+                    check_unit_quaternions("poses", &q)?;
+                    Tree::build(&b, fallback, &Points::new(4, q)?, Metric::So3)
                 })
                 .await;
                 match built {
@@ -203,88 +241,59 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let knn_requests = {
         let (trees, params) = (trees.clone(), params.clone());
-        async move {
-            let s = knn_srv.receive_request_stream();
-            futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((id, req)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/knn request not decoded: {:?}", item.err());
-                    continue;
-                };
+        serve(
+            rt,
+            knn_srv,
+            format!("{NODE_NAME}: ~/knn"),
+            &limits,
+            move |req: KNearestRequest| {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();
-                let r = smol::unblock(move || -> Result<Vec<Rows>> {
-                    let tree = tree?;
-                    check_batch(&p, req.dimensions, &req.points)?;
-                    if req.k == 0 {
-                        return Err(Error::invalid("k", "0: ask for at least one neighbour"));
-                    }
-                    tree.knn(&req.points, req.k as usize)
-                })
-                .await;
-                let response = match r {
-                    Ok(rows) => KNearestResponse {
+                async move {
+                    let rows = smol::unblock(move || -> Result<Vec<Rows>> {
+                        let tree = tree?;
+                        check_batch(&p, req.dimensions, &req.points)?;
+                        if req.k == 0 {
+                            return Err(Error::invalid("k", "0: ask for at least one neighbour"));
+                        }
+                        tree.knn(&req.points, req.k as usize)
+                    })
+                    .await?;
+                    Ok(KNearestResponse {
                         success: true,
                         error: String::new(),
                         neighbors: message(Header::default(), &rows, 0, 0.0),
-                    },
-                    Err(e) => {
-                        tracing::warn!("{NODE_NAME}: ~/knn: {e}");
-                        KNearestResponse {
-                            success: false,
-                            error: e.to_string(),
-                            ..Default::default()
-                        }
-                    }
-                };
-                if let Err(e) = knn_srv.async_send_response(id, response).await {
-                    tracing::error!("{NODE_NAME}: ~/knn response lost: {e:?}");
+                    })
                 }
-            }
-        }
+            },
+        )
     };
     let radius_requests = {
         let (trees, params) = (trees.clone(), params.clone());
-        async move {
-            let s = radius_srv.receive_request_stream();
-            futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((id, req)) = item else {
-                    tracing::error!(
-                        "{NODE_NAME}: ~/radius request not decoded: {:?}",
-                        item.err()
-                    );
-                    continue;
-                };
+        serve(
+            rt,
+            radius_srv,
+            format!("{NODE_NAME}: ~/radius"),
+            &limits,
+            move |req: RadiusSearchRequest| {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();
                 let rad = req.radius;
-                let r = smol::unblock(move || -> Result<Vec<Rows>> {
-                    let tree = tree?;
-                    check_batch(&p, req.dimensions, &req.points)?;
-                    tree.radius(&req.points, req.radius, req.max_count as usize)
-                })
-                .await;
-                let response = match r {
-                    Ok(rows) => RadiusSearchResponse {
+                async move {
+                    let rows = smol::unblock(move || -> Result<Vec<Rows>> {
+                        let tree = tree?;
+                        check_batch(&p, req.dimensions, &req.points)?;
+                        tree.radius(&req.points, req.radius, req.max_count as usize)
+                    })
+                    .await?;
+                    Ok(RadiusSearchResponse {
                         success: true,
                         error: String::new(),
                         neighbors: message(Header::default(), &rows, 0, rad),
-                    },
-                    Err(e) => {
-                        tracing::warn!("{NODE_NAME}: ~/radius: {e}");
-                        RadiusSearchResponse {
-                            success: false,
-                            error: e.to_string(),
-                            ..Default::default()
-                        }
-                    }
-                };
-                if let Err(e) = radius_srv.async_send_response(id, response).await {
-                    tracing::error!("{NODE_NAME}: ~/radius response lost: {e:?}");
+                    })
                 }
-            }
-        }
+            },
+        )
     };
     rt.spawn(async move {
         let _ctx = ctx;
@@ -315,6 +324,21 @@ fn pick(trees: &Shared, dimensions: u32) -> Result<Arc<Tree>> {
     tree.ok_or_else(|| Error::invalid("dimensions", format!("no {what} received yet")))
 }
 
+/// The SO(3) metric is min(|p - q|, |p + q|) on unit quaternions: anything else (norm 0, NaN,
+/// a position sent as a rotation) would give distances that mean nothing.
+fn check_unit_quaternions(field: &str, q: &[f32]) -> Result<()> {
+    for (i, c) in q.chunks_exact(4).enumerate() {
+        let norm = c.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
+        if !(norm - 1.0).abs().le(&1e-3) {
+            return Err(Error::invalid(
+                format!("{field}[{i}]"),
+                format!("{c:?} is not a unit quaternion (norm {norm})"),
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn check_batch(p: &NearestNeighborsParams, dims: u32, points: &[f32]) -> Result<()> {
     if !points.len().is_multiple_of(dims as usize) {
         return Err(Error::invalid(
@@ -324,6 +348,9 @@ fn check_batch(p: &NearestNeighborsParams, dims: u32, points: &[f32]) -> Result<
                 points.len()
             ),
         ));
+    }
+    if dims == 4 {
+        check_unit_quaternions("points", points)?;
     }
     if points.len() / dims as usize > p.max_queries as usize {
         return Err(Error::invalid(

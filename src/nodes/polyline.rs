@@ -14,7 +14,9 @@ use ros2_client::Publisher;
 use crate::compute::Backend;
 use crate::config::PolylineParams;
 use crate::error::{Error, Result};
+use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::image_convert::gray_from_image;
+use crate::nodes::serve::serve;
 use crate::polyline::gpu::DeviceGradient;
 use crate::polyline::{solve, Gradient, Polyline, Problem};
 use crate::ros::msg::builtin_interfaces::Time;
@@ -47,6 +49,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         other => other,
     })?;
     let backend = Backend::select(params.backend)?;
+    let limits = ctx.service_params()?;
     let state: Shared = Arc::new(Mutex::new(None));
     let image_sub = ctx.subscription::<Image>("~/image", qos::sensor())?;
     let server = ctx.server::<ExtractPolyline>("~/extract")?;
@@ -65,34 +68,33 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     continue;
                 };
                 let (p, b) = (params.clone(), backend.clone());
-                match smol::unblock(move || image_state(&b, &p, img)).await {
+                let fallback = limits.cpu_fallback;
+                match smol::unblock(move || image_state(&b, &p, fallback, img)).await {
                     Ok(s) => *lock(&state) = Some(Arc::new(s)),
                     Err(e) => tracing::error!("{NODE_NAME}: image rejected: {e}"),
                 }
             }
         }
     };
-    let requests = async move {
-        let s = server.receive_request_stream();
-        futures::pin_mut!(s);
-        while let Some(item) = s.next().await {
-            let Ok((id, req)) = item else {
-                tracing::error!(
-                    "{NODE_NAME}: ~/extract request not decoded: {:?}",
-                    item.err()
-                );
-                continue;
-            };
-            let image = lock(&state).clone();
-            let p = params.clone();
-            let result = match image {
-                None => Err(Error::invalid("image", "no image received yet")),
-                Some(img) => smol::unblock(move || extract(&img, &p, &req).map(|r| (img, r))).await,
-            };
-            let response = match result {
-                Ok((img, r)) => {
+    let out = Arc::new(out);
+    let requests = {
+        let fallback = limits.cpu_fallback;
+        serve(
+            rt,
+            server,
+            format!("{NODE_NAME}: ~/extract"),
+            &limits,
+            move |req: ExtractPolylineRequest| {
+                let image = lock(&state).clone();
+                let (p, out, params) = (params.clone(), out.clone(), params.clone());
+                async move {
+                    let img =
+                        image.ok_or_else(|| Error::invalid("image", "no image received yet"))?;
+                    let (img, r) =
+                        smol::unblock(move || extract(&img, &p, fallback, &req).map(|r| (img, r)))
+                            .await?;
                     publish(&out, &params, &img.frame_id, &r);
-                    ExtractPolylineResponse {
+                    Ok(ExtractPolylineResponse {
                         success: true,
                         error: String::new(),
                         feasible: r.feasible,
@@ -102,21 +104,10 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                             .map(|&(x, y)| Point { x, y, z: 0.0 })
                             .collect(),
                         score: if r.feasible { r.score } else { 0.0 },
-                    }
+                    })
                 }
-                Err(e) => {
-                    tracing::warn!("{NODE_NAME}: ~/extract: {e}");
-                    ExtractPolylineResponse {
-                        success: false,
-                        error: e.to_string(),
-                        ..ExtractPolylineResponse::default()
-                    }
-                }
-            };
-            if let Err(e) = server.async_send_response(id, response).await {
-                tracing::error!("{NODE_NAME}: ~/extract response lost: {e:?}");
-            }
-        }
+            },
+        )
     };
     rt.spawn(async move {
         let _ctx = ctx;
@@ -127,13 +118,19 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     Ok(fq)
 }
 
-fn image_state(backend: &Backend, p: &PolylineParams, img: Image) -> Result<ImageState> {
+fn image_state(
+    backend: &Backend,
+    p: &PolylineParams,
+    cpu_fallback: bool,
+    img: Image,
+) -> Result<ImageState> {
     let gray = gray_from_image(&img, p.max_image_pixels)?;
     let grad = Gradient::sobel(&gray);
-    let device = match backend {
-        Backend::Cpu => None,
-        Backend::Cuda(rt) => Some(DeviceGradient::upload(rt, &grad)?),
-    };
+    let what = format!("{NODE_NAME}: image {} x {}", img.width, img.height);
+    let device = cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| match b {
+        Backend::Cpu => Ok(None),
+        Backend::Cuda(rt) => DeviceGradient::upload(rt, &grad).map(Some),
+    })?;
     Ok(ImageState {
         grad,
         device,
@@ -182,11 +179,27 @@ pub fn problem(p: &PolylineParams, req: &ExtractPolylineRequest) -> Result<Probl
     Ok(problem)
 }
 
-fn extract(img: &ImageState, p: &PolylineParams, req: &ExtractPolylineRequest) -> Result<Polyline> {
+fn extract(
+    img: &ImageState,
+    p: &PolylineParams,
+    cpu_fallback: bool,
+    req: &ExtractPolylineRequest,
+) -> Result<Polyline> {
     let problem = problem(p, req)?;
-    match &img.device {
-        Some(d) => d.solve(&problem),
-        None => solve(&img.grad, &problem),
+    let Some(d) = &img.device else {
+        return solve(&img.grad, &problem);
+    };
+    match d.solve(&problem) {
+        Err(Error::OutOfMemory {
+            requested_bytes, ..
+        }) if cpu_fallback => {
+            tracing::warn!(
+                "{NODE_NAME}: {requested_bytes} device bytes more than there are; solving on \
+                 the CPU (cpu_fallback)"
+            );
+            solve(&img.grad, &problem)
+        }
+        other => other,
     }
 }
 

@@ -85,9 +85,25 @@ impl NodeContext {
     /// The node's typed parameters. Unknown keys and bad values are errors naming the node and
     /// the key, so a typo in a launch file never goes unnoticed.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
-        serde_yaml::from_value(Value::Mapping(self.params.clone())).map_err(|e| {
-            Error::invalid(format!("parameters of {}", self.fully_qualified_name()), e)
-        })
+        crate::config::node_params(&self.params).map_err(|e| self.name_params(e))
+    }
+
+    /// How this node serves its services (the keys shared by every node).
+    pub fn service_params(&self) -> Result<crate::config::ServiceParams> {
+        crate::config::service_params(&self.params).map_err(|e| self.name_params(e))
+    }
+
+    fn name_params(&self, e: Error) -> Error {
+        match e {
+            Error::InvalidInput { field, reason } if field.is_empty() => Error::invalid(
+                format!("parameters of {}", self.fully_qualified_name()),
+                reason,
+            ),
+            Error::InvalidInput { field, reason } => {
+                Error::invalid(format!("{}.{field}", self.fully_qualified_name()), reason)
+            }
+            other => other,
+        }
     }
 
     /// Fully qualified name after `~` expansion and remapping.
@@ -135,7 +151,7 @@ impl NodeContext {
                 self.service_mapping,
                 &names::to_ros2_name(&fq)?,
                 &S::type_name(),
-                qos::service(),
+                qos::service_inbox(),
                 qos::service(),
             )
             .map_err(|e| Error::Ros(format!("service {fq}: {e:?}")))
@@ -149,7 +165,7 @@ impl NodeContext {
                 &names::to_ros2_name(&fq)?,
                 &S::type_name(),
                 qos::service(),
-                qos::service(),
+                qos::service_inbox(),
             )
             .map_err(|e| Error::Ros(format!("client {fq}: {e:?}")))
     }

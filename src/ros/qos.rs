@@ -27,10 +27,19 @@ pub fn result() -> QosProfile {
     map()
 }
 
-/// Services: the rmw default (reliable, volatile, keep last 10).
+/// Services: the rmw default (reliable, volatile, keep last 10). Writers keep every sample
+/// a reader has not acknowledged whatever the depth (third_party/rustdds), so the depth only
+/// bounds how many acknowledged ones stay in memory.
 pub fn service() -> QosProfile {
     QosProfile::publisher_default()
         .reliability_reliable(WhenFull::DEFAULT)
         .durability(Durability::Volatile)
         .history(History::KeepLast { depth: 10 })
+}
+
+/// What a service reader (requests at a server, responses at a client) holds before it is
+/// taken: deep, so that a burst from many callers is never cut to the last 10. History depth
+/// is not part of QoS matching, so rmw peers with the default still match.
+pub fn service_inbox() -> QosProfile {
+    service().history(History::KeepLast { depth: 256 })
 }

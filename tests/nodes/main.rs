@@ -10,5 +10,6 @@ mod cyclone_interop;
 mod dds_loopback;
 mod demo;
 mod lee_node;
+mod load;
 mod nearest_neighbors_node;
 mod polyline_node;

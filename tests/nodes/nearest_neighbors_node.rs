@@ -35,7 +35,7 @@ where
 }
 
 /// x y z float32 at offsets 0, 4, 8 and 4 bytes of padding (point_step 16).
-fn cloud(points: &[[f32; 3]]) -> PointCloud2 {
+pub(crate) fn cloud(points: &[[f32; 3]]) -> PointCloud2 {
     let field = |name: &str, offset| PointField {
         name: name.into(),
         offset,

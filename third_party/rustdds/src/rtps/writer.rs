@@ -1665,12 +1665,16 @@ impl Writer {
     let first_keeper = if !self.like_stateless {
       // Regular stateful writer behavior
       // All readers have acked up to this point (SequenceNumber)
+      // With no matched reader nobody is owed a repair: everything written counts as
+      // acknowledged, and only `depth` samples stay (for late-joining readers). Defaulting to
+      // zero here kept every sample up to the resource limit: a writer nobody listened to
+      // (say, a large result topic with no subscriber) grew by one sample per write.
       let acked_by_all_readers = self
         .readers
         .values()
         .map(RtpsReaderProxy::acked_up_to_before)
         .min()
-        .unwrap_or_else(SequenceNumber::zero);
+        .unwrap_or_else(|| self.send_buffer.last_change_sequence_number() + SequenceNumber::from(1));
       // If all readers have acked all up to before 5, and depth is 5, we need
       // to keep samples 0..4, i.e. from acked_up_to_before - depth .
       let depth_keeper = if let Some(depth) = depth {

@@ -88,6 +88,7 @@ struct Shared {
   // late-joiner to serve, so retaining unacked samples is pointless). When false
   // (TRANSIENT_LOCAL / TRANSIENT / PERSISTENT) the writer must retain samples for
   // late-joining readers, so pre-match trimming is disabled.
+  #[allow(dead_code)] // upstream field; the gpu_planning trim no longer reads it
   volatile: bool,
   topic_name: String,
 }
@@ -288,9 +289,25 @@ impl WriterSendBuffer {
     //    durability); once a reliable reader matches, `reliable_readers_present`
     //    flips true and we retain everything again for repair.
     // Built-in (discovery) writers are always exempt to never lose discovery data.
+    // gpu_planning: the no-reader trim applies to transient-local writers too: keep-last N
+    // is exactly what a late joiner receives, so nothing older is owed to anyone. Without it
+    // a result topic nobody subscribes to held every sample until the cache-cleaning timer.
     let trim_keep_last = !shared.is_builtin
-      && (!may_block
-        || (shared.reliable_writer && shared.volatile && !inner.reliable_readers_present));
+      && (!may_block || (shared.reliable_writer && !inner.reliable_readers_present));
+    // gpu_planning: samples every reader has acknowledged, beyond the KeepLast depth, are
+    // owed to nobody either; drop them now rather than at the next cache-cleaning tick.
+    let acked_beyond_depth = !shared.is_builtin && shared.reliable_writer && !trim_keep_last;
+    if acked_beyond_depth {
+      while inner.changes.len() > inner.max_retain {
+        match inner.changes.keys().next().copied() {
+          Some(oldest) if oldest < inner.acked_before => {
+            inner.changes.remove(&oldest);
+            inner.first_seq = oldest.plus_1();
+          }
+          _ => break,
+        }
+      }
+    }
     if trim_keep_last {
       while inner.changes.len() > inner.max_retain {
         // BTreeMap keeps keys sorted, so the first entry is the oldest SN.

@@ -1,0 +1,167 @@
+//! How every node serves a service: requests are taken off the DDS reader as soon as they
+//! arrive (so a burst never overflows its history and no request is lost), computed at most
+//! `max_concurrent_requests` at a time, answered with an overload error beyond
+//! `max_pending_requests`, and with a deadline error after `request_timeout_s`. Every request
+//! gets exactly one response.
+
+use std::future::Future;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use ros2_client::{Message, Server};
+
+use crate::config::ServiceParams;
+use crate::error::{Error, Result};
+use crate::ros::RosRuntime;
+
+/// A response that can say a request failed: services with `success`/`error` fields set them;
+/// those without (nav_msgs/GetPlan) answer empty, and the log line names the reason.
+pub trait Reply: Message + Send + Sync + 'static {
+    fn failure(e: &Error) -> Self;
+}
+
+/// Serves `server` until the runtime shuts down: `handler` computes one request's response
+/// (its errors become [`Reply::failure`] responses and a log line under `what`).
+pub fn serve<Req, Resp, H, Fut>(
+    rt: &RosRuntime,
+    server: Server<Req, Resp>,
+    what: String,
+    limits: &ServiceParams,
+    handler: H,
+) -> impl Future<Output = ()> + Send + 'static
+where
+    Req: Message + Send + Sync + 'static,
+    Resp: Reply,
+    H: Fn(Req) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = Result<Resp>> + Send + 'static,
+{
+    let executor = rt.executor().clone();
+    let server = Arc::new(server);
+    let handler = Arc::new(handler);
+    let what: Arc<str> = what.into();
+    let gate = Arc::new(smol::lock::Semaphore::new(
+        limits.max_concurrent_requests as usize,
+    ));
+    let pending = Arc::new(AtomicUsize::new(0));
+    let max_pending = limits.max_pending_requests as usize;
+    let deadline = limits.deadline();
+    let limit_s = limits.request_timeout_s;
+    async move {
+        let requests = server.receive_request_stream();
+        futures::pin_mut!(requests);
+        while let Some(item) = requests.next().await {
+            let (id, req) = match item {
+                Ok(r) => r,
+                Err(e) => {
+                    // Nothing to answer: without a decoded request there is no request id.
+                    tracing::error!("{what}: request not decoded: {e:?}");
+                    continue;
+                }
+            };
+            let in_queue = pending.fetch_add(1, Ordering::AcqRel);
+            let (server, handler, what, gate, pending) = (
+                server.clone(),
+                handler.clone(),
+                what.clone(),
+                gate.clone(),
+                pending.clone(),
+            );
+            executor
+                .spawn(async move {
+                    let response = if in_queue >= max_pending {
+                        Err(Error::Overloaded { pending: in_queue })
+                    } else {
+                        let work = async {
+                            let _turn = gate.acquire().await;
+                            handler(req).await
+                        };
+                        within(deadline, limit_s, work).await
+                    };
+                    let response = response.unwrap_or_else(|e| {
+                        tracing::warn!("{what}: {e}");
+                        Resp::failure(&e)
+                    });
+                    if let Err(e) = server.async_send_response(id, response).await {
+                        tracing::error!("{what}: response lost: {e:?}");
+                    }
+                    pending.fetch_sub(1, Ordering::AcqRel);
+                })
+                .detach();
+        }
+    }
+}
+
+/// Runs `work` to completion or until `deadline`; dropping it at the deadline releases its
+/// turn, and a blocking computation it started finishes in the background unobserved.
+async fn within<T>(
+    deadline: Option<Duration>,
+    limit_s: f64,
+    work: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    let Some(d) = deadline else {
+        return work.await;
+    };
+    let timer = async {
+        smol::Timer::after(d).await;
+        Err(Error::DeadlineExceeded { limit_s })
+    };
+    futures::pin_mut!(work);
+    futures::pin_mut!(timer);
+    match futures::future::select(work, timer).await {
+        futures::future::Either::Left((r, _)) | futures::future::Either::Right((r, _)) => r,
+    }
+}
+
+/// Responses with `success` and `error` fields: everything else at its default.
+macro_rules! reply_with_error_field {
+    ($($t:ty),* $(,)?) => {$(
+        impl Reply for $t {
+            fn failure(e: &Error) -> Self {
+                Self {
+                    success: false,
+                    error: e.to_string(),
+                    ..Default::default()
+                }
+            }
+        }
+    )*};
+}
+
+use crate::ros::msg::gpu_planning as gp;
+reply_with_error_field!(
+    gp::BuildCellGraphResponse,
+    gp::FindRotationPathResponse,
+    gp::KNearestResponse,
+    gp::RadiusSearchResponse,
+    gp::ShortestPathResponse,
+    gp::ExtractPolylineResponse,
+);
+
+/// nav_msgs/GetPlan has no error field: a failed plan is an empty path.
+impl Reply for crate::ros::msg::nav_msgs::GetPlanResponse {
+    fn failure(_: &Error) -> Self {
+        Self::default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deadline_cuts_slow_work_and_spares_fast_work() {
+        smol::block_on(async {
+            let d = Some(Duration::from_millis(50));
+            let slow = async {
+                smol::Timer::after(Duration::from_secs(5)).await;
+                Ok(1)
+            };
+            let e = within(d, 0.05, slow).await.unwrap_err();
+            assert!(e.to_string().contains("request_timeout_s = 0.05"), "{e}");
+            assert_eq!(within(d, 0.05, async { Ok(2) }).await.unwrap(), 2);
+            assert_eq!(within(None, 0.0, async { Ok(3) }).await.unwrap(), 3);
+        });
+    }
+}
