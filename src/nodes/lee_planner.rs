@@ -186,9 +186,16 @@ fn planner(backend: &Backend, p: &LeeParams, fallback: bool, grid: Grid) -> Resu
     }
 }
 
-/// Maps above `max_cells` are refused before anything is allocated for them.
+/// Empty maps, and maps above `max_cells` (before anything is allocated for them), are refused.
 fn check_cells(p: &LeeParams, field: &str, width: u32, height: u32) -> Result<()> {
     let cells = width as u64 * height as u64;
+    if cells == 0 {
+        // An empty map would replace a useful one with one nothing can be planned on.
+        return Err(Error::invalid(
+            field,
+            format!("{width} x {height} has no cells"),
+        ));
+    }
     if cells > p.max_cells {
         return Err(Error::invalid(
             field,

@@ -186,6 +186,16 @@ fn extract(
     req: &ExtractPolylineRequest,
 ) -> Result<Polyline> {
     let problem = problem(p, req)?;
+    // Ends off the image would score links against clamped borders: not what was asked.
+    let (w, h) = (img.grad.width as f64, img.grad.height as f64);
+    for (field, q) in [("a", &req.a), ("b", &req.b)] {
+        if !(q.x >= 0.0 && q.y >= 0.0 && q.x <= w - 1.0 && q.y <= h - 1.0) {
+            return Err(Error::invalid(
+                field,
+                format!("({}, {}) is outside the {w} x {h} image", q.x, q.y),
+            ));
+        }
+    }
     let Some(d) = &img.device else {
         return solve(&img.grad, &problem);
     };

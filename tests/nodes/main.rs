@@ -5,6 +5,7 @@
 mod common;
 
 mod apsp_node;
+mod bad_input;
 mod cell_graph_node;
 mod cyclone_interop;
 mod dds_loopback;

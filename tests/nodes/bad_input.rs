@@ -1,0 +1,620 @@
+//! The bad-input matrix (README, "Bad input"): every node gets each kind of bad message and bad
+//! request over DDS. A bad service request gets an error naming the field (GetPlan, which has
+//! no error field: an empty path and a log line); a bad topic message gets a log line naming
+//! the field and value and leaves the node's previous input in place. After each group the
+//! node answers a good request correctly, so it kept serving.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseArray, PoseStamped, Quaternion};
+use gpu_planning::ros::msg::gpu_planning::{
+    ApspStatus, BuildCellGraph, BuildCellGraphRequest, ExtractPolyline, ExtractPolylineRequest,
+    FindRotationPath, FindRotationPathRequest, KNearest, KNearestRequest, QuadricArrangement,
+    RadiusSearch, RadiusSearchRequest, ShortestPath, ShortestPathRequest, WeightedGraph,
+};
+use gpu_planning::ros::msg::grid_map_msgs::GridMap;
+use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
+use gpu_planning::ros::msg::sensor_msgs::{Image, PointCloud2};
+use gpu_planning::ros::msg::std_msgs::Header;
+use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
+use ros2_client::{Client, Message};
+
+use crate::common;
+use crate::nearest_neighbors_node::cloud;
+
+/// Every log line of this test process, for the topic cases (their only answer is the log).
+fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_max_level(tracing::Level::INFO)
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        // Another test binary's subscriber cannot be here: this is the only one in `nodes`.
+        let _ = tracing::subscriber::set_global_default(subscriber);
+        buf
+    })
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Waits (20 s at most) for a log line containing every needle; returns it.
+async fn logged(needles: &[&str]) -> String {
+    let until = Instant::now() + Duration::from_secs(20);
+    loop {
+        {
+            let text = logs().lock().unwrap_or_else(|p| p.into_inner());
+            let text = String::from_utf8_lossy(&text);
+            if let Some(l) = text.lines().find(|l| needles.iter().all(|n| l.contains(n))) {
+                return l.to_string();
+            }
+        }
+        if Instant::now() > until {
+            let text = logs().lock().unwrap_or_else(|p| p.into_inner()).clone();
+            let text = String::from_utf8_lossy(&text);
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            panic!("no log line with all of {needles:?} within 20 s; last lines: {tail:#?}");
+        }
+        smol::Timer::after(Duration::from_millis(20)).await;
+    }
+}
+
+/// A call retried until answered (a request sent before discovery settles is lost).
+async fn call<Q: Message + Clone + 'static, R: Message + 'static>(c: &Client<Q, R>, q: Q) -> R {
+    for _ in 0..30 {
+        let attempt = futures::future::select(
+            Box::pin(c.async_call_service(q.clone())),
+            Box::pin(smol::Timer::after(Duration::from_secs(2))),
+        )
+        .await;
+        if let futures::future::Either::Left((Ok(r), _)) = attempt {
+            return r;
+        }
+    }
+    panic!("no response within 60 s");
+}
+
+fn runtimes(params: &str) -> (RosRuntime, RosRuntime) {
+    logs();
+    let domain = common::unique_domain();
+    let server = RosRuntime::new(
+        RosArgs::default(),
+        ParamsFile::parse(params).unwrap(),
+        Some(domain),
+    )
+    .unwrap();
+    gpu_planning::nodes::start_all(&server).unwrap();
+    let client = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    (server, client)
+}
+
+fn pose(x: f64, y: f64, frame: &str) -> PoseStamped {
+    PoseStamped {
+        header: Header {
+            frame_id: frame.into(),
+            ..Default::default()
+        },
+        pose: Pose {
+            position: Point { x, y, z: 0.0 },
+            orientation: Quaternion::identity(),
+        },
+    }
+}
+
+fn occupancy(w: u32, h: u32, data: Vec<i8>, frame: &str) -> OccupancyGrid {
+    let mut m = OccupancyGrid {
+        data,
+        ..Default::default()
+    };
+    m.header.frame_id = frame.into();
+    m.info.width = w;
+    m.info.height = h;
+    m.info.resolution = 1.0;
+    m.info.origin.orientation = Quaternion::identity();
+    m
+}
+
+#[test]
+fn lee_planner_refuses_bad_maps_and_requests_and_keeps_serving() {
+    let (server, client_rt) =
+        runtimes("lee_planner:\n  ros__parameters:\n    max_cells: 1000000\n");
+    let mut peer = NodeContext::new(&client_rt, "bad_lee").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let elev_pub = peer
+        .publisher::<GridMap>("/elevation_map", qos::map())
+        .unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    // 5 x 3 map, a wall at x = 2 with a gap at y = 2.
+    let mut good = vec![0i8; 15];
+    good[2] = 100;
+    good[7] = 100;
+    let req = |s: (f64, f64), g: (f64, f64)| GetPlanRequest {
+        start: pose(s.0, s.1, ""),
+        goal: pose(g.0, g.1, ""),
+        tolerance: 0.0,
+    };
+    smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        map_pub
+            .async_publish(occupancy(5, 3, good.clone(), "good"))
+            .await
+            .unwrap();
+        let mut first = None;
+        for _ in 0..100 {
+            let r = call(&plan, req((0.5, 0.5), (4.5, 0.5))).await;
+            if !r.plan.poses.is_empty() {
+                first = Some(r.plan);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let first = first.expect("a plan on the good map");
+        assert_eq!(first.header.frame_id, "good");
+        assert_eq!(first.poses.len(), 9, "around the wall through the gap");
+
+        // Bad maps: each is refused with the field and value named; the good map stays.
+        let mut nan_res = occupancy(5, 3, good.clone(), "bad");
+        nan_res.info.resolution = f32::NAN;
+        let mut huge = occupancy(2000, 1000, vec![], "bad");
+        huge.info.resolution = 0.05;
+        for (map, needles) in [
+            (
+                occupancy(5, 3, vec![0; 14], "bad"),
+                &["map rejected", "map.data", "14"][..],
+            ),
+            (nan_res, &["map.info.resolution", "NaN"]),
+            (
+                huge,
+                &["map.info.width x height", "2000 x 1000", "max_cells"],
+            ),
+            (
+                occupancy(0, 0, vec![], "bad"),
+                &["map.info.width x height", "0 x 0 has no cells"],
+            ),
+        ] {
+            map_pub.async_publish(map).await.unwrap();
+            logged(needles).await;
+        }
+        let mut no_layer = GridMap::default();
+        no_layer.header.frame_id = "bad".into();
+        no_layer.info.resolution = 1.0;
+        no_layer.info.length_x = 2.0;
+        no_layer.info.length_y = 2.0;
+        no_layer.layers = vec!["traversability".into()];
+        no_layer.data = vec![Default::default()];
+        elev_pub.async_publish(no_layer).await.unwrap();
+        logged(&[
+            "elevation_map.layers",
+            "no layer 'elevation'",
+            "traversability",
+        ])
+        .await;
+
+        // Bad requests: empty path, a log line naming the field and value.
+        for (r, needles) in [
+            (
+                req((-3.0, 0.5), (4.5, 0.5)),
+                &["~/get_plan", "start", "-3"][..],
+            ),
+            (
+                req((0.5, 0.5), (f64::NAN, 0.5)),
+                &["~/get_plan", "goal", "NaN"],
+            ),
+            (req((0.5, 0.5), (4.5, 99.0)), &["~/get_plan", "goal", "99"]),
+        ] {
+            let got = call(&plan, r).await;
+            assert!(got.plan.poses.is_empty(), "{needles:?}");
+            logged(needles).await;
+        }
+        let mut other_frame = req((0.5, 0.5), (4.5, 0.5));
+        other_frame.goal.header.frame_id = "odom".into();
+        assert!(call(&plan, other_frame).await.plan.poses.is_empty());
+        logged(&["goal.header.frame_id", "'odom'", "'good'"]).await;
+        // A goal on a wall cell: an empty path, the cell named.
+        let walled = call(&plan, req((0.5, 0.5), (2.5, 0.5))).await;
+        assert!(walled.plan.poses.is_empty());
+        logged(&["~/get_plan", "goal", "(2, 0) is a blocked cell"]).await;
+
+        // Still serving, on the good map.
+        let again = call(&plan, req((0.5, 0.5), (4.5, 0.5))).await;
+        let cells = |p: &gpu_planning::ros::msg::nav_msgs::Path| -> Vec<(f64, f64)> {
+            p.poses
+                .iter()
+                .map(|q| (q.pose.position.x, q.pose.position.y))
+                .collect()
+        };
+        assert_eq!(again.plan.header.frame_id, "good");
+        assert_eq!(cells(&again.plan), cells(&first));
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
+
+#[test]
+fn nearest_neighbors_refuses_bad_clouds_and_requests_and_keeps_serving() {
+    let (server, client_rt) = runtimes("");
+    let mut peer = NodeContext::new(&client_rt, "bad_nn").unwrap();
+    let cloud_pub = peer
+        .publisher::<PointCloud2>("/nearest_neighbors/cloud", qos::map())
+        .unwrap();
+    let orient_pub = peer
+        .publisher::<PoseArray>("/nearest_neighbors/orientations", qos::map())
+        .unwrap();
+    let knn = peer.client::<KNearest>("/nearest_neighbors/knn").unwrap();
+    let radius = peer
+        .client::<RadiusSearch>("/nearest_neighbors/radius")
+        .unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    let pts = [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 2.0, 0.0]];
+    let ask = |points: Vec<f32>, k| KNearestRequest {
+        dimensions: 3,
+        points,
+        k,
+    };
+    smol::block_on(async {
+        common::settle_discovery("knn", knn.wait_for_service(peer.node())).await;
+        cloud_pub.async_publish(cloud(&pts)).await.unwrap();
+        let mut first = None;
+        for _ in 0..100 {
+            let r = call(&knn, ask(vec![0.9, 0.1, 0.0], 1)).await;
+            if r.success {
+                first = Some(r);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let first = first.expect("an answer on the good cloud");
+        assert_eq!(first.neighbors.indices, vec![1]);
+
+        // Bad clouds: refused, the field named; the good cloud stays.
+        let mut short = cloud(&pts);
+        short.data.truncate(40);
+        let mut no_z = cloud(&pts);
+        no_z.fields.retain(|f| f.name != "z");
+        let mut step = cloud(&pts);
+        step.row_step = 8;
+        for (c, needles) in [
+            (short, &["~/cloud rejected", "data", "40 bytes"][..]),
+            (no_z, &["~/cloud rejected", "fields", "'z'"]),
+            (step, &["~/cloud rejected", "row_step", "8"]),
+        ] {
+            cloud_pub.async_publish(c).await.unwrap();
+            logged(needles).await;
+        }
+        let zero = PoseArray {
+            poses: vec![Pose {
+                orientation: Quaternion {
+                    x: 0.0,
+                    y: 0.0,
+                    z: 0.0,
+                    w: 0.0,
+                },
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        orient_pub.async_publish(zero).await.unwrap();
+        logged(&["~/orientations rejected", "poses[0]", "norm 0"]).await;
+
+        // Bad requests: an error naming the field.
+        for (r, field) in [
+            (ask(vec![0.0, 0.0, 0.0], 0), "k"),
+            (ask(vec![0.0, 0.0], 1), "points"),
+            (
+                KNearestRequest {
+                    dimensions: 7,
+                    points: vec![0.0; 7],
+                    k: 1,
+                },
+                "dimensions",
+            ),
+            (
+                KNearestRequest {
+                    dimensions: 4,
+                    points: vec![0.0, 0.0, 0.0, 1.0],
+                    k: 1,
+                },
+                "no ~/orientations",
+            ),
+        ] {
+            let e = call(&knn, r).await;
+            assert!(
+                !e.success && e.error.contains(field),
+                "{field}: {}",
+                e.error
+            );
+        }
+        // k above the number of points lists them all, nearest first.
+        let all = call(&knn, ask(vec![0.0, 0.0, 0.0], 10)).await;
+        assert!(all.success, "{}", all.error);
+        assert_eq!(all.neighbors.indices, vec![0, 1, 2]);
+        // A NaN query is refused, naming it.
+        let e = call(&knn, ask(vec![f32::NAN, 0.0, 0.0], 1)).await;
+        assert!(!e.success && e.error.contains("NaN"), "{}", e.error);
+        for (r, value) in [(-1.0f32, "-1"), (f32::NAN, "NaN")] {
+            let e = call(
+                &radius,
+                RadiusSearchRequest {
+                    dimensions: 3,
+                    points: vec![0.0; 3],
+                    radius: r,
+                    max_count: 0,
+                },
+            )
+            .await;
+            assert!(
+                !e.success && e.error.contains("radius") && e.error.contains(value),
+                "{}",
+                e.error
+            );
+        }
+        let again = call(&knn, ask(vec![0.9, 0.1, 0.0], 1)).await;
+        assert_eq!(again.neighbors.indices, vec![1]);
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
+
+#[test]
+fn apsp_polyline_and_cell_graph_refuse_bad_input_and_keep_serving() {
+    let (server, client_rt) = runtimes("apsp:\n  ros__parameters:\n    max_vertices: 100\n");
+    let mut peer = NodeContext::new(&client_rt, "bad_misc").unwrap();
+    let graph_pub = peer
+        .publisher::<WeightedGraph>("/apsp/graph", qos::map())
+        .unwrap();
+    let status_sub = peer
+        .subscription::<ApspStatus>("/apsp/status", qos::map())
+        .unwrap();
+    let sp = peer.client::<ShortestPath>("/apsp/shortest_path").unwrap();
+    let image_pub = peer
+        .publisher::<Image>("/polyline/image", qos::map())
+        .unwrap();
+    let extract = peer.client::<ExtractPolyline>("/polyline/extract").unwrap();
+    let build = peer.client::<BuildCellGraph>("/cell_graph/build").unwrap();
+    let find = peer
+        .client::<FindRotationPath>("/cell_graph/find_path")
+        .unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    let graph = |n: u32, e: &[(u32, u32, f32)]| WeightedGraph {
+        vertex_count: n,
+        edge_from: e.iter().map(|x| x.0).collect(),
+        edge_to: e.iter().map(|x| x.1).collect(),
+        weights: e.iter().map(|x| x.2).collect(),
+        ..Default::default()
+    };
+    smol::block_on(async {
+        use futures::StreamExt;
+        common::settle_discovery("shortest_path", sp.wait_for_service(peer.node())).await;
+        // APSP. A duplicated edge keeps its lightest copy: 0 -> 1 costs 2, then 1 -> 2.
+        graph_pub
+            .async_publish(graph(3, &[(0, 1, 5.0), (0, 1, 2.0), (1, 2, 1.0)]))
+            .await
+            .unwrap();
+        let pair = ShortestPathRequest {
+            sources: vec![0],
+            targets: vec![2],
+        };
+        let mut first = None;
+        for _ in 0..100 {
+            let r = call(&sp, pair.clone()).await;
+            if r.success {
+                first = Some(r);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let first = first.expect("the good graph solved");
+        assert_eq!(first.distances, vec![3.0]);
+        let statuses = status_sub.async_stream();
+        futures::pin_mut!(statuses);
+        let mut mismatch = graph(3, &[(0, 1, 1.0)]);
+        mismatch.edge_to.push(2);
+        for (g, needles) in [
+            (mismatch, &["edges"][..]),
+            (graph(3, &[(0, 7, 1.0)]), &["edge_to[0]", "7"]),
+            (graph(3, &[(0, 1, f32::NAN)]), &["weights[0]", "NaN"]),
+            (graph(3, &[(0, 1, f32::INFINITY)]), &["weights[0]", "inf"]),
+            (graph(500, &[]), &["vertex_count", "500", "max_vertices"]),
+            (
+                graph(3, &[(0, 1, 1.0), (1, 2, -3.0), (2, 0, 1.0)]),
+                &["negative cycle"],
+            ),
+        ] {
+            graph_pub.async_publish(g).await.unwrap();
+            // Each refused graph says why on ~/status (and in the log).
+            loop {
+                let (s, _) = statuses.next().await.unwrap().unwrap();
+                if needles.iter().all(|n| s.error.contains(n)) {
+                    break;
+                }
+            }
+        }
+        for (r, field) in [
+            (
+                ShortestPathRequest {
+                    sources: vec![0, 1],
+                    targets: vec![2],
+                },
+                "targets",
+            ),
+            (
+                ShortestPathRequest {
+                    sources: vec![9],
+                    targets: vec![2],
+                },
+                "sources[0]",
+            ),
+        ] {
+            let e = call(&sp, r).await;
+            assert!(
+                !e.success && e.error.contains(field),
+                "{field}: {}",
+                e.error
+            );
+        }
+        assert_eq!(call(&sp, pair.clone()).await.distances, vec![3.0]);
+
+        // Polyline: a 40 x 30 mono8 image with a bright column at x = 20.
+        let (w, h) = (40u32, 30u32);
+        let img = |enc: &str, step: u32, data: Vec<u8>| Image {
+            height: h,
+            width: w,
+            encoding: enc.into(),
+            step,
+            data,
+            ..Default::default()
+        };
+        let pixels: Vec<u8> = (0..w * h)
+            .map(|i| if i % w == 20 { 255 } else { 0 })
+            .collect();
+        image_pub
+            .async_publish(img("mono8", w, pixels.clone()))
+            .await
+            .unwrap();
+        let good = ExtractPolylineRequest {
+            a: Point {
+                x: 20.0,
+                y: 2.0,
+                z: 0.0,
+            },
+            b: Point {
+                x: 20.0,
+                y: 27.0,
+                z: 0.0,
+            },
+            guides: 3,
+            points_per_guide: 9,
+            ..Default::default()
+        };
+        let mut first = None;
+        for _ in 0..100 {
+            let r = call(&extract, good.clone()).await;
+            if r.success {
+                first = Some(r);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let first = first.expect("a polyline on the good image");
+        for (i, needles) in [
+            (
+                img("yuv422", w * 2, vec![0; (w * h * 2) as usize]),
+                &["image.encoding", "'yuv422'"][..],
+            ),
+            (img("mono8", w, vec![0; 100]), &["image.data", "100 bytes"]),
+            (img("mono8", 10, pixels.clone()), &["image.step", "10"]),
+        ] {
+            image_pub.async_publish(i).await.unwrap();
+            logged(needles).await;
+        }
+        let mut nan_a = good.clone();
+        nan_a.a.x = f64::NAN;
+        let mut off = good.clone();
+        off.b.y = 400.0;
+        let mut same = good.clone();
+        same.b = same.a.clone();
+        let mut many = good.clone();
+        many.guides = 1_000_000;
+        let mut angle = good.clone();
+        angle.max_angle = f64::NAN;
+        for (r, needles) in [
+            (nan_a, &["a", "NaN"][..]),
+            (off, &["b", "400"]),
+            (same, &["b"]),
+            (many, &["guides", "1000000"]),
+            (angle, &["max_angle", "NaN"]),
+        ] {
+            let e = call(&extract, r).await;
+            assert!(
+                !e.success && needles.iter().all(|n| e.error.contains(n)),
+                "{needles:?}: {}",
+                e.error
+            );
+        }
+        let again = call(&extract, good.clone()).await;
+        assert_eq!(again.points, first.points);
+
+        // Cell graph: one constraint (w^2 - x^2 >= 0), 200 Shoemake samples.
+        let mut coefficients = vec![0.0; 10];
+        coefficients[0] = -1.0; // a00 (x x)
+        coefficients[9] = 1.0; // a33 (w w)
+        let arrangement = QuadricArrangement {
+            count: 1,
+            coefficients,
+            ..Default::default()
+        };
+        let good = BuildCellGraphRequest {
+            constraints: arrangement.clone(),
+            sample_count: 200,
+            seed: 3,
+            ..Default::default()
+        };
+        let built = call(&build, good.clone()).await;
+        assert!(built.success, "{}", built.error);
+        let mut short = good.clone();
+        short.constraints.coefficients.pop();
+        let mut nan = good.clone();
+        nan.constraints.coefficients[4] = f64::NAN;
+        let mut zero_q = good.clone();
+        zero_q.samples = vec![Quaternion::identity(), Quaternion::default()];
+        let mut none = good.clone();
+        none.sample_count = 0;
+        let mut algo = good.clone();
+        algo.algorithm = "magic".into();
+        for (r, needles) in [
+            (short, &["coefficients"][..]),
+            (nan, &["coefficients[4]", "NaN"]),
+            (zero_q, &["samples[1]"]),
+            (none, &["sample_count", "0"]),
+            (algo, &["algorithm", "magic"]),
+        ] {
+            let e = call(&build, r).await;
+            assert!(
+                !e.success && needles.iter().all(|n| e.error.contains(n)),
+                "{needles:?}: {}",
+                e.error
+            );
+        }
+        let e = call(
+            &find,
+            FindRotationPathRequest {
+                start: Quaternion::default(),
+                goal: Quaternion::identity(),
+            },
+        )
+        .await;
+        assert!(!e.success && e.error.contains("start"), "{}", e.error);
+        let p = call(
+            &find,
+            FindRotationPathRequest {
+                start: Quaternion::identity(),
+                goal: Quaternion::identity(),
+            },
+        )
+        .await;
+        assert!(p.success && p.reachable, "{}", p.error);
+        let again = call(&build, good).await;
+        assert_eq!(again.graph.cells, built.graph.cells);
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
