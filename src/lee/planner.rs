@@ -137,7 +137,7 @@ impl Planner {
                     requested_bytes, ..
                 }) => {
                     tracing::warn!(
-                        "lee: the grid needs {requested_bytes} more device bytes than there are; \
+                        "lee: the grid's {requested_bytes} bytes do not fit the device; \
                          planning on the CPU"
                     );
                     None
@@ -224,8 +224,8 @@ impl Planner {
                     requested_bytes, ..
                 }) if self.cpu_fallback => {
                     tracing::warn!(
-                        "lee: the query needs {requested_bytes} more device bytes than there \
-                         are; planning on the CPU"
+                        "lee: the query's {requested_bytes} bytes do not fit the device; \
+                         planning on the CPU"
                     );
                     on_cpu()
                 }

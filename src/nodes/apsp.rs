@@ -70,6 +70,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 match smol::unblock(move || solve_message(&b, &p, fallback, msg)).await {
                     Ok(solution) => {
                         report.compute_time_s = solution.compute_s;
+                        // Where it ran: the CPU after a device out-of-memory fallback.
+                        report.backend = solution.backend.to_string();
                         tracing::info!(
                             "{NODE_NAME}: graph of {} vertices solved on {} in {:.3} s",
                             solution.vertices,

@@ -77,8 +77,8 @@ impl Tree {
                 requested_bytes, ..
             }) if self.cpu_fallback => {
                 tracing::warn!(
-                    "{NODE_NAME}: query needs {requested_bytes} device bytes more than there \
-                     are; answering on the CPU (cpu_fallback)"
+                    "{NODE_NAME}: the query's {requested_bytes} bytes do not fit the device; \
+                     answering on the CPU (cpu_fallback)"
                 );
                 host(&self.host)
             }

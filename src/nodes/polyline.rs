@@ -204,8 +204,8 @@ fn extract(
             requested_bytes, ..
         }) if cpu_fallback => {
             tracing::warn!(
-                "{NODE_NAME}: {requested_bytes} device bytes more than there are; solving on \
-                 the CPU (cpu_fallback)"
+                "{NODE_NAME}: {requested_bytes} bytes do not fit the device; solving on the CPU \
+                 (cpu_fallback)"
             );
             solve(&img.grad, &problem)
         }

@@ -5,12 +5,14 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use gpu_planning::ros::RosRuntime;
 
-/// A DDS domain no other test of this process uses, spread by process id so that test
-/// binaries running side by side rarely meet (domains 1..=232 are valid).
+/// A DDS domain no other test of this process uses (up to 20 tests), spread by process id so
+/// that test binaries running side by side rarely meet (domains 1..=232 are valid).
 pub fn unique_domain() -> u16 {
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20 + (std::process::id() % 20) as u16 * 10;
-    base + NEXT.fetch_add(1, Ordering::Relaxed) % 10
+    // 20 per process: the `nodes` binary has more DDS tests than 10, and two of its tests on
+    // one domain would see each other's topics.
+    let base = 20 + (std::process::id() % 10) as u16 * 20;
+    base + NEXT.fetch_add(1, Ordering::Relaxed) % 20
 }
 
 /// Runs a runtime's executor on a background thread until its shutdown fires.

@@ -153,6 +153,8 @@ async fn warm_up<Q: Message + Clone + 'static, R: Message + 'static>(
             if ok(&r) {
                 return;
             }
+            // Answered, but the map or cloud has not arrived (or is still being uploaded).
+            smol::Timer::after(Duration::from_millis(100)).await;
         }
     }
     panic!("no useful answer within 100 s of warm-up");
