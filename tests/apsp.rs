@@ -512,3 +512,13 @@ fn gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles() {
         assert_eq!(s.distance(n - 1, 0), f64::INFINITY, "{m:?}");
     }
 }
+
+/// Found by `fuzz/graph_files`: a DIMACS header claiming 3.3 billion vertices made validation
+/// allocate per vertex (53 GB). It is refused, naming the count, before anything n-sized.
+#[test]
+fn graph_file_claiming_billions_of_vertices_is_refused() {
+    let e = gpu_planning::apsp::io::parse_dimacs("g.gr", "p sp 3333333333  3\n", None)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("vertices") && e.contains("3333333333"), "{e}");
+}

@@ -266,3 +266,15 @@ fn cli_prints_neighbours_as_json_and_writes_npz() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Found by `fuzz/point_files`: a header's POINTS count sized a buffer before the data was
+/// checked (capacity overflow). A count the bytes cannot hold is an error, not an abort.
+#[test]
+fn point_files_claiming_more_points_than_bytes_are_refused() {
+    let pcd = "VERSION 0.7\nFIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\n\
+               POINTS 5555555555555555552\nDATA ascii\n0 0 0\n";
+    assert!(gpu_planning::kdtree::io::read_pcd("p.pcd", pcd.as_bytes()).is_err());
+    let ply = "ply\nformat ascii 1.0\nelement vertex 5555555555555555552\nproperty float x\n\
+               property float y\nproperty float z\nend_header\n0 0 0\n";
+    assert!(gpu_planning::kdtree::io::read_ply("p.ply", ply.as_bytes()).is_err());
+}

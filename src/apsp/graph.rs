@@ -65,7 +65,7 @@ impl Graph {
                     ));
                 }
             }
-            Weights::Int(w) => check_int_range(n as usize, &self.from, w)?,
+            Weights::Int(w) => check_int_range(&self.from, w)?,
         }
         Ok(())
     }
@@ -73,15 +73,16 @@ impl Graph {
 
 /// Every simple path length must stay inside (-2^29, 2^29) so that i32 arithmetic is exact:
 /// bounded by the sum over vertices of their largest positive (smallest negative) out-weight.
-fn check_int_range(n: usize, from: &[u32], w: &[i32]) -> Result<()> {
-    let mut hi = vec![0i64; n];
-    let mut lo = vec![0i64; n];
+/// Only vertices with out-edges count, so the work and memory follow the edges, not n.
+fn check_int_range(from: &[u32], w: &[i32]) -> Result<()> {
+    let mut out: std::collections::HashMap<u32, (i64, i64)> =
+        std::collections::HashMap::with_capacity(from.len().min(1 << 20));
     for (&u, &x) in from.iter().zip(w) {
-        let u = u as usize;
-        hi[u] = hi[u].max(x as i64);
-        lo[u] = lo[u].min(x as i64);
+        let e = out.entry(u).or_insert((0, 0));
+        e.0 = e.0.max(x as i64);
+        e.1 = e.1.min(x as i64);
     }
-    let (p, q): (i64, i64) = (hi.iter().sum(), lo.iter().sum());
+    let (p, q): (i64, i64) = out.values().fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1));
     let limit = INT_REACH_LIMIT as i64;
     if p >= limit || q <= -limit {
         return Err(Error::invalid(

@@ -14,6 +14,10 @@ pub enum IdBase {
     One,
 }
 
+/// Graph files claiming more vertices are refused before anything n-sized is allocated: at
+/// 65,536 vertices the matrices already take 34 GB.
+pub const MAX_FILE_VERTICES: u32 = 1 << 16;
+
 pub fn read_graph(path: &Path, vertices: Option<u32>) -> Result<(Graph, IdBase)> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(name.clone(), e))?;
@@ -156,6 +160,15 @@ fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
         Some(n) => n,
         None => max_id.unwrap_or(0) as u32,
     };
+    if n > MAX_FILE_VERTICES {
+        return Err(Error::invalid(
+            format!("{name}: vertices"),
+            format!(
+                "{n} is above {MAX_FILE_VERTICES}: all-pairs shortest paths keep n^2 distances \
+                 and successors (8 n^2 bytes)"
+            ),
+        ));
+    }
     let g = Graph {
         vertices: n,
         from: raw.from,

@@ -126,7 +126,8 @@ pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
         .ok_or_else(|| Error::invalid(name, "no POINTS line"))?;
     let cols = xyz_columns(name, &fields)?;
     let data = get("DATA");
-    let mut out = Vec::with_capacity(n * 3);
+    // The header's count is not trusted for memory: every point takes at least a byte.
+    let mut out = Vec::with_capacity(n.min(bytes.len()) * 3);
     match data.first().map(String::as_str) {
         Some("ascii") => {
             // Values per point, each field `count` wide.
@@ -245,7 +246,8 @@ pub fn read_ply(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     let n = n.ok_or_else(|| Error::invalid(name, "no 'element vertex N'"))?;
     let fields: Vec<String> = props.iter().map(|p| p.1.clone()).collect();
     let cols = xyz_columns(name, &fields)?;
-    let mut out = Vec::with_capacity(n * 3);
+    // The header's count is not trusted for memory: every point takes at least a byte.
+    let mut out = Vec::with_capacity(n.min(bytes.len()) * 3);
     match format.as_str() {
         "ascii" => {
             for (i, line) in String::from_utf8_lossy(body)
