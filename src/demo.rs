@@ -129,7 +129,7 @@ pub fn demo_image() -> Gray {
     }
 }
 
-fn pose(x: f64, y: f64) -> PoseStamped {
+pub(crate) fn pose(x: f64, y: f64) -> PoseStamped {
     PoseStamped {
         header: Header {
             frame_id: "map".into(),
@@ -142,7 +142,7 @@ fn pose(x: f64, y: f64) -> PoseStamped {
     }
 }
 
-fn cloud(points: &[[f32; 3]]) -> PointCloud2 {
+pub(crate) fn cloud(points: &[[f32; 3]]) -> PointCloud2 {
     let field = |name: &str, offset| PointField {
         name: name.into(),
         offset,

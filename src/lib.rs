@@ -5,6 +5,7 @@
 //! `ros2-client`; `nodes` holds the thin nodes that connect the two.
 
 pub mod apsp;
+pub mod bag;
 pub mod bench;
 pub mod cellgraph;
 pub mod compute;
@@ -17,6 +18,7 @@ pub mod nodes;
 pub mod npy;
 pub mod polyline;
 pub mod ros;
+pub mod sync;
 
 pub use compute::{Backend, BackendKind};
 pub use error::{Error, Result};

@@ -1,6 +1,6 @@
 //! The Rust message mirrors against the interface definitions: every file in msg/ and srv/
 //! (this package's), and the standard ROS 2 definitions we mirror (vendored verbatim under
-//! tests/data/ros_interfaces/), field by field; plus golden CDR bytes computed by hand.
+//! interfaces/), field by field; plus golden CDR bytes computed by hand.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -74,6 +74,7 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
         msg::<sm::Image>(),
         msg::<gmm::GridMapInfo>(),
         msg::<gmm::GridMap>(),
+        msg::<gpu_planning::ros::msg::service_msgs::ServiceEventInfo>(),
     ]
     .into_iter()
     .collect()
@@ -152,7 +153,7 @@ fn every_package_srv_file_matches_its_rust_types() {
 
 #[test]
 fn standard_mirrors_match_the_ros2_definitions() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ros_interfaces");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces");
     let rust = standard_msgs();
     let mut checked = 0;
     for pkg in std::fs::read_dir(&root).unwrap() {

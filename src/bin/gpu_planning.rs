@@ -64,6 +64,9 @@ enum Command {
     Cellgraph(gpu_planning::cellgraph::cli::CellGraphArgs),
     /// Start every node, feed it demo inputs over DDS, print what each produced, draw pictures.
     Demo(gpu_planning::demo::DemoArgs),
+    /// rosbag2 (MCAP) bags: info, play into a domain, replay into the nodes and compare.
+    #[command(subcommand)]
+    Bag(gpu_planning::bag::cli::BagCommand),
     /// Nearest neighbours (k nearest or radius) of query points in a point file, k-d tree.
     Knn(gpu_planning::kdtree::cli::KnnArgs),
     /// Benchmarks, ours against peers in the same run.
@@ -207,7 +210,14 @@ fn main() -> ExitCode {
     };
     // The demo prints its own report; the nodes' retries while inputs travel and DDS
     // teardown messages would only bury it.
-    let quiet = matches!(cli.command, Command::Demo(_));
+    let quiet = matches!(
+        cli.command,
+        Command::Demo(_)
+            | Command::Bag(
+                gpu_planning::bag::cli::BagCommand::Replay(_)
+                    | gpu_planning::bag::cli::BagCommand::Generate { .. }
+            )
+    );
     let filter = EnvFilter::try_from_env("RUST_LOG").unwrap_or_else(|_| {
         if quiet {
             EnvFilter::new("error,rustdds=off,ros2_client=off")
@@ -295,6 +305,7 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Cellgraph(args) => gpu_planning::cellgraph::cli::run(args),
         Command::Knn(args) => gpu_planning::kdtree::cli::run(args),
         Command::Demo(args) => gpu_planning::demo::run(args),
+        Command::Bag(cmd) => gpu_planning::bag::cli::run(cmd),
         Command::Bench {
             what:
                 BenchWhat::Polyline {

@@ -10,6 +10,7 @@ use super::Grid;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::LEE;
 use crate::error::{Error, Result};
+use crate::sync::lock;
 
 /// Sweeps between two reads of the changed flag (each read is a host round trip; extra sweeps
 /// after convergence change nothing).
@@ -551,8 +552,4 @@ impl DeviceGrid {
         *tex = Some(Texture(obj));
         Ok(obj)
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -20,6 +20,7 @@ use crate::ros::msg::gpu_planning::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
 };
 use crate::ros::{qos, NodeContext, RosRuntime};
+use crate::sync::lock;
 
 pub const NODE_NAME: &str = "apsp";
 
@@ -219,8 +220,4 @@ fn rename(e: Error, prefix: &str) -> Error {
         Error::InvalidInput { field, reason } => Error::invalid(format!("{prefix}{field}"), reason),
         other => other,
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -27,6 +27,7 @@ use crate::ros::msg::gpu_planning::{
 };
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::{qos, NodeContext, RosRuntime};
+use crate::sync::lock;
 
 pub const NODE_NAME: &str = "cell_graph";
 
@@ -305,8 +306,4 @@ pub fn message(g: &Graph, header: Header) -> CellGraph {
         algorithm: g.algorithm.name().into(),
         compute_time_s: g.classify_s + g.graph_s,
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

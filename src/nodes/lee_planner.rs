@@ -29,6 +29,7 @@ use crate::ros::msg::nav_msgs::{
 };
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::{qos, NodeContext, RosRuntime};
+use crate::sync::lock;
 
 pub const NODE_NAME: &str = "lee_planner";
 
@@ -389,10 +390,6 @@ pub fn field_grid(frame: &CellFrame, header: Header, labels: &[u32]) -> Occupanc
             })
             .collect(),
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 fn prefixed(ctx: &NodeContext, e: Error) -> Error {

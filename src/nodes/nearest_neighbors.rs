@@ -30,6 +30,7 @@ use crate::ros::msg::gpu_planning::{
 use crate::ros::msg::sensor_msgs::PointCloud2;
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::{qos, NodeContext, RosRuntime};
+use crate::sync::lock;
 
 pub const NODE_NAME: &str = "nearest_neighbors";
 
@@ -379,8 +380,4 @@ fn message(header: Header, rows: &[Rows], k: u32, radius: f32) -> Neighbors {
         m.offsets.push(m.indices.len() as u32);
     }
     m
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -28,6 +28,7 @@ use crate::ros::msg::nav_msgs::Path;
 use crate::ros::msg::sensor_msgs::Image;
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::{qos, NodeContext, RosRuntime};
+use crate::sync::lock;
 
 pub const NODE_NAME: &str = "polyline";
 
@@ -249,8 +250,4 @@ fn publish(out: &Publisher<Path>, p: &PolylineParams, image_frame: &str, r: &Pol
     if let Err(e) = out.publish(path) {
         tracing::warn!("{NODE_NAME}: publishing ~/polyline failed: {e:?}");
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -56,7 +56,10 @@ fn normalise(package: &str, ty: &str) -> String {
         Some(i) => (&ty[..i], &ty[i..]),
         None => (ty, ""),
     };
-    let base = if PRIMITIVES.contains(&base) {
+    let base = if base == "char" {
+        // rosidl maps `char` to uint8 (service_msgs/ServiceEventInfo.client_gid).
+        "uint8".to_string()
+    } else if PRIMITIVES.contains(&base) {
         base.to_string()
     } else if base == "Header" {
         "std_msgs/Header".to_string()

@@ -6,6 +6,7 @@ mod common;
 
 mod apsp_node;
 mod bad_input;
+mod bag_replay;
 mod cell_graph_node;
 mod cyclone_interop;
 mod dds_loopback;

@@ -11,6 +11,7 @@ pub mod gpu_planning;
 pub mod grid_map_msgs;
 pub mod nav_msgs;
 pub mod sensor_msgs;
+pub mod service_msgs;
 pub mod std_msgs;
 
 pub use define::{RosMessage, RosService, RosType};

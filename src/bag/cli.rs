@@ -1,0 +1,160 @@
+//! `gpu_planning bag info|play|replay|generate`: bags on machines without ROS 2. On a robot,
+//! `ros2 bag play` plays the same bags (service calls with `--publish-service-requests`).
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use super::{generate, play, replay, types, Bag};
+use crate::compute::{Backend, BackendKind};
+use crate::error::{Error, Result};
+use crate::ros::{ParamsFile, RosArgs, RosRuntime};
+
+#[derive(Debug, Subcommand)]
+pub enum BagCommand {
+    /// Topics, types, message counts and duration; `--echo TOPIC` prints its messages as JSON.
+    Info {
+        bag: PathBuf,
+        #[arg(long)]
+        echo: Option<String>,
+    },
+    /// Play a bag's inputs (topics and recorded service calls) to the nodes of a DDS domain.
+    Play(PlayArgs),
+    /// Start the nodes here, play each bag into them and compare their outputs with the bag's.
+    Replay(ReplayArgs),
+    /// Write the scenario bags (default: all) as the CPU backend answers them.
+    Generate {
+        #[arg(long, default_value = "tests/data/bags")]
+        out: PathBuf,
+        #[arg(long, default_value_t = 143)]
+        domain_id: u16,
+        names: Vec<String>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct PlayArgs {
+    pub bag: PathBuf,
+    /// 1: recorded timing; 0: as fast as possible.
+    #[arg(long, default_value_t = 1.0)]
+    pub rate: f64,
+    /// DDS domain (default: ROS_DOMAIN_ID, else 0).
+    #[arg(long)]
+    pub domain_id: Option<u16>,
+}
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    #[arg(required = true)]
+    pub bags: Vec<PathBuf>,
+    #[arg(long, default_value = "auto")]
+    pub backend: BackendKind,
+    #[arg(long, default_value_t = 1.0)]
+    pub rate: f64,
+    #[arg(long, default_value_t = 144)]
+    pub domain_id: u16,
+}
+
+fn background(rt: &RosRuntime) -> std::thread::JoinHandle<()> {
+    let (ex, sd) = (rt.executor().clone(), rt.shutdown().clone());
+    std::thread::spawn(move || smol::block_on(ex.run(sd.wait())))
+}
+
+fn info(path: &std::path::Path, echo: Option<&str>) -> Result<()> {
+    let bag = Bag::open(path)?;
+    let (first, last) = (
+        bag.messages.first().map_or(0, |m| m.time_ns),
+        bag.messages.last().map_or(0, |m| m.time_ns),
+    );
+    println!(
+        "{}: {} messages, {:.3} s",
+        path.display(),
+        bag.messages.len(),
+        (last - first) as f64 * 1e-9
+    );
+    for t in bag.topics.values() {
+        println!("  {:<44} {:<44} {:>5}", t.name, t.ty, t.count);
+    }
+    if let Some(topic) = echo {
+        let t = bag
+            .topics
+            .get(topic)
+            .ok_or_else(|| Error::invalid("--echo", format!("'{topic}' is not in the bag")))?;
+        for (i, m) in bag.on(topic).enumerate() {
+            let v = types::to_json(&t.ty, &format!("{topic}[{i}]"), &m.data)?;
+            println!("{v}");
+        }
+    }
+    Ok(())
+}
+
+fn play_into_domain(a: &PlayArgs) -> Result<()> {
+    let bag = Bag::open(&a.bag)?;
+    let steps = replay::steps(&bag)?;
+    let rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), a.domain_id)?;
+    let thread = background(&rt);
+    let rec = play::play(
+        &rt,
+        &steps,
+        &play::PlayOptions {
+            rate: a.rate,
+            record: vec![],
+            expect: Default::default(),
+        },
+    );
+    rt.shutdown().trigger();
+    let _ = thread.join();
+    let rec = rec?;
+    println!(
+        "played {} steps ({} calls answered) on domain {}",
+        steps.len(),
+        rec.calls.len(),
+        rt.domain_id()
+    );
+    Ok(())
+}
+
+/// Replays each bag into freshly started nodes; the number of bags that differed.
+pub fn replay_bags(a: &ReplayArgs) -> Result<usize> {
+    let backend = Backend::select(a.backend)?;
+    let mut failed = 0;
+    for path in &a.bags {
+        let bag = Bag::open(path)?;
+        let report = replay::replay_into_fresh_nodes(&bag, &backend, a.domain_id, a.rate)?;
+        println!("{} ({} backend):", path.display(), backend.name());
+        for l in &report.lines {
+            println!("  {l}");
+        }
+        if report.mismatches.is_empty() {
+            println!("  same as recorded");
+        } else {
+            failed += 1;
+            for m in &report.mismatches {
+                println!("  DIFFERS {m}");
+            }
+        }
+    }
+    Ok(failed)
+}
+
+pub fn run(cmd: BagCommand) -> Result<()> {
+    match cmd {
+        BagCommand::Info { bag, echo } => info(&bag, echo.as_deref()),
+        BagCommand::Play(a) => play_into_domain(&a),
+        BagCommand::Replay(a) => match replay_bags(&a)? {
+            0 => Ok(()),
+            n => Err(Error::invalid(
+                "replay",
+                format!(
+                    "{n} of {} bags differ from their recorded outputs",
+                    a.bags.len()
+                ),
+            )),
+        },
+        BagCommand::Generate {
+            out,
+            domain_id,
+            names,
+        } => generate::generate(&out, &names, domain_id),
+    }
+}

@@ -1,0 +1,131 @@
+//! Reads a bag: a rosbag2 directory (`metadata.yaml` and its MCAP files) or one `.mcap` file.
+//! Types and QoS come from the MCAP schemas and channels, so bags recorded by `ros2 bag record`
+//! and by this package read alike. Messages are loaded whole: bags here are test and demo
+//! inputs, not hours of sensor data.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use super::metadata::Metadata;
+use super::qos::TopicQos;
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct TopicInfo {
+    pub name: String,
+    pub ty: String,
+    pub qos: TopicQos,
+    pub count: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct BagMessage {
+    pub topic: String,
+    pub time_ns: u64,
+    pub data: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Bag {
+    pub path: PathBuf,
+    /// By topic name.
+    pub topics: BTreeMap<String, TopicInfo>,
+    /// In log-time order (stable for equal times).
+    pub messages: Vec<BagMessage>,
+}
+
+impl Bag {
+    pub fn open(path: &Path) -> Result<Bag> {
+        let files: Vec<PathBuf> = if path.is_dir() {
+            let meta = Metadata::read(path)?;
+            let info = meta.rosbag2_bagfile_information;
+            if info.storage_identifier != "mcap" {
+                return Err(Error::invalid(
+                    path.join("metadata.yaml").display().to_string(),
+                    format!(
+                        "storage_identifier '{}': only mcap bags are read (convert sqlite3 bags with `ros2 bag convert`)",
+                        info.storage_identifier
+                    ),
+                ));
+            }
+            if !info.compression_mode.is_empty() && info.compression_mode != "none" {
+                return Err(Error::invalid(
+                    "compression_mode",
+                    format!(
+                        "'{}': whole-file compression is not read; MCAP chunk compression is",
+                        info.compression_mode
+                    ),
+                ));
+            }
+            info.relative_file_paths
+                .iter()
+                .map(|f| path.join(f))
+                .collect()
+        } else {
+            vec![path.to_path_buf()]
+        };
+        let mut bag = Bag {
+            path: path.to_path_buf(),
+            topics: BTreeMap::new(),
+            messages: Vec::new(),
+        };
+        for file in files {
+            bag.read_mcap(&file)?;
+        }
+        bag.messages.sort_by_key(|m| m.time_ns);
+        Ok(bag)
+    }
+
+    fn read_mcap(&mut self, file: &Path) -> Result<()> {
+        let name = file.display().to_string();
+        let bytes = std::fs::read(file).map_err(|e| Error::invalid(&name, e))?;
+        let stream = mcap::MessageStream::new(&bytes).map_err(|e| Error::invalid(&name, e))?;
+        for m in stream {
+            let m = m.map_err(|e| Error::invalid(&name, e))?;
+            let ch = &m.channel;
+            if ch.message_encoding != "cdr" {
+                return Err(Error::invalid(
+                    format!("{name}: {}", ch.topic),
+                    format!("message encoding '{}' is not cdr", ch.message_encoding),
+                ));
+            }
+            let ty = ch.schema.as_ref().map(|s| s.name.clone()).ok_or_else(|| {
+                Error::invalid(
+                    format!("{name}: {}", ch.topic),
+                    "channel has no schema (type)",
+                )
+            })?;
+            let t = self
+                .topics
+                .entry(ch.topic.clone())
+                .or_insert_with(|| TopicInfo {
+                    name: ch.topic.clone(),
+                    ty: ty.clone(),
+                    qos: ch
+                        .metadata
+                        .get("offered_qos_profiles")
+                        .map(|q| TopicQos::from_yaml(q))
+                        .unwrap_or_default(),
+                    count: 0,
+                });
+            if t.ty != ty {
+                return Err(Error::invalid(
+                    format!("{name}: {}", ch.topic),
+                    format!("carries both {} and {ty}", t.ty),
+                ));
+            }
+            t.count += 1;
+            self.messages.push(BagMessage {
+                topic: ch.topic.clone(),
+                time_ns: m.log_time,
+                data: m.data.into_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The messages of one topic, in order.
+    pub fn on<'a>(&'a self, topic: &'a str) -> impl Iterator<Item = &'a BagMessage> + 'a {
+        self.messages.iter().filter(move |m| m.topic == topic)
+    }
+}

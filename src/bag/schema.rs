@@ -1,0 +1,196 @@
+//! `ros2msg` schemas, as rosbag2 stores them in MCAP: the type's own definition, then every
+//! type it uses, each after a line of 80 `=` and `MSG: pkg/Type`. Independent readers (rosbags,
+//! Foxglove, `ros2 bag`) decode messages from these texts alone, so a bag needs no ROS install
+//! to be read.
+
+use crate::error::{Error, Result};
+use crate::ros::idl::{parse_msg, FieldDef};
+
+macro_rules! definitions {
+    ($($name:literal => $path:literal),* $(,)?) => {
+        &[$(($name, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/", $path)))),*]
+    };
+}
+
+/// Message definitions by `pkg/Type`: the vendored standard ones and this package's own.
+const MESSAGES: &[(&str, &str)] = definitions! {
+    "builtin_interfaces/Time" => "interfaces/builtin_interfaces/msg/Time.msg",
+    "builtin_interfaces/Duration" => "interfaces/builtin_interfaces/msg/Duration.msg",
+    "std_msgs/Header" => "interfaces/std_msgs/msg/Header.msg",
+    "std_msgs/MultiArrayDimension" => "interfaces/std_msgs/msg/MultiArrayDimension.msg",
+    "std_msgs/MultiArrayLayout" => "interfaces/std_msgs/msg/MultiArrayLayout.msg",
+    "std_msgs/Float32MultiArray" => "interfaces/std_msgs/msg/Float32MultiArray.msg",
+    "geometry_msgs/Point" => "interfaces/geometry_msgs/msg/Point.msg",
+    "geometry_msgs/Quaternion" => "interfaces/geometry_msgs/msg/Quaternion.msg",
+    "geometry_msgs/Pose" => "interfaces/geometry_msgs/msg/Pose.msg",
+    "geometry_msgs/PoseStamped" => "interfaces/geometry_msgs/msg/PoseStamped.msg",
+    "geometry_msgs/PoseArray" => "interfaces/geometry_msgs/msg/PoseArray.msg",
+    "nav_msgs/MapMetaData" => "interfaces/nav_msgs/msg/MapMetaData.msg",
+    "nav_msgs/OccupancyGrid" => "interfaces/nav_msgs/msg/OccupancyGrid.msg",
+    "nav_msgs/Path" => "interfaces/nav_msgs/msg/Path.msg",
+    "sensor_msgs/PointField" => "interfaces/sensor_msgs/msg/PointField.msg",
+    "sensor_msgs/PointCloud2" => "interfaces/sensor_msgs/msg/PointCloud2.msg",
+    "sensor_msgs/Image" => "interfaces/sensor_msgs/msg/Image.msg",
+    "grid_map_msgs/GridMapInfo" => "interfaces/grid_map_msgs/msg/GridMapInfo.msg",
+    "grid_map_msgs/GridMap" => "interfaces/grid_map_msgs/msg/GridMap.msg",
+    "service_msgs/ServiceEventInfo" => "interfaces/service_msgs/msg/ServiceEventInfo.msg",
+    "gpu_planning/ApspStatus" => "msg/ApspStatus.msg",
+    "gpu_planning/CellGraph" => "msg/CellGraph.msg",
+    "gpu_planning/Neighbors" => "msg/Neighbors.msg",
+    "gpu_planning/QuadricArrangement" => "msg/QuadricArrangement.msg",
+    "gpu_planning/RuntimeStatus" => "msg/RuntimeStatus.msg",
+    "gpu_planning/WeightedGraph" => "msg/WeightedGraph.msg",
+};
+
+/// Service definitions by `pkg/Service`.
+const SERVICES: &[(&str, &str)] = definitions! {
+    "nav_msgs/GetPlan" => "interfaces/nav_msgs/srv/GetPlan.srv",
+    "gpu_planning/BuildCellGraph" => "srv/BuildCellGraph.srv",
+    "gpu_planning/ExtractPolyline" => "srv/ExtractPolyline.srv",
+    "gpu_planning/FindRotationPath" => "srv/FindRotationPath.srv",
+    "gpu_planning/GetStatus" => "srv/GetStatus.srv",
+    "gpu_planning/KNearest" => "srv/KNearest.srv",
+    "gpu_planning/RadiusSearch" => "srv/RadiusSearch.srv",
+    "gpu_planning/ShortestPath" => "srv/ShortestPath.srv",
+};
+
+const SEPARATOR: &str =
+    "================================================================================";
+
+/// The text of `pkg/Type`: a message, a service's `Name_Request` / `Name_Response` half, or
+/// the `Name_Event` that rosidl generates for every service.
+fn text(ty: &str) -> Option<String> {
+    if let Some((_, t)) = MESSAGES.iter().find(|(n, _)| *n == ty) {
+        return Some(t.to_string());
+    }
+    let (pkg, name) = ty.split_once('/')?;
+    for (suffix, half) in [("_Request", 0), ("_Response", 1)] {
+        if let Some(srv) = name.strip_suffix(suffix) {
+            let full = format!("{pkg}/{srv}");
+            let (_, t) = SERVICES.iter().find(|(n, _)| *n == full)?;
+            let mut halves = t.splitn(2, "\n---");
+            let req = halves.next()?;
+            return Some(if half == 0 {
+                req.to_string()
+            } else {
+                halves.next()?.trim_start_matches('\n').to_string()
+            });
+        }
+    }
+    let srv = name.strip_suffix("_Event")?;
+    SERVICES
+        .iter()
+        .find(|(n, _)| *n == format!("{pkg}/{srv}"))?;
+    // Package-qualified: readers resolve a bare name against `pkg/srv`, where no
+    // `Name_Request` message lives.
+    Some(format!(
+        "service_msgs/ServiceEventInfo info\n{pkg}/{srv}_Request[<=1] request\n{pkg}/{srv}_Response[<=1] response\n"
+    ))
+}
+
+/// `pkg/msg/Type` or `pkg/srv/Name_Event` (a topic type as rosbag2 names it) to `pkg/Type`.
+fn short_name(type_name: &str) -> Result<String> {
+    let parts: Vec<&str> = type_name.split('/').collect();
+    match parts.as_slice() {
+        [pkg, "msg" | "srv", name] => Ok(format!("{pkg}/{name}")),
+        [pkg, name] => Ok(format!("{pkg}/{name}")),
+        _ => Err(Error::invalid(
+            "type",
+            format!("'{type_name}' is not pkg/msg/Type"),
+        )),
+    }
+}
+
+/// The `ros2msg` schema of a topic type (`nav_msgs/msg/Path`, `gpu_planning/srv/KNearest_Event`).
+pub fn definition(type_name: &str) -> Result<String> {
+    let top = short_name(type_name)?;
+    let unknown = || {
+        Error::invalid(
+            "type",
+            format!("'{type_name}' is not a type this package knows"),
+        )
+    };
+    let mut out = text(&top).ok_or_else(unknown)?;
+    let mut seen = vec![top.clone()];
+    let mut stack = dependencies(&top, &out)?;
+    stack.reverse();
+    while let Some(dep) = stack.pop() {
+        if seen.contains(&dep) {
+            continue;
+        }
+        let body = text(&dep).ok_or_else(|| {
+            Error::invalid(
+                "type",
+                format!("'{type_name}' uses '{dep}', which has no definition here"),
+            )
+        })?;
+        let mut more = dependencies(&dep, &body)?;
+        more.reverse();
+        stack.extend(more);
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("{SEPARATOR}\nMSG: {dep}\n{body}"));
+        seen.push(dep);
+    }
+    Ok(out)
+}
+
+/// The non-primitive types that `ty`'s fields use, in field order.
+fn dependencies(ty: &str, body: &str) -> Result<Vec<String>> {
+    let pkg = ty.split('/').next().unwrap_or_default();
+    Ok(parse_msg(pkg, body)?
+        .into_iter()
+        .filter_map(|FieldDef { ty, .. }| {
+            let base = ty.split('[').next().unwrap_or_default().to_string();
+            base.contains('/').then_some(base)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_types_follow_once_each() {
+        let d = definition("nav_msgs/msg/Path").unwrap();
+        let sections: Vec<&str> = d.lines().filter_map(|l| l.strip_prefix("MSG: ")).collect();
+        assert_eq!(
+            sections,
+            [
+                "std_msgs/Header",
+                "builtin_interfaces/Time",
+                "geometry_msgs/PoseStamped",
+                "geometry_msgs/Pose",
+                "geometry_msgs/Point",
+                "geometry_msgs/Quaternion",
+            ]
+        );
+        assert!(d.starts_with(&text("nav_msgs/Path").unwrap()));
+    }
+
+    #[test]
+    fn service_events_carry_both_halves() {
+        let d = definition("gpu_planning/srv/KNearest_Event").unwrap();
+        assert!(d.starts_with(
+            "service_msgs/ServiceEventInfo info\ngpu_planning/KNearest_Request[<=1] request"
+        ));
+        for s in [
+            "MSG: service_msgs/ServiceEventInfo",
+            "MSG: gpu_planning/KNearest_Request",
+            "MSG: gpu_planning/KNearest_Response",
+            "MSG: gpu_planning/Neighbors",
+        ] {
+            assert!(d.contains(s), "{s} missing from\n{d}");
+        }
+        assert!(!d.contains("\n---"), "the halves are separate sections");
+    }
+
+    #[test]
+    fn unknown_types_are_named() {
+        let e = definition("visualization_msgs/msg/Marker").unwrap_err();
+        assert!(e.to_string().contains("visualization_msgs/msg/Marker"));
+        assert!(definition("nonsense").is_err());
+    }
+}

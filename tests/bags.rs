@@ -1,0 +1,290 @@
+//! The rosbag2 bags under tests/data/bags: one per node, made by `gpu_planning bag generate`
+//! from the scenarios in src/bag/generate.rs. Here: every node has one, their inputs are what
+//! the generator makes today, bags written here read back, and independent readers (rosbags
+//! and Foxglove's mcap, from PyPI) decode every message to the same values as we do. The
+//! replay of each bag into the nodes is in tests/nodes/bag_replay.rs. The Python check skips
+//! when python3, rosbags or mcap is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gpu_planning::bag::generate::scenarios;
+use gpu_planning::bag::play::Step;
+use gpu_planning::bag::qos::TopicQos;
+use gpu_planning::bag::replay::{steps, EVENT_SUFFIX, OUTPUT_TOPICS};
+use gpu_planning::bag::{cdr, compare, types, Bag, BagWriter};
+use gpu_planning::nodes::NODE_NAMES;
+use gpu_planning::ros::msg::nav_msgs::Path as RosPath;
+use gpu_planning::ros::msg::std_msgs::Header;
+
+fn bags_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bags")
+}
+
+fn bag(name: &str) -> Bag {
+    Bag::open(&bags_root().join(name)).unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+#[test]
+fn every_node_has_a_bag_with_inputs_calls_and_outputs() {
+    for node in NODE_NAMES.iter().filter(|n| **n != "gpu_planning") {
+        let b = bag(node);
+        let outputs: Vec<_> = b
+            .topics
+            .keys()
+            .filter(|t| OUTPUT_TOPICS.contains(&t.as_str()))
+            .collect();
+        let events: Vec<_> = b
+            .topics
+            .keys()
+            .filter(|t| t.ends_with(EVENT_SUFFIX))
+            .collect();
+        assert!(!outputs.is_empty(), "{node}: no expected output topic");
+        assert!(!events.is_empty(), "{node}: no recorded service call");
+        for t in outputs {
+            assert!(
+                t.starts_with(&format!("/{node}/")),
+                "{node}: output {t} of another node"
+            );
+            assert!(b.on(t).count() > 0, "{node}: {t} has no messages");
+        }
+        let calls = steps(&b)
+            .unwrap()
+            .iter()
+            .filter(|s| matches!(s.step, Step::Call { .. }))
+            .count();
+        let inputs = steps(&b).unwrap().len() - calls;
+        assert!(
+            calls > 0 && inputs > 0,
+            "{node}: {inputs} inputs, {calls} calls"
+        );
+    }
+}
+
+/// The bags were made by the generator in this repository: today's scenarios give the same
+/// input bytes at the same times, and every call in a bag has its recorded response.
+#[test]
+fn bag_inputs_are_what_the_generator_makes() {
+    for s in scenarios().unwrap() {
+        let b = bag(s.name);
+        let played = steps(&b).unwrap();
+        assert_eq!(played.len(), s.steps.len(), "{}: step count", s.name);
+        for (i, (got, want)) in played.iter().zip(&s.steps).enumerate() {
+            // Topic inputs keep their scheduled times; a call is recorded when it was sent.
+            let late = got.time_ns.checked_sub(want.time_ns);
+            match got.step {
+                Step::Publish { .. } => assert_eq!(late, Some(0), "{} step {i}: time", s.name),
+                Step::Call { .. } => assert!(
+                    late.is_some_and(|ns| ns < 500_000_000),
+                    "{} step {i}: sent at {} for {}",
+                    s.name,
+                    got.time_ns,
+                    want.time_ns
+                ),
+            }
+            match (&got.step, &want.step) {
+                (
+                    Step::Publish {
+                        topic,
+                        ty,
+                        qos,
+                        cdr,
+                    },
+                    Step::Publish {
+                        topic: t2,
+                        ty: ty2,
+                        qos: q2,
+                        cdr: c2,
+                    },
+                ) => {
+                    assert_eq!((topic, ty, qos), (t2, ty2, q2), "{} step {i}", s.name);
+                    assert!(cdr == c2, "{} step {i}: {topic} bytes differ", s.name);
+                }
+                (
+                    Step::Call {
+                        service, request, ..
+                    },
+                    Step::Call {
+                        service: s2,
+                        request: r2,
+                        ..
+                    },
+                ) => {
+                    assert_eq!(service, s2, "{} step {i}", s.name);
+                    assert!(
+                        request == r2,
+                        "{} step {i}: {service} request differs",
+                        s.name
+                    );
+                }
+                (g, w) => panic!("{} step {i}: bag has {g:?}, generator {w:?}", s.name),
+            }
+        }
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpu_planning_{name}_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+#[test]
+fn written_bags_read_back() {
+    let dir = scratch("bag_round_trip");
+    let mut w = BagWriter::create(&dir).unwrap();
+    let path = |frame: &str, n: usize| RosPath {
+        header: Header {
+            frame_id: frame.into(),
+            ..Default::default()
+        },
+        poses: vec![Default::default(); n],
+    };
+    w.add_topic("/a", "nav_msgs/msg/Path", TopicQos::latched())
+        .unwrap();
+    w.add_topic("/b", "nav_msgs/msg/Path", TopicQos::default())
+        .unwrap();
+    let written = [
+        (10u64, "/a", path("one", 0)),
+        (30, "/b", path("two", 3)),
+        (20, "/a", path("three", 1)),
+    ];
+    for (t, topic, p) in &written {
+        w.write(topic, *t, &cdr::encode(p).unwrap()).unwrap();
+    }
+    assert!(w
+        .add_topic("/a", "nav_msgs/msg/OccupancyGrid", TopicQos::default())
+        .is_err());
+    assert!(w.write("/c", 1, &[0, 1, 0, 0]).is_err());
+    w.finish().unwrap();
+    assert!(
+        BagWriter::create(&dir).is_err(),
+        "a bag is never overwritten"
+    );
+
+    let b = Bag::open(&dir).unwrap();
+    assert_eq!(b.messages.len(), 3);
+    assert_eq!(b.topics["/a"].qos, TopicQos::latched());
+    assert_eq!(b.topics["/b"].qos, TopicQos::default());
+    assert_eq!(b.topics["/a"].count, 2);
+    let times: Vec<u64> = b.messages.iter().map(|m| m.time_ns).collect();
+    assert_eq!(times, [10, 20, 30], "read in time order");
+    let back: RosPath = cdr::decode("m", &b.messages[1].data).unwrap();
+    assert_eq!(back, written[2].2);
+    let meta = std::fs::read_to_string(dir.join("metadata.yaml")).unwrap();
+    for needle in [
+        "version: 5",
+        "storage_identifier: mcap",
+        "message_count: 3",
+        "bag_round_trip",
+        "nanoseconds: 20",
+    ] {
+        assert!(
+            meta.contains(needle),
+            "metadata.yaml lacks {needle}:\n{meta}"
+        );
+    }
+    // One .mcap file alone opens too.
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .unwrap();
+    assert_eq!(Bag::open(&file).unwrap().messages.len(), 3);
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Damaged bags are errors naming the file, never panics.
+    let bad = scratch("bag_damaged");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("metadata.yaml"), "rosbag2_bagfile_information: 7").unwrap();
+    assert!(Bag::open(&bad).is_err());
+    let f = bad.join("x.mcap");
+    std::fs::write(&f, b"\x89MCAP0\r\ngarbage").unwrap();
+    let e = Bag::open(&f).unwrap_err().to_string();
+    assert!(e.contains("x.mcap"), "{e}");
+    std::fs::remove_dir_all(&bad).unwrap();
+}
+
+fn python_readers() -> Result<(), String> {
+    let out = Command::new("python3")
+        .args(["-c", "import rosbags, mcap"])
+        .output()
+        .map_err(|e| format!("python3 not runnable: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "python3 cannot import rosbags and mcap (pip install rosbags mcap): {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}
+
+#[test]
+fn independent_readers_decode_every_message_as_we_do() {
+    if let Err(why) = python_readers() {
+        if std::env::var("GPU_PLANNING_REQUIRE_INTEROP").is_ok_and(|v| v == "1") {
+            panic!("GPU_PLANNING_REQUIRE_INTEROP=1 but {why}");
+        }
+        eprintln!("SKIP independent bag readers: {why}");
+        return;
+    }
+    let dirs: Vec<PathBuf> = NODE_NAMES
+        .iter()
+        .filter(|n| **n != "gpu_planning")
+        .map(|n| bags_root().join(n))
+        .collect();
+    let out = Command::new("python3")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bags/check_bags.py"))
+        .args(&dirs)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "check_bags.py failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let seen: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut compared = 0;
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        let b = Bag::open(dir).unwrap();
+        let theirs = &seen[name]["rosbags"];
+        let mcap_counts = &seen[name]["mcap"];
+        let mut ours: BTreeMap<&str, Vec<serde_json::Value>> = BTreeMap::new();
+        for m in &b.messages {
+            let ty = &b.topics[&m.topic].ty;
+            ours.entry(&m.topic)
+                .or_default()
+                .push(types::to_json(ty, &m.topic, &m.data).unwrap());
+        }
+        assert_eq!(
+            theirs.as_object().map(|o| o.len()),
+            Some(ours.len()),
+            "{name}: topics"
+        );
+        for (topic, values) in ours {
+            let t = &theirs[topic];
+            assert_eq!(
+                t["type"],
+                b.topics[topic].ty.as_str(),
+                "{name} {topic}: type"
+            );
+            assert_eq!(
+                mcap_counts[topic],
+                values.len(),
+                "{name} {topic}: mcap count"
+            );
+            let list = t["messages"].as_array().unwrap();
+            assert_eq!(list.len(), values.len(), "{name} {topic}: rosbags count");
+            for (i, (mine, other)) in values.iter().zip(list).enumerate() {
+                // Every field, stamps included: both sides decode the same bytes.
+                let d = compare::differences_all(mine, other, 5);
+                assert!(d.is_empty(), "{name} {topic}[{i}]: {d:?}");
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 50, "only {compared} messages compared");
+}
