@@ -343,6 +343,8 @@ pub struct CellGraphParams {
     /// Caps on inputs.
     pub max_constraints: u32,
     pub max_samples: u32,
+    /// Cells drawn on ~/markers (the most-sampled ones).
+    pub max_markers: u32,
 }
 
 impl Default for CellGraphParams {
@@ -359,6 +361,7 @@ impl Default for CellGraphParams {
             seed: 1,
             max_constraints: 4096,
             max_samples: 16 << 20,
+            max_markers: 500,
         }
     }
 }

@@ -75,6 +75,13 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
         msg::<gmm::GridMapInfo>(),
         msg::<gmm::GridMap>(),
         msg::<gpu_planning::ros::msg::service_msgs::ServiceEventInfo>(),
+        msg::<stdm::ColorRGBA>(),
+        msg::<gm::Vector3>(),
+        msg::<sm::CompressedImage>(),
+        msg::<gpu_planning::ros::msg::visualization_msgs::UVCoordinate>(),
+        msg::<gpu_planning::ros::msg::visualization_msgs::MeshFile>(),
+        msg::<gpu_planning::ros::msg::visualization_msgs::Marker>(),
+        msg::<gpu_planning::ros::msg::visualization_msgs::MarkerArray>(),
     ]
     .into_iter()
     .collect()

@@ -390,16 +390,25 @@ pub fn scenarios() -> Result<Vec<Scenario>> {
     ])
 }
 
+const MARKERS: &str = "visualization_msgs/msg/MarkerArray";
+
 /// Output topics and types a scenario's node publishes.
 fn outputs(name: &str) -> Vec<(String, String)> {
     let pairs: &[(&str, &str)] = match name {
         "lee_planner" => &[
             ("/lee_planner/path", "nav_msgs/msg/Path"),
             ("/lee_planner/distance_field", "nav_msgs/msg/OccupancyGrid"),
+            ("/lee_planner/markers", MARKERS),
         ],
         "apsp" => &[("/apsp/status", "gpu_planning/msg/ApspStatus")],
-        "polyline" => &[("/polyline/polyline", "nav_msgs/msg/Path")],
-        "cell_graph" => &[("/cell_graph/cell_graph", "gpu_planning/msg/CellGraph")],
+        "polyline" => &[
+            ("/polyline/polyline", "nav_msgs/msg/Path"),
+            ("/polyline/markers", MARKERS),
+        ],
+        "cell_graph" => &[
+            ("/cell_graph/cell_graph", "gpu_planning/msg/CellGraph"),
+            ("/cell_graph/markers", MARKERS),
+        ],
         "nearest_neighbors" => &[("/nearest_neighbors/neighbors", "gpu_planning/msg/Neighbors")],
         _ => &[],
     };

@@ -17,9 +17,12 @@ use crate::ros::{ParamsFile, RosArgs, RosRuntime};
 pub const OUTPUT_TOPICS: &[&str] = &[
     "/lee_planner/path",
     "/lee_planner/distance_field",
+    "/lee_planner/markers",
     "/apsp/status",
     "/polyline/polyline",
+    "/polyline/markers",
     "/cell_graph/cell_graph",
+    "/cell_graph/markers",
     "/nearest_neighbors/neighbors",
 ];
 

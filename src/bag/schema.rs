@@ -33,6 +33,13 @@ const MESSAGES: &[(&str, &str)] = definitions! {
     "sensor_msgs/Image" => "interfaces/sensor_msgs/msg/Image.msg",
     "grid_map_msgs/GridMapInfo" => "interfaces/grid_map_msgs/msg/GridMapInfo.msg",
     "grid_map_msgs/GridMap" => "interfaces/grid_map_msgs/msg/GridMap.msg",
+    "std_msgs/ColorRGBA" => "interfaces/std_msgs/msg/ColorRGBA.msg",
+    "geometry_msgs/Vector3" => "interfaces/geometry_msgs/msg/Vector3.msg",
+    "sensor_msgs/CompressedImage" => "interfaces/sensor_msgs/msg/CompressedImage.msg",
+    "visualization_msgs/UVCoordinate" => "interfaces/visualization_msgs/msg/UVCoordinate.msg",
+    "visualization_msgs/MeshFile" => "interfaces/visualization_msgs/msg/MeshFile.msg",
+    "visualization_msgs/Marker" => "interfaces/visualization_msgs/msg/Marker.msg",
+    "visualization_msgs/MarkerArray" => "interfaces/visualization_msgs/msg/MarkerArray.msg",
     "service_msgs/ServiceEventInfo" => "interfaces/service_msgs/msg/ServiceEventInfo.msg",
     "gpu_planning/ApspStatus" => "msg/ApspStatus.msg",
     "gpu_planning/CellGraph" => "msg/CellGraph.msg",
@@ -189,8 +196,8 @@ mod tests {
 
     #[test]
     fn unknown_types_are_named() {
-        let e = definition("visualization_msgs/msg/Marker").unwrap_err();
-        assert!(e.to_string().contains("visualization_msgs/msg/Marker"));
+        let e = definition("tf2_msgs/msg/TFMessage").unwrap_err();
+        assert!(e.to_string().contains("tf2_msgs/msg/TFMessage"));
         assert!(definition("nonsense").is_err());
     }
 }

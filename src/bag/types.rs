@@ -21,6 +21,7 @@ use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav_msgs::{GetPlan, OccupancyGrid, Path};
 use crate::ros::msg::sensor_msgs::{Image, PointCloud2};
 use crate::ros::msg::service_msgs::{ServiceEvent, ServiceEventInfo};
+use crate::ros::msg::visualization_msgs::MarkerArray;
 use crate::ros::msg::{RosMessage, RosService};
 use crate::ros::NodeContext;
 
@@ -238,6 +239,7 @@ static MESSAGES: &[&dyn MessageType] = &[
     &Msg::<gp::CellGraph>(PhantomData),
     &Msg::<gp::Neighbors>(PhantomData),
     &Msg::<gp::RuntimeStatus>(PhantomData),
+    &Msg::<MarkerArray>(PhantomData),
 ];
 
 static SERVICES: &[&dyn ServiceType] = &[

@@ -19,6 +19,7 @@ use crate::compute::Backend;
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
+use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::ros::msg::geometry_msgs::{PoseArray, Quaternion};
 use crate::ros::msg::gpu_planning::{
@@ -26,6 +27,7 @@ use crate::ros::msg::gpu_planning::{
     FindRotationPathRequest, FindRotationPathResponse, QuadricArrangement,
 };
 use crate::ros::msg::std_msgs::Header;
+use crate::ros::msg::visualization_msgs::MarkerArray;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -44,6 +46,7 @@ struct State {
     backend: Backend,
     cpu_fallback: bool,
     out: Publisher<CellGraph>,
+    markers: Publisher<MarkerArray>,
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
@@ -67,6 +70,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         backend,
         cpu_fallback: limits.cpu_fallback,
         out: ctx.publisher("~/cell_graph", qos::map())?,
+        markers: ctx.publisher("~/markers", qos::result())?,
     });
     let shutdown = rt.shutdown().clone();
 
@@ -285,9 +289,32 @@ async fn rebuild(state: &Arc<State>) {
 }
 
 fn install(state: &State, g: Graph, msg: CellGraph) {
+    let representatives: Vec<[f64; 4]> = g
+        .cells
+        .representatives
+        .iter()
+        .map(|&i| {
+            g.samples
+                .get(i as usize)
+                .copied()
+                .unwrap_or([0.0, 0.0, 0.0, 1.0])
+        })
+        .collect();
+    let edges = g.edges.from.iter().copied().zip(g.edges.to.iter().copied());
+    let marks = markers::rotations(
+        &msg.header,
+        "cells",
+        &representatives,
+        &g.cells.counts,
+        edges,
+        state.params.max_markers as usize,
+    );
     *lock(&state.current) = Some(Arc::new(g));
     if let Err(e) = state.out.publish(msg) {
         tracing::warn!("{NODE_NAME}: publishing ~/cell_graph failed: {e:?}");
+    }
+    if let Err(e) = state.markers.publish(marks) {
+        tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
     }
 }
 

@@ -20,6 +20,7 @@ use crate::error::{Error, Result};
 use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
 use crate::nodes::grid_convert::{grid_from_gridmap, CellFrame};
+use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
@@ -28,6 +29,7 @@ use crate::ros::msg::nav_msgs::{
     GetPlan, GetPlanRequest, GetPlanResponse, MapMetaData, OccupancyGrid, Path,
 };
 use crate::ros::msg::std_msgs::Header;
+use crate::ros::msg::visualization_msgs::MarkerArray;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -45,6 +47,7 @@ type Shared = Arc<Mutex<Option<Arc<MapState>>>>;
 struct Outputs {
     path: Publisher<Path>,
     field: Publisher<OccupancyGrid>,
+    markers: Publisher<MarkerArray>,
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
@@ -63,6 +66,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let out = Arc::new(Outputs {
         path: ctx.publisher("~/path", qos::result())?,
         field: ctx.publisher("~/distance_field", qos::result())?,
+        markers: ctx.publisher("~/markers", qos::result())?,
     });
     if !params.heightmap.is_empty() {
         // A bad heightmap stops the node at start: it was asked for by name.
@@ -351,6 +355,12 @@ async fn solve_and_publish(
     };
     if let Err(e) = out.path.publish(path.clone()) {
         tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
+    }
+    let points: Vec<_> = path.poses.iter().map(|p| p.pose.position.clone()).collect();
+    let width = 0.5 * map.frame.resolution;
+    let marks = markers::path(&header, "lee_path", &points, markers::GREEN, width);
+    if let Err(e) = out.markers.publish(marks) {
+        tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
     }
     if let Some(labels) = &plan.labels {
         let field = field_grid(&map.frame, header, labels);

@@ -9,6 +9,7 @@ pub mod grid_convert;
 pub mod image_convert;
 pub mod lee_planner;
 pub mod map_summary;
+pub mod markers;
 pub mod nearest_neighbors;
 pub mod polyline;
 pub mod runtime;

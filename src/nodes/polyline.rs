@@ -16,6 +16,7 @@ use crate::config::PolylineParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::image_convert::gray_from_image;
+use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::polyline::gpu::DeviceGradient;
 use crate::polyline::{solve, Gradient, Polyline, Problem};
@@ -27,6 +28,7 @@ use crate::ros::msg::gpu_planning::{
 use crate::ros::msg::nav_msgs::Path;
 use crate::ros::msg::sensor_msgs::Image;
 use crate::ros::msg::std_msgs::Header;
+use crate::ros::msg::visualization_msgs::MarkerArray;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -54,7 +56,10 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let state: Shared = Arc::new(Mutex::new(None));
     let image_sub = ctx.subscription::<Image>("~/image", qos::sensor())?;
     let server = ctx.server::<ExtractPolyline>("~/extract")?;
-    let out: Publisher<Path> = ctx.publisher("~/polyline", qos::result())?;
+    let out = Outputs {
+        path: ctx.publisher("~/polyline", qos::result())?,
+        markers: ctx.publisher("~/markers", qos::result())?,
+    };
     let params = Arc::new(params);
     let shutdown = rt.shutdown().clone();
 
@@ -214,9 +219,14 @@ fn extract(
     }
 }
 
-/// The result as a Path: pixel coordinates, or metres with `pixel_size` (the service answers
-/// in pixels, like its request).
-fn publish(out: &Publisher<Path>, p: &PolylineParams, image_frame: &str, r: &Polyline) {
+struct Outputs {
+    path: Publisher<Path>,
+    markers: Publisher<MarkerArray>,
+}
+
+/// The result as a Path and as markers: pixel coordinates, or metres with `pixel_size` (the
+/// service answers in pixels, like its request).
+fn publish(out: &Outputs, p: &PolylineParams, image_frame: &str, r: &Polyline) {
     let header = Header {
         stamp: Time::now(),
         frame_id: if p.output_frame.is_empty() {
@@ -247,7 +257,18 @@ fn publish(out: &Publisher<Path>, p: &PolylineParams, image_frame: &str, r: &Pol
             })
             .collect(),
     };
-    if let Err(e) = out.publish(path) {
+    let points: Vec<_> = path.poses.iter().map(|p| p.pose.position.clone()).collect();
+    let width = 2.0
+        * if p.pixel_size > 0.0 {
+            p.pixel_size
+        } else {
+            1.0
+        };
+    let marks = markers::path(&header, "polyline", &points, markers::MAGENTA, width);
+    if let Err(e) = out.path.publish(path) {
         tracing::warn!("{NODE_NAME}: publishing ~/polyline failed: {e:?}");
+    }
+    if let Err(e) = out.markers.publish(marks) {
+        tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
     }
 }

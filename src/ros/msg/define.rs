@@ -74,7 +74,8 @@ macro_rules! ros_message {
             const PACKAGE: &'static str = $pkg;
             const NAME: &'static str = $name;
             fn fields() -> Vec<(&'static str, String)> {
-                vec![$( (stringify!($f), <$ty as $crate::ros::msg::RosType>::ros_type()) ),*]
+                // `r#type` is the ROS field `type`.
+                vec![$( (stringify!($f).trim_start_matches("r#"), <$ty as $crate::ros::msg::RosType>::ros_type()) ),*]
             }
         }
     };

@@ -41,3 +41,9 @@ ros_message! {
     "geometry_msgs" / "PoseArray"
     pub struct PoseArray { pub header: Header, pub poses: Vec<Pose> }
 }
+
+ros_message! {
+    /// geometry_msgs/Vector3
+    "geometry_msgs" / "Vector3"
+    pub struct Vector3 { pub x: f64, pub y: f64, pub z: f64 }
+}

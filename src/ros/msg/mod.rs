@@ -13,5 +13,6 @@ pub mod nav_msgs;
 pub mod sensor_msgs;
 pub mod service_msgs;
 pub mod std_msgs;
+pub mod visualization_msgs;
 
 pub use define::{RosMessage, RosService, RosType};

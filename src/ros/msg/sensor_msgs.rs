@@ -46,3 +46,9 @@ ros_message! {
         pub data: Vec<u8>,
     }
 }
+
+ros_message! {
+    /// sensor_msgs/CompressedImage (inside visualization_msgs/Marker's texture).
+    "sensor_msgs" / "CompressedImage"
+    pub struct CompressedImage { pub header: Header, pub format: String, pub data: Vec<u8> }
+}

@@ -23,3 +23,9 @@ ros_message! {
     "std_msgs" / "Float32MultiArray"
     pub struct Float32MultiArray { pub layout: MultiArrayLayout, pub data: Vec<f32> }
 }
+
+ros_message! {
+    /// std_msgs/ColorRGBA: components in 0..1.
+    "std_msgs" / "ColorRGBA"
+    pub struct ColorRGBA { pub r: f32, pub g: f32, pub b: f32, pub a: f32 }
+}
