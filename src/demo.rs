@@ -1,29 +1,27 @@
-//! `gpu_planning demo`: the nodes of this package started in-process on a private DDS domain,
-//! fed demo inputs made here by a peer node over DDS (as a robot's drivers would), every
-//! service called once; what each node produced is printed with timings and the backend, and
-//! pictures go to an output folder. Nothing to download: the inputs are generated.
+//! `gpu_planning demo`: the bundled bags (one per node, the ones the replay tests use, built
+//! into the binary) replayed into freshly started nodes over DDS, each on its own private
+//! domain, on the CUDA backend when a device is usable and the CPU otherwise. It prints what
+//! every node answered, with timings and the backend, checks every answer against the one
+//! recorded in the bag, and draws pictures into an output folder.
 
 use std::path::{Path as FsPath, PathBuf};
-use std::time::{Duration, Instant};
 
 use clap::Args;
-use futures::StreamExt;
 
-use crate::cellgraph::samples::shoemake;
-use crate::cellgraph::Arrangement;
+use crate::bag::replay::{nth_domain, replay_into_fresh_nodes, Report};
+use crate::bag::{cdr, Bag};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::polyline::{Gray, Problem};
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::gpu_planning::{
-    ApspStatus, BuildCellGraph, BuildCellGraphRequest, ExtractPolyline, ExtractPolylineRequest,
-    FindRotationPath, FindRotationPathRequest, KNearest, KNearestRequest, QuadricArrangement,
-    ShortestPath, ShortestPathRequest, WeightedGraph,
+    ApspStatus, BuildCellGraphResponse, CellGraph, ExtractPolylineRequest, ExtractPolylineResponse,
+    FindRotationPathResponse, KNearestResponse, Neighbors, ShortestPathRequest,
+    ShortestPathResponse,
 };
-use crate::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
+use crate::ros::msg::nav_msgs::{GetPlanResponse, OccupancyGrid};
 use crate::ros::msg::sensor_msgs::{Image, PointCloud2, PointField};
 use crate::ros::msg::std_msgs::Header;
-use crate::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -32,54 +30,35 @@ pub struct DemoArgs {
     pub out: PathBuf,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
-    /// DDS domain of the demo (kept apart from a robot's usual domain 0).
+    /// First DDS domain of the demo (each bag gets its own, from here on), kept apart from a
+    /// robot's usual domain 0.
     #[arg(long, default_value_t = 142)]
     pub domain_id: u16,
 }
 
-async fn timeout<T>(what: &str, s: u64, f: impl std::future::Future<Output = T>) -> Result<T> {
-    match futures::future::select(
-        Box::pin(f),
-        Box::pin(smol::Timer::after(Duration::from_secs(s))),
-    )
-    .await
-    {
-        futures::future::Either::Left((v, _)) => Ok(v),
-        futures::future::Either::Right(_) => Err(Error::invalid(
-            what,
-            format!("no answer within {s} s over DDS"),
-        )),
-    }
-}
-
-/// A service call retried until answered (requests sent before discovery matched are lost)
-/// and until `done` accepts the answer (a node may not have its input yet).
-async fn call<Q, R>(
-    what: &str,
-    client: &ros2_client::Client<Q, R>,
-    req: Q,
-    done: impl Fn(&R) -> bool,
-) -> Result<R>
-where
-    Q: ros2_client::Message + Clone + 'static,
-    R: ros2_client::Message + 'static,
-{
-    let started = Instant::now();
-    let mut last = None;
-    while started.elapsed() < Duration::from_secs(60) {
-        if let Ok(Ok(r)) = timeout(what, 2, client.async_call_service(req.clone())).await {
-            if done(&r) {
-                return Ok(r);
-            }
-            last = Some(r);
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-    }
-    match last {
-        Some(r) => Ok(r),
-        None => Err(Error::invalid(what, "no answer within 60 s over DDS")),
-    }
-}
+/// The bags of tests/data/bags, built in so that the demo runs from any folder.
+const BUNDLED: [(&str, &[u8]); 5] = [
+    (
+        "lee_planner",
+        include_bytes!("../tests/data/bags/lee_planner/lee_planner_0.mcap"),
+    ),
+    (
+        "apsp",
+        include_bytes!("../tests/data/bags/apsp/apsp_0.mcap"),
+    ),
+    (
+        "polyline",
+        include_bytes!("../tests/data/bags/polyline/polyline_0.mcap"),
+    ),
+    (
+        "cell_graph",
+        include_bytes!("../tests/data/bags/cell_graph/cell_graph_0.mcap"),
+    ),
+    (
+        "nearest_neighbors",
+        include_bytes!("../tests/data/bags/nearest_neighbors/nearest_neighbors_0.mcap"),
+    ),
+];
 
 /// A 200 x 150 map of 0.1 m cells: rooms and walls with doors, some unknown cells.
 pub fn demo_map() -> OccupancyGrid {
@@ -193,258 +172,349 @@ fn draw_map(m: &OccupancyGrid, path: &[(f64, f64)], out: &FsPath) -> Result<()> 
         .map_err(|e| Error::invalid(out.display().to_string(), e))
 }
 
-pub fn run(a: DemoArgs) -> Result<()> {
-    std::fs::create_dir_all(&a.out).map_err(|e| Error::invalid(a.out.display().to_string(), e))?;
-    let backend = Backend::select(a.backend)?;
-    let (args, _) = RosArgs::parse(&[
-        "--ros-args".to_string(),
-        "-p".to_string(),
-        format!("backend:={}", backend.name()),
-        "-p".to_string(),
-        "cell_graph:sample_count:=20000".to_string(),
-    ])?;
-    let server = RosRuntime::new(args, ParamsFile::default(), Some(a.domain_id))?;
-    let nodes = crate::nodes::start_all(&server)?;
-    let peer_rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(a.domain_id))?;
-    let mut peer = NodeContext::new(&peer_rt, "demo_peer")?;
-    println!(
-        "gpu_planning demo: backend {}, DDS domain {}, nodes {}",
-        backend.name(),
-        a.domain_id,
-        nodes.join(" ")
-    );
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map())?;
-    let plan = peer.client::<GetPlan>("/lee_planner/get_plan")?;
-    let graph_pub = peer.publisher::<WeightedGraph>("/apsp/graph", qos::map())?;
-    let status_sub = peer.subscription::<ApspStatus>("/apsp/status", qos::map())?;
-    let sp = peer.client::<ShortestPath>("/apsp/shortest_path")?;
-    let image_pub = peer.publisher::<Image>("/polyline/image", qos::map())?;
-    let extract = peer.client::<ExtractPolyline>("/polyline/extract")?;
-    let cg = peer.client::<BuildCellGraph>("/cell_graph/build")?;
-    let rot = peer.client::<FindRotationPath>("/cell_graph/find_path")?;
-    let cloud_pub = peer.publisher::<PointCloud2>("/nearest_neighbors/cloud", qos::map())?;
-    let knn = peer.client::<KNearest>("/nearest_neighbors/knn")?;
-    for rt in [&server, &peer_rt] {
-        let (ex, sd) = (rt.executor().clone(), rt.shutdown().clone());
-        std::thread::spawn(move || smol::block_on(ex.run(sd.wait())));
-    }
-    let result = smol::block_on(async {
-        // Lee wave planner.
-        let map = demo_map();
-        map_pub
-            .async_publish(map.clone())
-            .await
-            .map_err(|e| Error::invalid("map", format!("{e:?}")))?;
-        let t = Instant::now();
-        let req = GetPlanRequest {
-            start: pose(0.55, 0.55),
-            goal: pose(19.45, 14.45),
-            tolerance: 0.0,
-        };
-        let r = call("lee_planner/get_plan", &plan, req, |r| {
-            !r.plan.poses.is_empty()
+/// The messages a bag holds on `topic`, decoded.
+fn inputs<T: serde::de::DeserializeOwned>(bag: &Bag, topic: &str) -> Result<Vec<T>> {
+    bag.on(topic).map(|m| cdr::decode(topic, &m.data)).collect()
+}
+
+/// What the replay recorded on `topic`, decoded.
+fn outputs<T: serde::de::DeserializeOwned>(r: &Report, topic: &str) -> Result<Vec<T>> {
+    r.recording
+        .outputs
+        .get(topic)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+        .iter()
+        .map(|(_, b)| cdr::decode(topic, b))
+        .collect()
+}
+
+/// Each call of `service` as (request, response, milliseconds).
+fn calls<Q, R>(r: &Report, service: &str) -> Result<Vec<(Q, R, f64)>>
+where
+    Q: serde::de::DeserializeOwned,
+    R: serde::de::DeserializeOwned,
+{
+    r.recording
+        .calls
+        .iter()
+        .filter(|c| c.service == service)
+        .map(|c| {
+            Ok((
+                cdr::decode(service, &c.request)?,
+                cdr::decode(service, &c.response)?,
+                (c.answered_ns - c.sent_ns) as f64 * 1e-6,
+            ))
         })
-        .await?;
-        let path: Vec<(f64, f64)> = r
+        .collect()
+}
+
+fn at(p: &Point) -> String {
+    format!("({:.2}, {:.2})", p.x, p.y)
+}
+
+fn lee(bag: &Bag, r: &Report, out: &FsPath) -> Result<Vec<String>> {
+    use crate::ros::msg::nav_msgs::GetPlanRequest;
+    let maps: Vec<OccupancyGrid> = inputs(bag, "/map")?;
+    let mut lines = Vec::new();
+    if let Some(m) = maps.first() {
+        lines.push(format!(
+            "{} x {} map of {} m cells; {} maps in all (the second adds a wall)",
+            m.info.width,
+            m.info.height,
+            m.info.resolution,
+            maps.len()
+        ));
+    }
+    let plans = calls::<GetPlanRequest, GetPlanResponse>(r, "/lee_planner/get_plan")?;
+    for (q, p, ms) in &plans {
+        let (a, b) = (&q.start.pose.position, &q.goal.pose.position);
+        lines.push(if p.plan.poses.is_empty() {
+            format!(
+                "get_plan {} -> {}: no path (refused; the log says why), {ms:.1} ms",
+                at(a),
+                at(b)
+            )
+        } else {
+            format!(
+                "get_plan {} -> {}: path of {} cells, {ms:.1} ms",
+                at(a),
+                at(b),
+                p.plan.poses.len()
+            )
+        });
+    }
+    let paths: Vec<crate::ros::msg::nav_msgs::Path> = outputs(r, "/lee_planner/path")?;
+    lines.push(format!(
+        "~/path {} times (RViz goal_pose and get_plan), ~/distance_field and ~/markers with each",
+        paths.len()
+    ));
+    // The last map (with the added wall) and the last path found: the detour.
+    let last_plan = plans
+        .iter()
+        .rev()
+        .find(|(_, p, _)| !p.plan.poses.is_empty());
+    if let (Some(m), Some((_, p, _))) = (maps.last(), last_plan) {
+        let path: Vec<(f64, f64)> = p
             .plan
             .poses
             .iter()
             .map(|p| (p.pose.position.x, p.pose.position.y))
             .collect();
-        println!(
-            "lee_planner: {} x {} map, path of {} cells from (0.55, 0.55) to (19.45, 14.45) m ({:.0} ms, DDS discovery included)",
-            map.info.width,
-            map.info.height,
-            path.len(),
-            t.elapsed().as_secs_f64() * 1e3
-        );
-        draw_map(&map, &path, &a.out.join("lee_path.png"))?;
+        draw_map(m, &path, &out.join("lee_path.png"))?;
+    }
+    let fields: Vec<OccupancyGrid> = outputs(r, "/lee_planner/distance_field")?;
+    if let Some(f) = fields.last() {
+        draw_field(f, &out.join("distance_field.png"))?;
+    }
+    Ok(lines)
+}
 
-        // Floyd–Warshall.
-        let g = crate::apsp::synth::random_graph(300, 0.02, 1, 100, 20, 3);
-        let crate::apsp::Weights::Int(w) = &g.weights else {
-            return Err(Error::invalid("graph", "demo graph has float weights"));
-        };
-        let mut msg = WeightedGraph {
-            vertex_count: g.vertices,
-            edge_from: g.from.clone(),
-            edge_to: g.to.clone(),
-            integer_weights: w.clone(),
-            ..Default::default()
-        };
-        msg.header.frame_id = "graph".into();
-        graph_pub
-            .async_publish(msg)
-            .await
-            .map_err(|e| Error::invalid("graph", format!("{e:?}")))?;
-        let s = status_sub.async_stream();
-        futures::pin_mut!(s);
-        let status = timeout("apsp/status", 60, s.next()).await?;
-        if let Some(Ok((st, _))) = status {
-            println!(
-                "apsp: {} vertices, {} edges solved on {} ({}) in {:.1} ms",
+fn apsp(r: &Report) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for st in outputs::<ApspStatus>(r, "/apsp/status")? {
+        lines.push(if st.negative_cycle {
+            format!(
+                "graph of {} vertices: negative cycle through vertex {} (graph kept: the previous one)",
+                st.vertex_count, st.negative_cycle_vertex
+            )
+        } else {
+            format!(
+                "graph of {} vertices, {} edges: solved on {} ({}) in {:.2} ms",
                 st.vertex_count,
                 st.edge_count,
                 st.backend,
                 st.memory_model,
                 st.compute_time_s * 1e3
-            );
+            )
+        });
+    }
+    for (q, p, ms) in calls::<ShortestPathRequest, ShortestPathResponse>(r, "/apsp/shortest_path")?
+    {
+        if !p.success {
+            lines.push(format!("shortest_path: refused: {}", p.error));
+            continue;
         }
-        let req = ShortestPathRequest {
-            sources: vec![0, 10, 200],
-            targets: vec![299, 150, 7],
-        };
-        let r = call("apsp/shortest_path", &sp, req.clone(), |r| r.success).await?;
-        for i in 0..req.sources.len() {
-            let p = &r.path_vertices[r.path_offsets[i] as usize..r.path_offsets[i + 1] as usize];
-            println!(
-                "  {} -> {}: distance {}, {} vertices",
-                req.sources[i],
-                req.targets[i],
-                r.distances[i],
-                p.len()
-            );
-        }
-
-        // Polyline.
-        let gray = demo_image();
-        let mut img = Image {
-            height: gray.height,
-            width: gray.width,
-            encoding: "mono8".into(),
-            step: gray.width,
-            data: gray.data.iter().map(|&v| v as u8).collect(),
-            ..Default::default()
-        };
-        img.header.frame_id = "camera".into();
-        image_pub
-            .async_publish(img)
-            .await
-            .map_err(|e| Error::invalid("image", format!("{e:?}")))?;
-        let problem = Problem {
-            a: (5.0, 42.0),
-            b: (315.0, 197.0),
-            guides: 8,
-            points: 128,
-            half_width: 30.0,
-            max_angle: 25f64.to_radians(),
-        };
-        let req = ExtractPolylineRequest {
-            a: Point {
-                x: problem.a.0,
-                y: problem.a.1,
-                z: 0.0,
-            },
-            b: Point {
-                x: problem.b.0,
-                y: problem.b.1,
-                z: 0.0,
-            },
-            guides: problem.guides,
-            points_per_guide: problem.points,
-            half_width: problem.half_width,
-            max_angle: problem.max_angle,
-        };
-        let t = Instant::now();
-        let r = call("polyline/extract", &extract, req, |r| r.success).await?;
-        println!(
-            "polyline: {} x {} image, 8 guides x 128 points, 25 degrees: score {:.0}, feasible {} ({:.0} ms over DDS)",
-            gray.width,
-            gray.height,
-            r.score,
-            r.feasible,
-            t.elapsed().as_secs_f64() * 1e3
-        );
-        let line = crate::polyline::Polyline {
-            feasible: r.feasible,
-            points: r.points.iter().map(|p| (p.x, p.y)).collect(),
-            indices: vec![],
-            score: r.score,
-        };
-        crate::polyline::draw::draw(&gray, &problem, &line, &a.out.join("polyline.png"))?;
-
-        // Cell graph.
-        let arr = Arrangement::random(24, 5);
-        let req = BuildCellGraphRequest {
-            constraints: QuadricArrangement {
-                count: arr.len() as u32,
-                coefficients: arr.coefficients.iter().flatten().copied().collect(),
-                ..Default::default()
-            },
-            sample_count: 200_000,
-            seed: 1,
-            ..Default::default()
-        };
-        let r = call("cell_graph/build", &cg, req, |r| r.success).await?;
-        println!(
-            "cell_graph: 24 quadrics, 200000 Shoemake samples: {} cells, {} edges ({}, {:.1} ms)",
-            r.graph.sample_counts.len(),
-            r.graph.edge_from.len(),
-            r.graph.algorithm,
-            r.graph.compute_time_s * 1e3
-        );
-        let q = shoemake(2, 9);
-        let quat = |q: [f64; 4]| Quaternion {
-            x: q[0],
-            y: q[1],
-            z: q[2],
-            w: q[3],
-        };
-        let r = call(
-            "cell_graph/find_path",
-            &rot,
-            FindRotationPathRequest {
-                start: quat(q[0]),
-                goal: quat(q[1]),
-            },
-            |r| r.success,
-        )
-        .await?;
-        println!(
-            "  rotation path: reachable {}, {} cells{}",
-            r.reachable,
-            r.cells.len(),
-            if r.success {
-                String::new()
-            } else {
-                format!(" ({})", r.error)
-            }
-        );
-
-        // Nearest neighbours.
-        let mut rng = crate::bench::XorShift::new(11);
-        let mut unit = move || (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-        let pts: Vec<[f32; 3]> = (0..100_000)
-            .map(|_| [unit() * 10.0, unit() * 10.0, unit()])
+        let pairs: Vec<String> = (0..q.sources.len())
+            .map(|i| {
+                let hops = p.path_offsets[i + 1] - p.path_offsets[i];
+                format!(
+                    "{}->{}: {} ({} vertices)",
+                    q.sources[i], q.targets[i], p.distances[i], hops
+                )
+            })
             .collect();
-        cloud_pub
-            .async_publish(cloud(&pts))
-            .await
-            .map_err(|e| Error::invalid("cloud", format!("{e:?}")))?;
-        let req = KNearestRequest {
-            dimensions: 3,
-            points: vec![5.0, 5.0, 0.5, 1.0, 9.0, 0.0],
-            k: 3,
+        lines.push(format!("shortest_path {ms:.1} ms: {}", pairs.join(", ")));
+    }
+    Ok(lines)
+}
+
+fn polyline(bag: &Bag, r: &Report, out: &FsPath) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    let images: Vec<Image> = inputs(bag, "/polyline/image")?;
+    let results = calls::<ExtractPolylineRequest, ExtractPolylineResponse>(r, "/polyline/extract")?;
+    if let Some(img) = images.first() {
+        lines.push(format!(
+            "{} x {} {} image",
+            img.width, img.height, img.encoding
+        ));
+    }
+    for (q, p, ms) in &results {
+        lines.push(if p.success {
+            format!(
+                "extract {} guides x {} points, {:.0} degrees: score {:.0}, feasible {}, {} vertices, {ms:.1} ms",
+                q.guides,
+                q.points_per_guide,
+                q.max_angle.to_degrees(),
+                p.score,
+                p.feasible,
+                p.points.len()
+            )
+        } else {
+            format!("extract refused: {}", p.error)
+        });
+    }
+    if let (Some(img), Some((q, p, _))) = (images.first(), results.first()) {
+        let gray = Gray {
+            width: img.width,
+            height: img.height,
+            data: img.data.iter().map(|&v| v as f64).collect(),
         };
-        let r = call("nearest_neighbors/knn", &knn, req, |r| r.success).await?;
-        let n = &r.neighbors;
-        for qi in 0..2 {
-            let (lo, hi) = (n.offsets[qi] as usize, n.offsets[qi + 1] as usize);
-            println!(
-                "nearest_neighbors: query {qi} of a 100000-point cloud: indices {:?}, distances {:?}",
-                &n.indices[lo..hi],
-                &n.distances[lo..hi]
-            );
+        let problem = Problem {
+            a: (q.a.x, q.a.y),
+            b: (q.b.x, q.b.y),
+            guides: q.guides,
+            points: q.points_per_guide,
+            half_width: q.half_width,
+            max_angle: q.max_angle,
+        };
+        let line = crate::polyline::Polyline {
+            feasible: p.feasible,
+            points: p.points.iter().map(|p| (p.x, p.y)).collect(),
+            indices: vec![],
+            score: p.score,
+        };
+        crate::polyline::draw::draw(&gray, &problem, &line, &out.join("polyline.png"))?;
+    }
+    Ok(lines)
+}
+
+fn cell_graph(r: &Report) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for g in outputs::<CellGraph>(r, "/cell_graph/cell_graph")? {
+        lines.push(format!(
+            "{} quadrics over {} samples: {} cells, {} edges ({}, {:.1} ms)",
+            g.constraint_count,
+            g.sample_count,
+            g.sample_counts.len(),
+            g.edge_from.len(),
+            g.algorithm,
+            g.compute_time_s * 1e3
+        ));
+    }
+    let builds = calls::<
+        crate::ros::msg::gpu_planning::BuildCellGraphRequest,
+        BuildCellGraphResponse,
+    >(r, "/cell_graph/build")?;
+    lines.push(format!(
+        "~/build called {} times (graphs above)",
+        builds.len()
+    ));
+    for (_, p, ms) in calls::<
+        crate::ros::msg::gpu_planning::FindRotationPathRequest,
+        FindRotationPathResponse,
+    >(r, "/cell_graph/find_path")?
+    {
+        lines.push(format!(
+            "find_path: reachable {}, through {} cells, {ms:.1} ms",
+            p.reachable,
+            p.cells.len()
+        ));
+    }
+    Ok(lines)
+}
+
+fn nearest(r: &Report) -> Result<Vec<String>> {
+    let mut lines = Vec::new();
+    for n in outputs::<Neighbors>(r, "/nearest_neighbors/neighbors")? {
+        lines.push(format!(
+            "~/queries -> ~/neighbors: {} queries, k = {}",
+            n.offsets.len().saturating_sub(1),
+            n.k
+        ));
+    }
+    for (q, p, ms) in calls::<crate::ros::msg::gpu_planning::KNearestRequest, KNearestResponse>(
+        r,
+        "/nearest_neighbors/knn",
+    )? {
+        if !p.success {
+            lines.push(format!("knn refused: {}", p.error));
+            continue;
         }
-        Ok(())
+        let n = &p.neighbors;
+        let (lo, hi) = (n.offsets[0] as usize, n.offsets[1] as usize);
+        lines.push(format!(
+            "knn {}-D, k = {}: first query's neighbours {:?} at {:?}, {ms:.1} ms",
+            q.dimensions,
+            q.k,
+            &n.indices[lo..hi],
+            &n.distances[lo..hi]
+        ));
+    }
+    Ok(lines)
+}
+
+/// Wave numbers (0..100, from the goal) blue to yellow, unreached and blocked cells dark, as
+/// the map lies (y up).
+fn draw_field(f: &OccupancyGrid, out: &FsPath) -> Result<()> {
+    let (w, h) = (f.info.width, f.info.height);
+    let s = 4;
+    let img = image::RgbImage::from_fn(w * s, h * s, |x, y| {
+        let (cx, cy) = (x / s, h - 1 - y / s);
+        match f.data.get((cy * w + cx) as usize).copied().unwrap_or(-1) {
+            v if v < 0 => image::Rgb([25, 25, 35]),
+            v => {
+                let t = v as f32 / 100.0;
+                image::Rgb([
+                    (40.0 + 215.0 * t) as u8,
+                    (60.0 + 170.0 * t) as u8,
+                    (200.0 * (1.0 - t)) as u8,
+                ])
+            }
+        }
     });
-    server.shutdown().trigger();
-    peer_rt.shutdown().trigger();
-    result?;
+    img.save(out)
+        .map_err(|e| Error::invalid(out.display().to_string(), e))
+}
+
+pub fn run(a: DemoArgs) -> Result<()> {
+    std::fs::create_dir_all(&a.out).map_err(|e| Error::invalid(a.out.display().to_string(), e))?;
+    let backend = Backend::select(a.backend)?;
+    let bags: Vec<(&str, Bag)> = BUNDLED
+        .iter()
+        .map(|(name, bytes)| Ok((*name, Bag::from_mcap_bytes(name, bytes)?)))
+        .collect::<Result<_>>()?;
     println!(
-        "pictures: {} and {}",
+        "gpu_planning demo: {} bundled bags (tests/data/bags) replayed into the nodes over DDS, backend {}, domains {}..{}",
+        bags.len(),
+        backend.name(),
+        a.domain_id,
+        nth_domain(a.domain_id, bags.len() - 1)
+    );
+    // One bag per thread, each into its own nodes on its own domain: about as long as the
+    // longest bag (6 s of recorded time).
+    let reports: Vec<Result<Report>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bags
+            .iter()
+            .enumerate()
+            .map(|(i, (_, bag))| {
+                let backend = backend.clone();
+                let domain = nth_domain(a.domain_id, i);
+                scope.spawn(move || replay_into_fresh_nodes(bag, &backend, domain, 1.0))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::invalid("demo", "a replay thread panicked")))
+            })
+            .collect()
+    });
+    let mut differing = 0;
+    for ((name, bag), report) in bags.iter().zip(reports) {
+        let report = report?;
+        let lines = match *name {
+            "lee_planner" => lee(bag, &report, &a.out)?,
+            "apsp" => apsp(&report)?,
+            "polyline" => polyline(bag, &report, &a.out)?,
+            "cell_graph" => cell_graph(&report)?,
+            _ => nearest(&report)?,
+        };
+        println!("{name}:");
+        for l in lines {
+            println!("  {l}");
+        }
+        if report.mismatches.is_empty() {
+            println!("  every output and response equals the recording");
+        } else {
+            differing += 1;
+            for m in &report.mismatches {
+                println!("  DIFFERS from the recording: {m}");
+            }
+        }
+    }
+    println!(
+        "pictures: {}, {} and {}",
         a.out.join("lee_path.png").display(),
+        a.out.join("distance_field.png").display(),
         a.out.join("polyline.png").display()
     );
+    if differing > 0 {
+        return Err(Error::invalid(
+            "demo",
+            format!("{differing} nodes answered differently from their bags"),
+        ));
+    }
     Ok(())
 }

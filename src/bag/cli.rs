@@ -51,6 +51,7 @@ pub struct ReplayArgs {
     pub backend: BackendKind,
     #[arg(long, default_value_t = 1.0)]
     pub rate: f64,
+    /// First DDS domain; each bag gets the next one.
     #[arg(long, default_value_t = 144)]
     pub domain_id: u16,
 }
@@ -118,9 +119,10 @@ fn play_into_domain(a: &PlayArgs) -> Result<()> {
 pub fn replay_bags(a: &ReplayArgs) -> Result<usize> {
     let backend = Backend::select(a.backend)?;
     let mut failed = 0;
-    for path in &a.bags {
+    for (i, path) in a.bags.iter().enumerate() {
         let bag = Bag::open(path)?;
-        let report = replay::replay_into_fresh_nodes(&bag, &backend, a.domain_id, a.rate)?;
+        let domain = replay::nth_domain(a.domain_id, i);
+        let report = replay::replay_into_fresh_nodes(&bag, &backend, domain, a.rate)?;
         println!("{} ({} backend):", path.display(), backend.name());
         for l in &report.lines {
             println!("  {l}");

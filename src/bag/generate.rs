@@ -113,10 +113,12 @@ fn lee_planner() -> Result<Scenario> {
         tolerance: 0.0,
     };
     b.call::<GetPlan>(2.0, "/lee_planner/get_plan", &across)?;
-    // The door in the wall at x = 6 m closes: the path must go round.
+    // A wall across the middle room, open only at its top: the path must climb above the
+    // door in the right wall and come back down.
     let mut closed = map.clone();
-    for y in 20..35 {
-        closed.data[y * closed.info.width as usize + 60] = 100;
+    let w = closed.info.width as usize;
+    for y in 0..141 {
+        closed.data[y * w + 95] = 100;
     }
     b.publish(3.0, "/map", TopicQos::latched(), &closed)?;
     b.call::<GetPlan>(4.0, "/lee_planner/get_plan", &across)?;
@@ -128,8 +130,7 @@ fn lee_planner() -> Result<Scenario> {
     b.call::<GetPlan>(5.0, "/lee_planner/get_plan", &blocked)?;
     Ok(Scenario {
         name: "lee_planner",
-        about:
-            "a map, an RViz-style start and goal, GetPlan calls, the map changing, a goal on a wall",
+        about: "a map, an RViz-style start and goal, GetPlan calls, a wall added, a goal on a wall",
         steps: b.steps,
     })
 }
@@ -491,13 +492,14 @@ fn write(dir: &Path, s: &Scenario, rec: &Recording) -> Result<()> {
 }
 
 /// Generates the bags named (all when empty) under `out`, each played into fresh nodes on the
-/// CPU backend on `domain_id`.
+/// CPU backend, on `domain_id` and the domains after it.
 pub fn generate(out: &Path, names: &[String], domain_id: u16) -> Result<()> {
-    for s in scenarios()? {
+    for (i, s) in scenarios()?.into_iter().enumerate() {
         if !names.is_empty() && !names.iter().any(|n| n == s.name) {
             continue;
         }
-        let rec = with_fresh_nodes(&Backend::Cpu, domain_id, |player| {
+        let domain = super::replay::nth_domain(domain_id, i);
+        let rec = with_fresh_nodes(&Backend::Cpu, domain, |player| {
             play::play(
                 player,
                 &s.steps,

@@ -76,12 +76,28 @@ impl Bag {
         Ok(bag)
     }
 
+    /// A bag from the bytes of one MCAP file (`name` names it in errors).
+    pub fn from_mcap_bytes(name: &str, bytes: &[u8]) -> Result<Bag> {
+        let mut bag = Bag {
+            path: PathBuf::from(name),
+            topics: BTreeMap::new(),
+            messages: Vec::new(),
+        };
+        bag.read_bytes(name, bytes)?;
+        bag.messages.sort_by_key(|m| m.time_ns);
+        Ok(bag)
+    }
+
     fn read_mcap(&mut self, file: &Path) -> Result<()> {
         let name = file.display().to_string();
         let bytes = std::fs::read(file).map_err(|e| Error::invalid(&name, e))?;
-        let stream = mcap::MessageStream::new(&bytes).map_err(|e| Error::invalid(&name, e))?;
+        self.read_bytes(&name, &bytes)
+    }
+
+    fn read_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        let stream = mcap::MessageStream::new(bytes).map_err(|e| Error::invalid(name, e))?;
         for m in stream {
-            let m = m.map_err(|e| Error::invalid(&name, e))?;
+            let m = m.map_err(|e| Error::invalid(name, e))?;
             let ch = &m.channel;
             if ch.message_encoding != "cdr" {
                 return Err(Error::invalid(

@@ -213,6 +213,13 @@ pub fn replay(rt: &RosRuntime, bag: &Bag, rate: f64) -> Result<Report> {
     Ok(report)
 }
 
+/// The `i`-th of consecutive DDS domains from `base` (valid ids are 0..=232). Runs in one
+/// process take a domain each: participants of a run just stopped linger in the next one's
+/// discovery for a while, and a player would count their readers as matched.
+pub fn nth_domain(base: u16, i: usize) -> u16 {
+    ((base as usize + i) % 233) as u16
+}
+
 /// Starts every node of this build on `domain_id` with `backend`, runs `f` with a second
 /// runtime on that domain (executor running) for a player, then stops both.
 pub fn with_fresh_nodes<T>(

@@ -21,9 +21,9 @@ fn replay(name: &str) {
             "GPU_PLANNING_REQUIRE_CUDA is set but the nodes would run on the CPU"
         );
     }
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/bags")
-        .join(name);
+    // Test binaries packed for the GPU machine run from another checkout.
+    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let path = Path::new(&repo).join("tests/data/bags").join(name);
     let bag = Bag::open(&path).unwrap();
     let report = replay_into_fresh_nodes(&bag, &backend, common::unique_domain(), 1.0).unwrap();
     eprintln!("{name} on {}: {:?}", backend.name(), report.lines);

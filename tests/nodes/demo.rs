@@ -1,5 +1,5 @@
-//! The README's main job, `gpu_planning demo`: every node answers over DDS and both pictures
-//! are written.
+//! The README's main job, `gpu_planning demo`: the bundled bags replayed into the nodes over
+//! DDS, every node reported, every answer equal to its recording, the pictures written.
 
 use crate::common;
 
@@ -21,16 +21,26 @@ fn demo_reports_every_node_and_draws() {
         String::from_utf8_lossy(&out.stderr)
     );
     for line in [
-        "lee_planner: 200 x 150 map, path of",
-        "apsp: 300 vertices",
+        "200 x 150 map of 0.1 m cells",
+        "path of 329 cells",
+        "path of 363 cells",
+        "graph of 300 vertices, 1803 edges: solved on",
+        "negative cycle through vertex 1",
         "feasible true",
-        "cell_graph: 24 quadrics",
-        "rotation path: reachable",
-        "nearest_neighbors: query 1",
+        "10 quadrics over 3000 samples",
+        "find_path: reachable true",
+        "knn 3-D, k = 5: first query's neighbours",
+        "k: 0: ask for at least one neighbour",
     ] {
         assert!(text.contains(line), "missing '{line}' in:\n{text}");
     }
-    for png in ["lee_path.png", "polyline.png"] {
+    assert_eq!(
+        text.matches("every output and response equals the recording")
+            .count(),
+        5,
+        "{text}"
+    );
+    for png in ["lee_path.png", "distance_field.png", "polyline.png"] {
         let img = image::open(dir.join(png)).unwrap();
         assert!(img.width() > 100 && img.height() > 100);
     }
