@@ -101,6 +101,7 @@ fn play_into_domain(a: &PlayArgs) -> Result<()> {
             rate: a.rate,
             record: vec![],
             expect: Default::default(),
+            after: vec![],
         },
     );
     rt.shutdown().trigger();

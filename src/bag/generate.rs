@@ -507,6 +507,7 @@ pub fn generate(out: &Path, names: &[String], domain_id: u16) -> Result<()> {
                     rate: 1.0,
                     record: outputs(s.name),
                     expect: Default::default(),
+                    after: vec![],
                 },
             )
         })?;

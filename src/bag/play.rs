@@ -68,6 +68,10 @@ pub struct PlayOptions {
     pub record: Vec<(String, String)>,
     /// Wait after the last step until each recorded topic has this many messages (or 60 s).
     pub expect: BTreeMap<String, usize>,
+    /// Outputs a recording saw, as (time, topic) on the steps' clock: before a step, wait (at
+    /// most 30 s) until every output recorded before it has arrived, so that a slower node
+    /// (a cold GPU compiling its kernels) sees its inputs in the recorded order.
+    pub after: Vec<(u64, String)>,
 }
 
 /// Waits on a discovery future, at most `s` seconds: ros2-client can miss the graph event that
@@ -165,15 +169,34 @@ pub fn play(rt: &RosRuntime, steps: &[TimedStep], opts: &PlayOptions) -> Result<
         *lock(&started) = t0;
         let base = steps.first().map_or(0, |s| s.time_ns);
         let mut calls = Vec::new();
+        // Time spent waiting for late outputs; the schedule moves by it, keeping the gaps.
+        let mut late = Duration::ZERO;
         for s in steps {
             if opts.rate > 0.0 {
                 let due = Duration::from_secs_f64(
                     s.time_ns.saturating_sub(base) as f64 * 1e-9 / opts.rate,
-                );
+                ) + late;
                 if let Some(left) = due.checked_sub(t0.elapsed()) {
                     smol::Timer::after(left).await;
                 }
             }
+            let due: BTreeMap<&str, usize> = opts
+                .after
+                .iter()
+                .filter(|(t, _)| *t < s.time_ns)
+                .fold(BTreeMap::new(), |mut m, (_, topic)| {
+                    *m.entry(topic.as_str()).or_default() += 1;
+                    m
+                });
+            let waiting = Instant::now();
+            while waiting.elapsed() < Duration::from_secs(30)
+                && due
+                    .iter()
+                    .any(|(t, n)| lock(&outputs).get(*t).map_or(0, Vec::len) < *n)
+            {
+                smol::Timer::after(Duration::from_millis(10)).await;
+            }
+            late += waiting.elapsed();
             match &s.step {
                 Step::Publish { topic, cdr, .. } => {
                     if let Some(p) = publishers.get(topic) {

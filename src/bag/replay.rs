@@ -153,6 +153,10 @@ pub fn replay(rt: &RosRuntime, bag: &Bag, rate: f64) -> Result<Report> {
             rate,
             record: outputs.clone(),
             expect,
+            after: outputs
+                .iter()
+                .flat_map(|(t, _)| bag.on(t).map(|m| (m.time_ns, t.clone())))
+                .collect(),
         },
     )?;
     let mut report = Report::default();
@@ -273,6 +277,7 @@ pub fn warm_up(bag: &Bag, backend: &Backend, domain_id: u16) -> Result<()> {
                 rate: 1.0,
                 record: vec![],
                 expect: BTreeMap::new(),
+                after: vec![],
             },
         )
         .map(|_| ())
