@@ -20,6 +20,20 @@ pub enum BagCommand {
     },
     /// Play a bag's inputs (topics and recorded service calls) to the nodes of a DDS domain.
     Play(PlayArgs),
+    /// Record topics of a DDS domain into a new bag until --duration-s or Ctrl-C.
+    Record {
+        /// The bag folder to create.
+        out: PathBuf,
+        /// A topic of this package's nodes (`/map`, `/lee_planner/path`, ...) or NAME:pkg/msg/Type;
+        /// repeat for more.
+        #[arg(long = "topic", required = true)]
+        topics: Vec<String>,
+        #[arg(long)]
+        duration_s: Option<f64>,
+        /// DDS domain (default: ROS_DOMAIN_ID, else 0).
+        #[arg(long)]
+        domain_id: Option<u16>,
+    },
     /// Start the nodes here, play each bag into them and compare their outputs with the bag's.
     Replay(ReplayArgs),
     /// Write the scenario bags (default: all) as the CPU backend answers them.
@@ -154,6 +168,35 @@ pub fn run(cmd: BagCommand) -> Result<()> {
                 ),
             )),
         },
+        BagCommand::Record {
+            out,
+            topics,
+            duration_s,
+            domain_id,
+        } => {
+            let topics = topics
+                .iter()
+                .map(|t| super::record::parse_topic(t))
+                .collect::<Result<Vec<_>>>()?;
+            let duration = match duration_s {
+                Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
+                Some(s) => {
+                    return Err(Error::invalid(
+                        "--duration-s",
+                        format!("{s} is not a positive number of seconds"),
+                    ))
+                }
+                None => None,
+            };
+            let rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), domain_id)?;
+            rt.handle_signals()?;
+            let thread = background(&rt);
+            let n = super::record::record(&rt, &out, &topics, duration);
+            rt.shutdown().trigger();
+            let _ = thread.join();
+            println!("{}: {} messages", out.display(), n?);
+            Ok(())
+        }
         BagCommand::Generate {
             out,
             domain_id,

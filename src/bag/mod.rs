@@ -12,6 +12,7 @@ pub mod metadata;
 pub mod play;
 pub mod qos;
 pub mod reader;
+pub mod record;
 pub mod replay;
 pub mod schema;
 pub mod types;

@@ -28,6 +28,7 @@ pub struct BagWriter {
     first_ns: Option<u64>,
     last_ns: u64,
     count: u64,
+    finished: bool,
 }
 
 fn mcap_err(what: &Path) -> impl Fn(mcap::McapError) -> Error + '_ {
@@ -69,6 +70,7 @@ impl BagWriter {
             first_ns: None,
             last_ns: 0,
             count: 0,
+            finished: false,
         })
     }
 
@@ -110,6 +112,9 @@ impl BagWriter {
     /// Appends one serialized message (encapsulation header included) at `time_ns`.
     pub fn write(&mut self, topic: &str, time_ns: u64, cdr: &[u8]) -> Result<()> {
         let path = self.dir.join(&self.file);
+        if self.finished {
+            return Err(Error::invalid(topic, "written after the bag was finished"));
+        }
         let t = self
             .topics
             .get_mut(topic)
@@ -132,8 +137,13 @@ impl BagWriter {
         Ok(())
     }
 
-    pub fn finish(mut self) -> Result<PathBuf> {
+    /// Closes the MCAP file and writes `metadata.yaml`; later writes are errors.
+    pub fn finish(&mut self) -> Result<PathBuf> {
         let path = self.dir.join(&self.file);
+        if self.finished {
+            return Ok(self.dir.clone());
+        }
+        self.finished = true;
         self.mcap.finish().map_err(mcap_err(&path))?;
         let start = self.first_ns.unwrap_or(0);
         let duration = self.last_ns.saturating_sub(start);
@@ -178,6 +188,6 @@ impl BagWriter {
             rosbag2_bagfile_information: info,
         }
         .write(&self.dir)?;
-        Ok(self.dir)
+        Ok(self.dir.clone())
     }
 }

@@ -6,12 +6,20 @@
 
 use std::path::Path;
 
+use gpu_planning::bag::record::{parse_topic, record};
 use gpu_planning::bag::replay::replay_into_fresh_nodes;
-use gpu_planning::bag::Bag;
+use gpu_planning::bag::{compare, types, Bag};
 use gpu_planning::compute::testing::cuda_required;
 use gpu_planning::compute::{Backend, BackendKind};
+use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
 
 use crate::common;
+
+fn bag_dir(name: &str) -> std::path::PathBuf {
+    // Test binaries packed for the GPU machine run from another checkout.
+    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    Path::new(&repo).join("tests/data/bags").join(name)
+}
 
 fn replay(name: &str) {
     let backend = Backend::select(BackendKind::Auto).unwrap();
@@ -21,10 +29,7 @@ fn replay(name: &str) {
             "GPU_PLANNING_REQUIRE_CUDA is set but the nodes would run on the CPU"
         );
     }
-    // Test binaries packed for the GPU machine run from another checkout.
-    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
-    let path = Path::new(&repo).join("tests/data/bags").join(name);
-    let bag = Bag::open(&path).unwrap();
+    let bag = Bag::open(&bag_dir(name)).unwrap();
     let report = replay_into_fresh_nodes(&bag, &backend, common::unique_domain(), 1.0).unwrap();
     eprintln!("{name} on {}: {:?}", backend.name(), report.lines);
     assert!(
@@ -59,4 +64,54 @@ fn cell_graph_bag_replays_exactly() {
 #[test]
 fn nearest_neighbors_bag_replays_exactly() {
     replay("nearest_neighbors");
+}
+
+/// `bag record` on the same domain as a replay writes what the nodes published: the same
+/// statuses as the bag holds, and the graphs byte for byte.
+#[test]
+fn record_writes_what_a_replay_makes() {
+    let domain = common::unique_domain();
+    let bag = Bag::open(&bag_dir("apsp")).unwrap();
+    let out = std::env::temp_dir().join(format!("gpu_planning_record_{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let _bg = common::run_in_background(&rt);
+    let topics = ["/apsp/status", "/apsp/graph"].map(|t| parse_topic(t).unwrap());
+    let player = {
+        let bag = bag.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            let backend = Backend::select(BackendKind::Auto).unwrap();
+            replay_into_fresh_nodes(&bag, &backend, domain, 1.0).unwrap()
+        })
+    };
+    let n = record(&rt, &out, &topics, Some(std::time::Duration::from_secs(12))).unwrap();
+    rt.shutdown().trigger();
+    let report = player.join().unwrap();
+    assert!(report.mismatches.is_empty(), "{:?}", report.mismatches);
+    assert_eq!(n, 6, "3 graphs and 3 statuses");
+    let got = Bag::open(&out).unwrap();
+    assert_eq!(
+        got.topics["/apsp/graph"].ty,
+        "gpu_planning/msg/WeightedGraph"
+    );
+    let graphs = |b: &Bag| {
+        b.on("/apsp/graph")
+            .map(|m| m.data.clone())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(graphs(&got), graphs(&bag));
+    let status = |b: &Bag| {
+        b.on("/apsp/status")
+            .map(|m| types::to_json("gpu_planning/msg/ApspStatus", "status", &m.data).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let (want, have) = (status(&bag), status(&got));
+    assert_eq!(want.len(), have.len());
+    for (w, h) in want.iter().zip(&have) {
+        assert!(compare::differences(w, h, 5).is_empty(), "{w} vs {h}");
+    }
+    assert!(parse_topic("/nowhere").is_err());
+    assert!(parse_topic("/x:std_msgs/msg/String").is_err());
+    std::fs::remove_dir_all(&out).unwrap();
 }
