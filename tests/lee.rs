@@ -334,15 +334,21 @@ fn gpu_long_maze_path_matches_cpu() {
         return;
     };
     let (w, h) = (1001, 1003);
-    let heights = maze(w, h, 0x10f6 ^ std::process::id() as u64);
-    let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
-    let goal = nearest_open(&heights, w, w / 2, h / 2).unwrap();
-    let start = nearest_open(&heights, w, 0, 0).unwrap();
-    let labels = cpu::distance_field(&grid, goal);
-    assert!(
-        labels[grid.index(start.0, start.1)] > 1 << 16,
-        "the maze path is too short to test the buffer's growth"
-    );
+    // A fresh maze each run, but one whose corner-to-centre path is long enough: some seeds
+    // give a shorter one, which would not test the growth.
+    let long_path = |seed: u64| {
+        let heights = maze(w, h, seed);
+        let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+        let goal = nearest_open(&heights, w, w / 2, h / 2).unwrap();
+        let start = nearest_open(&heights, w, 0, 0).unwrap();
+        let labels = cpu::distance_field(&grid, goal);
+        let length = labels[grid.index(start.0, start.1)];
+        (length != UNREACHED && length > 1 << 16).then_some(heights)
+    };
+    let first = 0x10f6 ^ std::process::id() as u64;
+    let heights = (first..first + 32)
+        .find_map(long_path)
+        .expect("32 mazes in a row with a corner-to-centre path under 65,536 cells");
     check_gpu_equals_cpu(
         &[MemoryModel::Bitwave],
         &Backend::Cuda(rt),

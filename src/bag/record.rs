@@ -88,17 +88,18 @@ pub fn parse_topic(spec: &str) -> Result<(String, String, TopicQos)> {
         None => (spec.to_string(), None),
     };
     let known = KNOWN_TOPICS.iter().find(|(n, _, _)| *n == name);
-    let ty =
-        match (ty, known) {
-            (Some(t), _) => t,
-            (None, Some((_, t, _))) => t.to_string(),
-            (None, None) => return Err(Error::invalid(
+    let ty = match (ty, known) {
+        (Some(t), _) => t,
+        (None, Some((_, t, _))) => t.to_string(),
+        (None, None) => {
+            return Err(Error::invalid(
                 "--topic",
                 format!(
                     "'{name}' is not a topic of this package's nodes: give it as NAME:pkg/msg/Type"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     if types::message(&ty).is_none() {
         return Err(Error::invalid(
             "--topic",
