@@ -16,6 +16,7 @@ use crate::config::ApspParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::serve::serve;
+use crate::nodes::subscribe::messages;
 use crate::ros::msg::gpu_planning::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
 };
@@ -46,14 +47,10 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let graphs = {
         let state = state.clone();
         async move {
-            let s = graph_sub.async_stream();
-            futures::pin_mut!(s);
             let mut received = 0u64;
-            while let Some(item) = s.next().await {
-                let Ok((msg, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/graph not decoded: {:?}", item.err());
-                    continue;
-                };
+            let s = messages(&graph_sub, NODE_NAME, "~/graph");
+            futures::pin_mut!(s);
+            while let Some(msg) = s.next().await {
                 received += 1;
                 let header = msg.header.clone();
                 let (p, b) = (params.clone(), backend.clone());

@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
+use crate::nodes::subscribe::messages;
 use crate::ros::msg::geometry_msgs::{PoseArray, Quaternion};
 use crate::ros::msg::gpu_planning::{
     BuildCellGraph, BuildCellGraphRequest, BuildCellGraphResponse, CellGraph, FindRotationPath,
@@ -77,13 +78,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let constraints = {
         let state = state.clone();
         async move {
-            let s = constraints_sub.async_stream();
+            let s = messages(&constraints_sub, NODE_NAME, "~/constraints");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((msg, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/constraints not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(msg) = s.next().await {
                 match arrangement(&state.params, &msg) {
                     Ok(a) => lock(&state.inputs).constraints = Some((msg.header, a)),
                     Err(e) => {
@@ -98,13 +95,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let samples = {
         let state = state.clone();
         async move {
-            let s = samples_sub.async_stream();
+            let s = messages(&samples_sub, NODE_NAME, "~/samples");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((msg, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/samples not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(msg) = s.next().await {
                 let q: Vec<[f64; 4]> = msg.poses.iter().map(|p| quat(&p.orientation)).collect();
                 if q.len() > state.params.max_samples as usize {
                     tracing::error!(

@@ -22,6 +22,7 @@ use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
 use crate::nodes::grid_convert::{grid_from_gridmap, CellFrame};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
+use crate::nodes::subscribe::messages;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
@@ -80,13 +81,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let maps = {
         let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
         async move {
-            let s = map_sub.async_stream();
+            let s = messages(&map_sub, NODE_NAME, "map");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((map, _)) = item else {
-                    tracing::error!("{NODE_NAME}: map not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(map) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 match smol::unblock(move || occupancy_state(&b, &p, fallback, map)).await {
@@ -99,13 +96,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let elevations = {
         let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
         async move {
-            let s = elev_sub.async_stream();
+            let s = messages(&elev_sub, NODE_NAME, "elevation_map");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((map, _)) = item else {
-                    tracing::error!("{NODE_NAME}: elevation_map not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(map) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 match smol::unblock(move || elevation_state(&b, &p, fallback, map)).await {
@@ -119,9 +112,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let starts = {
         let last_start = last_start.clone();
         async move {
-            let s = start_sub.async_stream();
+            let s = messages(&start_sub, NODE_NAME, "start_pose");
             futures::pin_mut!(s);
-            while let Some(Ok((p, _))) = s.next().await {
+            while let Some(p) = s.next().await {
                 *lock(&last_start) = Some(p);
             }
         }
@@ -129,9 +122,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let goals = {
         let (state, out) = (state.clone(), out.clone());
         async move {
-            let s = goal_sub.async_stream();
+            let s = messages(&goal_sub, NODE_NAME, "goal_pose");
             futures::pin_mut!(s);
-            while let Some(Ok((goal, _))) = s.next().await {
+            while let Some(goal) = s.next().await {
                 let Some(start) = lock(&last_start).clone() else {
                     tracing::error!("{NODE_NAME}: goal_pose received but no start_pose yet");
                     continue;

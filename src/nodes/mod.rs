@@ -14,26 +14,44 @@ pub mod nearest_neighbors;
 pub mod polyline;
 pub mod runtime;
 pub mod serve;
+pub mod subscribe;
 
 use crate::error::Result;
 use crate::ros::RosRuntime;
 
-/// The nodes this build has, by the name each gets (and its section in config/default.yaml).
-pub const NODE_NAMES: [&str; 6] = [
-    runtime::NODE_NAME,
-    lee_planner::NODE_NAME,
-    apsp::NODE_NAME,
-    polyline::NODE_NAME,
-    cell_graph::NODE_NAME,
-    nearest_neighbors::NODE_NAME,
+/// Starts one node on a runtime's executor; returns its fully qualified name.
+pub type StartFn = fn(&RosRuntime) -> Result<String>;
+
+/// The nodes this build has, by the name each gets (and its section in config/default.yaml),
+/// with the function that starts it: a new node is one row here, and no name can start
+/// another node's code.
+pub const NODES: [(&str, StartFn); 6] = [
+    (runtime::NODE_NAME, runtime::start),
+    (lee_planner::NODE_NAME, lee_planner::start),
+    (apsp::NODE_NAME, apsp::start),
+    (polyline::NODE_NAME, polyline::start),
+    (cell_graph::NODE_NAME, cell_graph::start),
+    (nearest_neighbors::NODE_NAME, nearest_neighbors::start),
 ];
+
+/// The names of [`NODES`], in start order.
+pub const NODE_NAMES: [&str; NODES.len()] = {
+    let mut names = [""; NODES.len()];
+    let mut i = 0;
+    while i < NODES.len() {
+        names[i] = NODES[i].0;
+        i += 1;
+    }
+    names
+};
 
 /// Starts every node this build has on `rt`'s executor; returns their fully qualified names.
 pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
     start(rt, &NODE_NAMES)
 }
 
-/// Starts the named nodes (names from [`NODE_NAMES`]); an unknown name is an error naming it.
+/// Starts the named nodes (names from [`NODE_NAMES`]), in the table's order; an unknown name
+/// is an error naming it.
 pub fn start(rt: &RosRuntime, names: &[&str]) -> Result<Vec<String>> {
     if let Some(bad) = names.iter().find(|n| !NODE_NAMES.contains(n)) {
         return Err(crate::Error::invalid(
@@ -41,16 +59,9 @@ pub fn start(rt: &RosRuntime, names: &[&str]) -> Result<Vec<String>> {
             format!("'{bad}' is not one of {}", NODE_NAMES.join(", ")),
         ));
     }
-    let mut started = Vec::new();
-    for name in NODE_NAMES.iter().filter(|n| names.contains(n)) {
-        started.push(match *name {
-            runtime::NODE_NAME => runtime::start(rt)?,
-            lee_planner::NODE_NAME => lee_planner::start(rt)?,
-            apsp::NODE_NAME => apsp::start(rt)?,
-            polyline::NODE_NAME => polyline::start(rt)?,
-            cell_graph::NODE_NAME => cell_graph::start(rt)?,
-            _ => nearest_neighbors::start(rt)?,
-        });
-    }
-    Ok(started)
+    NODES
+        .iter()
+        .filter(|(name, _)| names.contains(name))
+        .map(|(_, start)| start(rt))
+        .collect()
 }

@@ -22,6 +22,7 @@ use crate::kdtree::{knn, radius, KdTree, Metric, Neighbors as Rows, Points};
 use crate::nodes::cloud_convert::xyz_from_cloud;
 use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::serve::serve;
+use crate::nodes::subscribe::messages;
 use crate::ros::msg::geometry_msgs::PoseArray;
 use crate::ros::msg::gpu_planning::{
     KNearest, KNearestRequest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchRequest,
@@ -136,13 +137,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let clouds = {
         let (trees, params, backend) = (trees.clone(), params.clone(), backend.clone());
         async move {
-            let s = cloud_sub.async_stream();
+            let s = messages(&cloud_sub, NODE_NAME, "~/cloud");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((msg, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/cloud not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 let built = smol::unblock(move || -> Result<(Tree, u32)> {
@@ -170,13 +167,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let orientations = {
         let (trees, params, backend) = (trees.clone(), params.clone(), backend.clone());
         async move {
-            let s = orient_sub.async_stream();
+            let s = messages(&orient_sub, NODE_NAME, "~/orientations");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((msg, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/orientations not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 let built = smol::unblock(move || -> Result<Tree> {
@@ -208,13 +201,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let queries = {
         let (trees, params) = (trees.clone(), params.clone());
         async move {
-            let s = query_sub.async_stream();
+            let s = messages(&query_sub, NODE_NAME, "~/queries");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((msg, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/queries not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(msg) = s.next().await {
                 let tree = lock(&trees).cloud.clone();
                 let Some(tree) = tree else {
                     tracing::warn!("{NODE_NAME}: ~/queries before any ~/cloud: dropped");

@@ -18,6 +18,7 @@ use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::image_convert::gray_from_image;
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
+use crate::nodes::subscribe::messages;
 use crate::polyline::gpu::DeviceGradient;
 use crate::polyline::{solve, Gradient, Polyline, Problem};
 use crate::ros::msg::builtin_interfaces::Time;
@@ -66,13 +67,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let images = {
         let (state, params) = (state.clone(), params.clone());
         async move {
-            let s = image_sub.async_stream();
+            let s = messages(&image_sub, NODE_NAME, "~/image");
             futures::pin_mut!(s);
-            while let Some(item) = s.next().await {
-                let Ok((img, _)) = item else {
-                    tracing::error!("{NODE_NAME}: ~/image not decoded: {:?}", item.err());
-                    continue;
-                };
+            while let Some(img) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 match smol::unblock(move || image_state(&b, &p, fallback, img)).await {

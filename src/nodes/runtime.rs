@@ -12,6 +12,7 @@ use crate::compute::Backend;
 use crate::config::RuntimeParams;
 use crate::error::{Error, Result};
 use crate::nodes::map_summary;
+use crate::nodes::subscribe::messages;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::gpu_planning::{GetStatus, GetStatusResponse, RuntimeStatus};
 use crate::ros::msg::nav_msgs::OccupancyGrid;
@@ -116,18 +117,13 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         let state = state.clone();
         let publish = publish.clone();
         async move {
-            let stream = map_sub.async_stream();
-            futures::pin_mut!(stream);
-            while let Some(item) = stream.next().await {
-                match item {
-                    Ok((map, _info)) => {
-                        let taken = lock(&state).take_map(&map);
-                        match taken {
-                            Ok(()) => publish(),
-                            Err(e) => tracing::error!("{NODE_NAME}: map rejected: {e}"),
-                        }
-                    }
-                    Err(e) => tracing::error!("{NODE_NAME}: map not decoded: {e:?}"),
+            let s = messages(&map_sub, NODE_NAME, "map");
+            futures::pin_mut!(s);
+            while let Some(map) = s.next().await {
+                let taken = lock(&state).take_map(&map);
+                match taken {
+                    Ok(()) => publish(),
+                    Err(e) => tracing::error!("{NODE_NAME}: map rejected: {e}"),
                 }
             }
         }

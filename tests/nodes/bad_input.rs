@@ -54,7 +54,7 @@ impl Write for Sink {
 }
 
 /// Waits (20 s at most) for a log line containing every needle; returns it.
-async fn logged(needles: &[&str]) -> String {
+pub(crate) async fn logged(needles: &[&str]) -> String {
     let until = Instant::now() + Duration::from_secs(20);
     loop {
         {
@@ -75,7 +75,10 @@ async fn logged(needles: &[&str]) -> String {
 }
 
 /// A call retried until answered (a request sent before discovery settles is lost).
-async fn call<Q: Message + Clone + 'static, R: Message + 'static>(c: &Client<Q, R>, q: Q) -> R {
+pub(crate) async fn call<Q: Message + Clone + 'static, R: Message + 'static>(
+    c: &Client<Q, R>,
+    q: Q,
+) -> R {
     for _ in 0..30 {
         let attempt = futures::future::select(
             Box::pin(c.async_call_service(q.clone())),
@@ -89,7 +92,7 @@ async fn call<Q: Message + Clone + 'static, R: Message + 'static>(c: &Client<Q, 
     panic!("no response within 60 s");
 }
 
-fn runtimes(params: &str) -> (RosRuntime, RosRuntime) {
+pub(crate) fn runtimes(params: &str) -> (RosRuntime, RosRuntime) {
     logs();
     let domain = common::unique_domain();
     let server = RosRuntime::new(
@@ -103,7 +106,7 @@ fn runtimes(params: &str) -> (RosRuntime, RosRuntime) {
     (server, client)
 }
 
-fn pose(x: f64, y: f64, frame: &str) -> PoseStamped {
+pub(crate) fn pose(x: f64, y: f64, frame: &str) -> PoseStamped {
     PoseStamped {
         header: Header {
             frame_id: frame.into(),
@@ -116,7 +119,7 @@ fn pose(x: f64, y: f64, frame: &str) -> PoseStamped {
     }
 }
 
-fn occupancy(w: u32, h: u32, data: Vec<i8>, frame: &str) -> OccupancyGrid {
+pub(crate) fn occupancy(w: u32, h: u32, data: Vec<i8>, frame: &str) -> OccupancyGrid {
     let mut m = OccupancyGrid {
         data,
         ..Default::default()
