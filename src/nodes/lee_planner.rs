@@ -19,7 +19,7 @@ use crate::config::LeeParams;
 use crate::error::{Error, Result};
 use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
-use crate::nodes::grid_convert::{grid_from_gridmap, CellFrame};
+use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
@@ -220,6 +220,7 @@ fn occupancy_state(
             format!("{} is not positive", i.resolution),
         ));
     }
+    check_pose("map.info.origin", &i.origin)?;
     let grid = Grid::from_occupancy(
         i.width,
         i.height,

@@ -5,14 +5,20 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use gpu_planning::ros::RosRuntime;
 
-/// A DDS domain no other test of this process uses (up to 20 tests), spread by process id so
-/// that test binaries running side by side rarely meet (domains 1..=232 are valid).
+/// A DDS domain no other test of this process uses (up to 25 tests), spread by process id so
+/// that test binaries running side by side rarely meet (domains 20..=219; the demo test takes
+/// 220 and up). Past 25 it panics: a silent wrap would put two tests on one domain, where each
+/// sees the other's topics.
 pub fn unique_domain() -> u16 {
+    const PER_PROCESS: u16 = 25;
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    // 20 per process: the `nodes` binary has more DDS tests than 10, and two of its tests on
-    // one domain would see each other's topics.
-    let base = 20 + (std::process::id() % 10) as u16 * 20;
-    base + NEXT.fetch_add(1, Ordering::Relaxed) % 20
+    let base = 20 + (std::process::id() % 8) as u16 * PER_PROCESS;
+    let i = NEXT.fetch_add(1, Ordering::Relaxed);
+    assert!(
+        i < PER_PROCESS,
+        "more than {PER_PROCESS} DDS domains asked for by one test process: raise PER_PROCESS"
+    );
+    base + i
 }
 
 /// Runs a runtime's executor on a background thread until its shutdown fires.

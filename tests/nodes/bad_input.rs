@@ -175,6 +175,11 @@ fn lee_planner_refuses_bad_maps_and_requests_and_keeps_serving() {
         // Bad maps: each is refused with the field and value named; the good map stays.
         let mut nan_res = occupancy(5, 3, good.clone(), "bad");
         nan_res.info.resolution = f32::NAN;
+        // A NaN origin or yaw would put every request on cell (0, 0): refused, named.
+        let mut nan_origin = occupancy(5, 3, good.clone(), "bad");
+        nan_origin.info.origin.position.x = f64::NAN;
+        let mut inf_yaw = occupancy(5, 3, good.clone(), "bad");
+        inf_yaw.info.origin.orientation.z = f64::INFINITY;
         let mut huge = occupancy(2000, 1000, vec![], "bad");
         huge.info.resolution = 0.05;
         for (map, needles) in [
@@ -183,6 +188,14 @@ fn lee_planner_refuses_bad_maps_and_requests_and_keeps_serving() {
                 &["map rejected", "map.data", "14"][..],
             ),
             (nan_res, &["map.info.resolution", "NaN"]),
+            (
+                nan_origin,
+                &["map rejected", "map.info.origin.position.x", "NaN"],
+            ),
+            (
+                inf_yaw,
+                &["map rejected", "map.info.origin.orientation.z", "inf"],
+            ),
             (
                 huge,
                 &["map.info.width x height", "2000 x 1000", "max_cells"],
@@ -202,6 +215,16 @@ fn lee_planner_refuses_bad_maps_and_requests_and_keeps_serving() {
         no_layer.info.length_y = 2.0;
         no_layer.layers = vec!["traversability".into()];
         no_layer.data = vec![Default::default()];
+        let mut nan_pose = no_layer.clone();
+        nan_pose.layers = vec!["elevation".into()];
+        nan_pose.info.pose.position.y = f64::NAN;
+        elev_pub.async_publish(nan_pose).await.unwrap();
+        logged(&[
+            "elevation_map rejected",
+            "elevation_map.info.pose.position.y",
+            "NaN",
+        ])
+        .await;
         elev_pub.async_publish(no_layer).await.unwrap();
         logged(&[
             "elevation_map.layers",
