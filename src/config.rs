@@ -190,6 +190,12 @@ pub struct ApspParams {
     pub block_y: u32,
     /// Graphs with more vertices are refused (n x n matrices: 8 n^2 bytes on host and device).
     pub max_vertices: u32,
+    /// A graph solve still running after this many seconds is stopped and the graph refused.
+    pub max_solve_s: f64,
+    /// A ~/shortest_path request with more pairs is refused.
+    pub max_pairs: u32,
+    /// A ~/shortest_path response with more path vertices in all is refused.
+    pub max_path_vertices: u64,
 }
 
 impl Default for ApspParams {
@@ -205,6 +211,9 @@ impl Default for ApspParams {
             block_x: c.block_x,
             block_y: c.block_y,
             max_vertices: 20_000,
+            max_solve_s: 600.0,
+            max_pairs: 1 << 20,
+            max_path_vertices: 1 << 24,
         }
     }
 }
@@ -214,6 +223,12 @@ impl ApspParams {
         self.solver_config().validate()?;
         if self.max_vertices == 0 {
             return Err(Error::invalid("max_vertices", "0 allows no graph"));
+        }
+        if !(self.max_solve_s.is_finite() && self.max_solve_s > 0.0) {
+            return Err(Error::invalid(
+                "max_solve_s",
+                format!("{} is not a positive number of seconds", self.max_solve_s),
+            ));
         }
         Ok(())
     }
@@ -409,6 +424,9 @@ pub struct NearestNeighborsParams {
     pub max_points: u32,
     /// Query batches with more points are refused.
     pub max_queries: u32,
+    /// Requests whose answer could hold more neighbours in all (queries x k, or queries x
+    /// max_count for a radius search, max_count 0 counting as the whole cloud) are refused.
+    pub max_results: u64,
 }
 
 impl Default for NearestNeighborsParams {
@@ -420,6 +438,7 @@ impl Default for NearestNeighborsParams {
             k: 1,
             max_points: 16 << 20,
             max_queries: 4 << 20,
+            max_results: 1 << 26,
         }
     }
 }

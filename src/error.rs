@@ -43,6 +43,10 @@ pub enum Error {
     #[error("deadline exceeded: not answered within request_timeout_s = {limit_s} s")]
     DeadlineExceeded { limit_s: f64 },
 
+    /// The work was stopped because its caller gave up on it (a request past its deadline).
+    #[error("cancelled: the request's deadline passed, so its computation was stopped")]
+    Cancelled,
+
     /// A service had `max_pending_requests` requests waiting; this one was refused at once.
     #[error("overloaded: {pending} requests pending (max_pending_requests); try again later")]
     Overloaded { pending: usize },

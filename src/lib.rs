@@ -7,6 +7,7 @@
 pub mod apsp;
 pub mod bag;
 pub mod bench;
+pub mod cancel;
 pub mod cellgraph;
 pub mod compute;
 pub mod config;

@@ -378,9 +378,9 @@ fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &SolverCo
     let (d0, h0) = dense(n, np, &g.from, &g.to, w);
     let (mut dc, mut hc) = (d0.clone(), h0.clone());
     if config.memory_model.is_blocked() {
-        cpu::blocked(&mut dc, &mut hc, np, config.blocked_shape().0 as usize);
+        cpu::blocked(&mut dc, &mut hc, np, config.blocked_shape().0 as usize).unwrap();
     } else {
-        cpu::textbook(&mut dc, &mut hc, np);
+        cpu::textbook(&mut dc, &mut hc, np).unwrap();
     }
     let (mut dg, mut hg) = (d0, h0);
     run(backend, &mut dg, &mut hg, np, config).expect("gpu run");

@@ -10,11 +10,15 @@
 use rayon::prelude::*;
 
 use super::weight::{relax, Weight};
+use crate::cancel::checkpoint;
+use crate::error::Result;
 
-/// The textbook loop over k, i, j on an np x np matrix.
-pub fn textbook<T: Weight>(d: &mut [T], h: &mut [u32], np: usize) {
+/// The textbook loop over k, i, j on an np x np matrix. Stops at a k boundary when the
+/// current cancel scope is cancelled (the matrices are then partial).
+pub fn textbook<T: Weight>(d: &mut [T], h: &mut [u32], np: usize) -> Result<()> {
     let mut row_k = vec![T::ZERO; np];
     for k in 0..np {
+        checkpoint()?;
         for (j, x) in row_k.iter_mut().enumerate() {
             *x = d[k * np + j].operand();
         }
@@ -30,16 +34,19 @@ pub fn textbook<T: Weight>(d: &mut [T], h: &mut [u32], np: usize) {
             }
         }
     }
+    Ok(())
 }
 
-/// The blocked order with `tile` x `tile` tiles; `np` must be a multiple of `tile`.
-pub fn blocked<T: Weight>(d: &mut [T], h: &mut [u32], np: usize, tile: usize) {
+/// The blocked order with `tile` x `tile` tiles; `np` must be a multiple of `tile`. Stops at
+/// a k-block boundary when the current cancel scope is cancelled.
+pub fn blocked<T: Weight>(d: &mut [T], h: &mut [u32], np: usize, tile: usize) -> Result<()> {
     assert!(
         tile > 0 && np.is_multiple_of(tile),
         "np {np} is not a multiple of tile {tile}"
     );
     let nb = np / tile;
     for kb in 0..nb {
+        checkpoint()?;
         let k0 = kb * tile;
         let ks = k0..k0 + tile;
         // Phase 1: the diagonal tile, textbook order inside.
@@ -132,4 +139,5 @@ pub fn blocked<T: Weight>(d: &mut [T], h: &mut [u32], np: usize, tile: usize) {
                 }
             });
     }
+    Ok(())
 }

@@ -77,6 +77,19 @@ impl<T: Weight> DeviceMatrices<T> {
             ("TT", tt.to_string()),
         ];
         let f = |name: &str| self.rt.function_with(&APSP, &defines, name);
+        // Under a cancel scope (a node's solve deadline), wait for the device every few
+        // launches and stop if cancelled: queued launches cannot be recalled.
+        let cancel = crate::cancel::current();
+        let rt = self.rt.clone();
+        let check = move |i: i32, every: i32| -> Result<()> {
+            match &cancel {
+                Some(c) if i % every == every - 1 => {
+                    rt.synchronize()?;
+                    c.check()
+                }
+                _ => Ok(()),
+            }
+        };
         let stream = self.rt.stream().clone();
         let (bx, by) = (config.block_x, config.block_y);
         match config.memory_model {
@@ -109,6 +122,7 @@ impl<T: Weight> DeviceMatrices<T> {
                     let mut b = stream.launch_builder(&func);
                     b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&k);
                     unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+                    check(k, 64)?;
                 }
             }
             MemoryModel::Blocked | MemoryModel::Tiled => {
@@ -142,6 +156,7 @@ impl<T: Weight> DeviceMatrices<T> {
                         b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&kb);
                         unsafe { b.launch(c) }.map_err(launch_err(name))?;
                     }
+                    check(kb, 4)?;
                 }
             }
         }

@@ -283,11 +283,10 @@ pub fn run<T: Weight>(
     match backend {
         Backend::Cpu => {
             if config.memory_model.is_blocked() {
-                cpu::blocked(d, h, np, config.blocked_shape().0 as usize);
+                cpu::blocked(d, h, np, config.blocked_shape().0 as usize)
             } else {
-                cpu::textbook(d, h, np);
+                cpu::textbook(d, h, np)
             }
-            Ok(())
         }
         Backend::Cuda(rt) => {
             let mut m = gpu::DeviceMatrices::upload(rt, d, h, np)?;

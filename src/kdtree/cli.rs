@@ -6,8 +6,9 @@ use clap::Args;
 use serde_json::json;
 
 use super::io::{npz, read_points};
-use super::{build, knn_on, radius_on, Metric, Neighbors, Points};
+use super::{build, check_result_size, knn_on, radius_on, Metric, Neighbors, Points, ResultSize};
 use crate::compute::{Backend, BackendKind};
+use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
@@ -29,6 +30,10 @@ pub struct KnnArgs {
     /// Radius search instead of k nearest: every point within this distance, nearest first.
     #[arg(long)]
     pub radius: Option<f32>,
+    /// Refuse a query whose answer could hold more neighbours in all (queries x k, or queries x
+    /// --max-count, 0 counting as every point): the node's max_results.
+    #[arg(long, default_value_t = NearestNeighborsParams::default().max_results)]
+    pub max_results: u64,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of a summary.
@@ -53,6 +58,13 @@ pub fn run(a: KnnArgs) -> Result<()> {
     let backend = Backend::select(a.backend)?;
     let started = std::time::Instant::now();
     let tree = build(&backend, &p)?;
+    let size = match a.radius {
+        Some(_) => ResultSize::Radius {
+            max_count: a.max_count,
+        },
+        None => ResultSize::Nearest { k: a.k },
+    };
+    check_result_size(&tree, &queries, size, a.max_results)?;
     let result: Vec<Neighbors> = match a.radius {
         Some(r) => radius_on(&backend, &tree, &queries, r, a.max_count, a.metric)?,
         None => {

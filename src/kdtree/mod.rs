@@ -58,3 +58,45 @@ pub fn radius_on(
         Backend::Cpu => radius(t, queries, r, max_count, metric),
     }
 }
+
+/// Refuses a query whose answer could hold more than `max_results` neighbours in all (answers
+/// are allocated in full): k nearest give min(k, distinct points) per query; a radius search
+/// gives up to `max_count` per query, or every point when `max_count` is 0. Shared by the
+/// node's services and the CLI.
+pub fn check_result_size(
+    t: &KdTree,
+    queries: &[f32],
+    request: ResultSize,
+    max_results: u64,
+) -> Result<()> {
+    let n = (queries.len() / t.dims.max(1)) as u64;
+    let (field, per_query) = match request {
+        ResultSize::Nearest { k } => ("k", k.min(t.len()) as u64),
+        ResultSize::Radius { max_count: 0 } => ("max_count", t.len() as u64),
+        ResultSize::Radius { max_count } => ("max_count", max_count.min(t.len()) as u64),
+    };
+    let worst = n.saturating_mul(per_query);
+    if worst > max_results {
+        let most = (max_results / n.max(1)).max(1);
+        return Err(crate::error::Error::invalid(
+            field,
+            format!(
+                "{per_query} per query x {n} queries could return {worst} neighbours, above \
+                 max_results {max_results}: ask for at most {most} per query, or fewer queries"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What a query asks for, for [`check_result_size`].
+#[derive(Debug, Clone, Copy)]
+pub enum ResultSize {
+    Nearest {
+        k: usize,
+    },
+    /// `max_count` 0 means every point within the radius.
+    Radius {
+        max_count: usize,
+    },
+}

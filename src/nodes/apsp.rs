@@ -11,6 +11,7 @@ use futures::StreamExt;
 use ros2_client::Publisher;
 
 use crate::apsp::{solver, Graph, Solution, Weights};
+use crate::cancel::{self, CancelFlag};
 use crate::compute::Backend;
 use crate::config::ApspParams;
 use crate::error::{Error, Result};
@@ -45,7 +46,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let shutdown = rt.shutdown().clone();
 
     let graphs = {
-        let state = state.clone();
+        let (state, params) = (state.clone(), params.clone());
         async move {
             let mut received = 0u64;
             let s = messages(&graph_sub, NODE_NAME, "~/graph");
@@ -57,7 +58,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let mut report = ApspStatus {
                     header,
                     vertex_count: msg.vertex_count,
-                    edge_count: msg.edge_from.len() as u32,
+                    edge_count: u32::try_from(msg.edge_from.len()).unwrap_or(u32::MAX),
                     backend: backend.name().into(),
                     memory_model: params.memory_model.name().into(),
                     negative_cycle_vertex: -1,
@@ -65,7 +66,29 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     ..ApspStatus::default()
                 };
                 let fallback = limits.cpu_fallback;
-                match smol::unblock(move || solve_message(&b, &p, fallback, msg)).await {
+                // The solve has a deadline of its own: past max_solve_s it is cancelled.
+                let cancel = CancelFlag::new();
+                let timer = {
+                    let (cancel, limit) = (cancel.clone(), params.max_solve_s);
+                    smol::spawn(async move {
+                        smol::Timer::after(std::time::Duration::from_secs_f64(limit)).await;
+                        cancel.cancel();
+                    })
+                };
+                let solved =
+                    cancel::unblock(&cancel, move || solve_message(&b, &p, fallback, msg)).await;
+                drop(timer);
+                let solved = solved.map_err(|e| match e {
+                    Error::Cancelled => Error::invalid(
+                        "graph",
+                        format!(
+                            "solve stopped after max_solve_s = {} s (the previous graph stays)",
+                            params.max_solve_s
+                        ),
+                    ),
+                    other => other,
+                });
+                match solved {
                     Ok(solution) => {
                         report.compute_time_s = solution.compute_s;
                         // Where it ran: the CPU after a device out-of-memory fallback.
@@ -100,11 +123,14 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             server,
             format!("{NODE_NAME}: ~/shortest_path"),
             &limits,
-            move |req: ShortestPathRequest| {
+            move |req: ShortestPathRequest, cancel: CancelFlag| {
                 tracing::debug!("{NODE_NAME}: ~/shortest_path: {} pairs", req.sources.len());
                 let solution = lock(&state).clone();
                 // Answering reads the solved matrices only: cheap, but off the DDS executor.
-                smol::unblock(move || answer(solution.as_deref(), &req))
+                let p = params.clone();
+                async move {
+                    cancel::unblock(&cancel, move || answer(solution.as_deref(), &p, &req)).await
+                }
             },
         )
     };
@@ -174,6 +200,7 @@ fn solve_message(
 /// Answers pairs from a solved graph.
 pub fn answer(
     solution: Option<&Solution>,
+    params: &ApspParams,
     req: &ShortestPathRequest,
 ) -> Result<ShortestPathResponse> {
     let s = solution.ok_or_else(|| Error::invalid("graph", "no graph solved yet"))?;
@@ -184,6 +211,16 @@ pub fn answer(
                 "has {} entries but sources has {}",
                 req.targets.len(),
                 req.sources.len()
+            ),
+        ));
+    }
+    if req.sources.len() > params.max_pairs as usize {
+        return Err(Error::invalid(
+            "sources",
+            format!(
+                "{} pairs is above max_pairs {}",
+                req.sources.len(),
+                params.max_pairs
             ),
         ));
     }
@@ -206,8 +243,18 @@ pub fn answer(
         })?;
         r.distances.push(p.distance);
         r.reachable.push(p.reachable);
+        if (r.path_vertices.len() + p.path.len()) as u64 > params.max_path_vertices {
+            return Err(Error::invalid(
+                "sources",
+                format!(
+                    "the paths of pairs 0..={i} hold more than max_path_vertices {} vertices; \
+                     ask for fewer pairs per request",
+                    params.max_path_vertices
+                ),
+            ));
+        }
         r.path_vertices.extend_from_slice(&p.path);
-        r.path_offsets.push(r.path_vertices.len() as u32);
+        r.path_offsets.push(offset_u32(r.path_vertices.len())?);
     }
     Ok(r)
 }
@@ -217,4 +264,9 @@ fn rename(e: Error, prefix: &str) -> Error {
         Error::InvalidInput { field, reason } => Error::invalid(format!("{prefix}{field}"), reason),
         other => other,
     }
+}
+
+/// A length as a u32 message offset, refused (not truncated) past u32.
+fn offset_u32(n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::invalid("path_offsets", format!("{n} is above u32")))
 }

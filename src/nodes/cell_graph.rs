@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use ros2_client::Publisher;
 
+use crate::cancel::{self, CancelFlag};
 use crate::cellgraph::samples::shoemake;
 use crate::cellgraph::{build, Arrangement, CellGraph as Graph};
 use crate::compute::Backend;
@@ -119,12 +120,12 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             build_srv,
             format!("{NODE_NAME}: ~/build"),
             &limits,
-            move |req: BuildCellGraphRequest| {
+            move |req: BuildCellGraphRequest, cancel: CancelFlag| {
                 let state = state.clone();
                 async move {
                     let st = state.clone();
                     let header = req.constraints.header.clone();
-                    let g = smol::unblock(move || build_request(&st, &req)).await?;
+                    let g = cancel::unblock(&cancel, move || build_request(&st, &req)).await?;
                     // A build dropped at its deadline never gets here: the graph stays.
                     let msg = message(&g, header);
                     install(&state, g, msg.clone());
@@ -144,13 +145,14 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             path_srv,
             format!("{NODE_NAME}: ~/find_path"),
             &limits,
-            move |req: FindRotationPathRequest| {
+            move |req: FindRotationPathRequest, cancel: CancelFlag| {
                 let current = lock(&state.current).clone();
                 async move {
                     let g = current
                         .ok_or_else(|| Error::invalid("graph", "no cell graph built yet"))?;
                     let p =
-                        smol::unblock(move || g.path(quat(&req.start), quat(&req.goal))).await?;
+                        cancel::unblock(&cancel, move || g.path(quat(&req.start), quat(&req.goal)))
+                            .await?;
                     Ok(FindRotationPathResponse {
                         success: true,
                         error: String::new(),

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use ros2_client::{Publisher, Subscription};
 
+use crate::cancel::{self, CancelFlag};
 use crate::compute::Backend;
 use crate::config::LeeParams;
 use crate::error::{Error, Result};
@@ -129,7 +130,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     tracing::error!("{NODE_NAME}: goal_pose received but no start_pose yet");
                     continue;
                 };
-                if let Err(e) = solve_and_publish(&state, &out, start, goal).await {
+                let cancel = CancelFlag::new();
+                if let Err(e) = solve_and_publish(&state, &out, start, goal, &cancel).await {
                     tracing::error!("{NODE_NAME}: goal_pose: {e}");
                 }
             }
@@ -142,10 +144,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             server,
             format!("{NODE_NAME}: ~/get_plan"),
             &limits,
-            move |req: GetPlanRequest| {
+            move |req: GetPlanRequest, cancel: CancelFlag| {
                 let (state, out) = (state.clone(), out.clone());
                 async move {
-                    let plan = solve_and_publish(&state, &out, req.start, req.goal).await?;
+                    let plan =
+                        solve_and_publish(&state, &out, req.start, req.goal, &cancel).await?;
                     Ok(GetPlanResponse { plan })
                 }
             },
@@ -304,6 +307,7 @@ async fn solve_and_publish(
     out: &Outputs,
     start: PoseStamped,
     goal: PoseStamped,
+    cancel: &CancelFlag,
 ) -> Result<Path> {
     let map = lock(state)
         .clone()
@@ -328,7 +332,7 @@ async fn solve_and_publish(
         .cell_of(&goal.pose.position)
         .map_err(|e| rename(e, "goal."))?;
     let m = map.clone();
-    let plan = smol::unblock(move || m.planner.plan(s, g, true)).await?;
+    let plan = cancel::unblock(cancel, move || m.planner.plan(s, g, true)).await?;
     let header = Header {
         stamp: Time::now(),
         frame_id: map.frame_id.clone(),

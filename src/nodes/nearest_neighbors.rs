@@ -14,10 +14,12 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use ros2_client::Publisher;
 
+use crate::cancel::{self, CancelFlag};
 use crate::compute::Backend;
 use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, MAX_K};
+use crate::kdtree::{check_result_size, ResultSize};
 use crate::kdtree::{knn, radius, KdTree, Metric, Neighbors as Rows, Points};
 use crate::nodes::cloud_convert::xyz_from_cloud;
 use crate::nodes::fallback::cpu_when_out_of_memory;
@@ -88,14 +90,16 @@ impl Tree {
         }
     }
 
-    fn radius(&self, queries: &[f32], r: f32, max_count: usize) -> Result<Vec<Rows>> {
+    fn radius(&self, queries: &[f32], r: f32, max_count: usize, cap: u64) -> Result<Vec<Rows>> {
+        check_result_size(&self.host, queries, ResultSize::Radius { max_count }, cap)?;
         self.on_device_or_host(
             |d| d.radius(queries, r, max_count, self.metric),
             |h| radius(h, queries, r, max_count, self.metric),
         )
     }
 
-    fn knn(&self, queries: &[f32], k: usize) -> Result<Vec<Rows>> {
+    fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Vec<Rows>> {
+        check_result_size(&self.host, queries, ResultSize::Nearest { k }, cap)?;
         if k > MAX_K {
             return knn(&self.host, queries, k, self.metric);
         }
@@ -213,7 +217,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let p = params.clone();
                 let r = smol::unblock(move || -> Result<(Vec<Rows>, u32)> {
                     let (xyz, dropped) = xyz_from_cloud(&msg, p.max_queries as usize)?;
-                    Ok((tree.knn(&xyz, p.k as usize)?, dropped))
+                    Ok((tree.knn(&xyz, p.k as usize, p.max_results)?, dropped))
                 })
                 .await;
                 match r {
@@ -236,17 +240,17 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             knn_srv,
             format!("{NODE_NAME}: ~/knn"),
             &limits,
-            move |req: KNearestRequest| {
+            move |req: KNearestRequest, cancel: CancelFlag| {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();
                 async move {
-                    let rows = smol::unblock(move || -> Result<Vec<Rows>> {
+                    let rows = cancel::unblock(&cancel, move || -> Result<Vec<Rows>> {
                         let tree = tree?;
                         check_batch(&p, req.dimensions, &req.points)?;
                         if req.k == 0 {
                             return Err(Error::invalid("k", "0: ask for at least one neighbour"));
                         }
-                        tree.knn(&req.points, req.k as usize)
+                        tree.knn(&req.points, req.k as usize, p.max_results)
                     })
                     .await?;
                     Ok(KNearestResponse {
@@ -265,15 +269,20 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             radius_srv,
             format!("{NODE_NAME}: ~/radius"),
             &limits,
-            move |req: RadiusSearchRequest| {
+            move |req: RadiusSearchRequest, cancel: CancelFlag| {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();
                 let rad = req.radius;
                 async move {
-                    let rows = smol::unblock(move || -> Result<Vec<Rows>> {
+                    let rows = cancel::unblock(&cancel, move || -> Result<Vec<Rows>> {
                         let tree = tree?;
                         check_batch(&p, req.dimensions, &req.points)?;
-                        tree.radius(&req.points, req.radius, req.max_count as usize)
+                        tree.radius(
+                            &req.points,
+                            req.radius,
+                            req.max_count as usize,
+                            p.max_results,
+                        )
                     })
                     .await?;
                     Ok(RadiusSearchResponse {

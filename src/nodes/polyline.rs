@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use ros2_client::Publisher;
 
+use crate::cancel::{self, CancelFlag};
 use crate::compute::Backend;
 use crate::config::PolylineParams;
 use crate::error::{Error, Result};
@@ -87,15 +88,16 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             server,
             format!("{NODE_NAME}: ~/extract"),
             &limits,
-            move |req: ExtractPolylineRequest| {
+            move |req: ExtractPolylineRequest, cancel: CancelFlag| {
                 let image = lock(&state).clone();
                 let (p, out, params) = (params.clone(), out.clone(), params.clone());
                 async move {
                     let img =
                         image.ok_or_else(|| Error::invalid("image", "no image received yet"))?;
-                    let (img, r) =
-                        smol::unblock(move || extract(&img, &p, fallback, &req).map(|r| (img, r)))
-                            .await?;
+                    let (img, r) = cancel::unblock(&cancel, move || {
+                        extract(&img, &p, fallback, &req).map(|r| (img, r))
+                    })
+                    .await?;
                     publish(&out, &params, &img.frame_id, &r);
                     Ok(ExtractPolylineResponse {
                         success: true,
@@ -160,24 +162,7 @@ pub fn problem(p: &PolylineParams, req: &ExtractPolylineRequest) -> Result<Probl
             req.max_angle
         },
     };
-    if problem.guides > p.max_guides {
-        return Err(Error::invalid(
-            "guides",
-            format!(
-                "{} is above the max_guides parameter ({})",
-                problem.guides, p.max_guides
-            ),
-        ));
-    }
-    if problem.points > p.max_points_per_guide {
-        return Err(Error::invalid(
-            "points_per_guide",
-            format!(
-                "{} is above the max_points_per_guide parameter ({})",
-                problem.points, p.max_points_per_guide
-            ),
-        ));
-    }
+    problem.check_limits(p.max_guides, p.max_points_per_guide)?;
     problem.validate()?;
     Ok(problem)
 }
@@ -189,16 +174,7 @@ fn extract(
     req: &ExtractPolylineRequest,
 ) -> Result<Polyline> {
     let problem = problem(p, req)?;
-    // Ends off the image would score links against clamped borders: not what was asked.
-    let (w, h) = (img.grad.width as f64, img.grad.height as f64);
-    for (field, q) in [("a", &req.a), ("b", &req.b)] {
-        if !(q.x >= 0.0 && q.y >= 0.0 && q.x <= w - 1.0 && q.y <= h - 1.0) {
-            return Err(Error::invalid(
-                field,
-                format!("({}, {}) is outside the {w} x {h} image", q.x, q.y),
-            ));
-        }
-    }
+    problem.check_image(img.grad.width, img.grad.height)?;
     let Some(d) = &img.device else {
         return solve(&img.grad, &problem);
     };

@@ -12,6 +12,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use ros2_client::{Message, Server};
 
+use crate::cancel::CancelFlag;
 use crate::config::ServiceParams;
 use crate::error::{Error, Result};
 use crate::ros::RosRuntime;
@@ -23,7 +24,10 @@ pub trait Reply: Message + Send + Sync + 'static {
 }
 
 /// Serves `server` until the runtime shuts down: `handler` computes one request's response
-/// (its errors become [`Reply::failure`] responses and a log line under `what`).
+/// (its errors become [`Reply::failure`] responses and a log line under `what`). The flag it
+/// gets is cancelled when the request's deadline passes: the handler runs its blocking work in
+/// that flag's scope ([`crate::cancel::unblock`]), so the work stops at its next checkpoint
+/// instead of running on unobserved.
 pub fn serve<Req, Resp, H, Fut>(
     rt: &RosRuntime,
     server: Server<Req, Resp>,
@@ -34,7 +38,7 @@ pub fn serve<Req, Resp, H, Fut>(
 where
     Req: Message + Send + Sync + 'static,
     Resp: Reply,
-    H: Fn(Req) -> Fut + Send + Sync + 'static,
+    H: Fn(Req, CancelFlag) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Resp>> + Send + 'static,
 {
     let executor = rt.executor().clone();
@@ -73,11 +77,16 @@ where
                     let response = if in_queue >= max_pending {
                         Err(Error::Overloaded { pending: in_queue })
                     } else {
+                        let cancel = CancelFlag::new();
                         let work = async {
                             let _turn = gate.acquire().await;
-                            handler(req).await
+                            handler(req, cancel.clone()).await
                         };
-                        within(deadline, limit_s, work).await
+                        let r = within(deadline, limit_s, work).await;
+                        if let Err(Error::DeadlineExceeded { .. }) = r {
+                            cancel.cancel();
+                        }
+                        r
                     };
                     let response = response.unwrap_or_else(|e| {
                         tracing::warn!("{what}: {e}");
@@ -94,7 +103,7 @@ where
 }
 
 /// Runs `work` to completion or until `deadline`; dropping it at the deadline releases its
-/// turn, and a blocking computation it started finishes in the background unobserved.
+/// turn (the caller then cancels the blocking computation it started).
 async fn within<T>(
     deadline: Option<Duration>,
     limit_s: f64,

@@ -9,6 +9,7 @@ use super::dp::solve_on;
 use super::geometry::Problem;
 use super::image::{Gradient, Gray};
 use crate::compute::{Backend, BackendKind};
+use crate::config::PolylineParams;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
@@ -34,6 +35,12 @@ pub struct PolylineArgs {
     /// Largest turning angle at a guide point, degrees.
     #[arg(long, default_value_t = 30.0)]
     pub max_angle: f64,
+    /// Largest --guides accepted (the node's max_guides; default from config/default.yaml).
+    #[arg(long, default_value_t = PolylineParams::default().max_guides)]
+    pub max_guides: u32,
+    /// Largest --points accepted (the node's max_points_per_guide).
+    #[arg(long, default_value_t = PolylineParams::default().max_points_per_guide)]
+    pub max_points: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of text.
@@ -62,9 +69,12 @@ pub fn run(a: PolylineArgs) -> Result<()> {
         half_width: a.half_width,
         max_angle: a.max_angle.to_radians(),
     };
+    problem.validate()?;
+    problem.check_limits(a.max_guides, a.max_points)?;
     let name = a.image.display().to_string();
     let img = ::image::open(&a.image).map_err(|e| Error::invalid(name.clone(), e))?;
     let gray = Gray::from_dynamic(&img)?;
+    problem.check_image(gray.width, gray.height)?;
     let grad = Gradient::sobel(&gray);
     let started = std::time::Instant::now();
     let backend = Backend::select(a.backend)?;

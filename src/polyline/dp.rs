@@ -51,7 +51,11 @@ pub fn solve(g: &Gradient, p: &Problem) -> Result<Polyline> {
     // best[i * s1 + j]: best score of a prefix ending with the link layers[k-1][i] -> layers[k][j].
     let mut best: Vec<f64> = layers[1].iter().map(|&q| link(g, p.a, q)).collect();
     let mut args: Vec<Vec<u32>> = Vec::with_capacity(m as usize);
+    // A stage is O(d^3): rows check the request's cancel flag too, so a request past its
+    // deadline stops within one row's work.
+    let cancel = crate::cancel::current();
     for k in 1..=m as usize {
+        crate::cancel::checkpoint()?;
         let (prev, cur, next) = (&layers[k - 1], &layers[k], &layers[k + 1]);
         let (sn, sc) = (next.len(), cur.len());
         let mut nb = vec![f64::NEG_INFINITY; sc * sn];
@@ -60,6 +64,9 @@ pub fn solve(g: &Gradient, p: &Problem) -> Result<Polyline> {
             .zip(arg.par_chunks_mut(sn))
             .enumerate()
             .for_each(|(j, (row, arow))| {
+                if cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                    return;
+                }
                 let q = cur[j];
                 for (l, &r) in next.iter().enumerate() {
                     let mut top = f64::NEG_INFINITY;
@@ -77,6 +84,7 @@ pub fn solve(g: &Gradient, p: &Problem) -> Result<Polyline> {
                     }
                 }
             });
+        crate::cancel::checkpoint()?;
         best = nb;
         args.push(arg);
     }

@@ -55,7 +55,64 @@ impl Problem {
         if !(self.max_angle.is_finite() && self.max_angle >= 0.0) {
             return Err(Error::invalid(
                 "max_angle",
-                format!("{} is not a non-negative angle", self.max_angle),
+                format!(
+                    "{} degrees ({} rad) is not a non-negative angle",
+                    self.max_angle.to_degrees(),
+                    self.max_angle
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The caps of the `polyline` parameters (node and CLI): the DP costs O(d^3 m).
+    pub fn check_limits(&self, max_guides: u32, max_points_per_guide: u32) -> Result<()> {
+        if self.guides > max_guides {
+            return Err(Error::invalid(
+                "guides",
+                format!("{} is above max_guides ({max_guides})", self.guides),
+            ));
+        }
+        if self.points > max_points_per_guide {
+            return Err(Error::invalid(
+                "points_per_guide",
+                format!(
+                    "{} is above max_points_per_guide ({max_points_per_guide})",
+                    self.points
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The checks that need the image: ends on it (ends off it would score links against
+    /// clamped borders, not what was asked), and guides no wider than its diagonal. A link is
+    /// sampled once per pixel of its length, so an unbounded half_width (or end) would be
+    /// unbounded work; within these bounds every link is shorter than three diagonals.
+    pub fn check_image(&self, width: u32, height: u32) -> Result<()> {
+        if width == 0 || height == 0 {
+            return Err(Error::invalid(
+                "image",
+                format!("{width} x {height} has no pixels"),
+            ));
+        }
+        let (w, h) = (width as f64, height as f64);
+        for (field, (x, y)) in [("a", self.a), ("b", self.b)] {
+            if !(x >= 0.0 && y >= 0.0 && x <= w - 1.0 && y <= h - 1.0) {
+                return Err(Error::invalid(
+                    field,
+                    format!("({x}, {y}) is outside the {w} x {h} image"),
+                ));
+            }
+        }
+        let diagonal = w.hypot(h);
+        if self.half_width > diagonal {
+            return Err(Error::invalid(
+                "half_width",
+                format!(
+                    "{} px is above the image diagonal ({diagonal:.1} px)",
+                    self.half_width
+                ),
             ));
         }
         Ok(())

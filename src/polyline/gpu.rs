@@ -116,7 +116,16 @@ impl DeviceGradient {
         let len = if sorts { d * d } else { 1 };
         // SAFETY: poly_order writes the part of them that poly_stage_sorted reads.
         let (mut skey, mut order) = unsafe { (rt.alloc::<f64>(len)?, rt.alloc::<u32>(len)?) };
+        // Under a request's cancel flag, every few stages wait for the device and check it:
+        // queued stages cannot be recalled, so this bounds what runs after a deadline.
+        let cancel = crate::cancel::current();
         for k in 1..=m {
+            if let Some(c) = cancel.as_ref().filter(|_| k % 4 == 0) {
+                stream
+                    .synchronize()
+                    .map_err(|e| Error::Gpu(format!("{e:?}")))?;
+                c.check()?;
+            }
             let (np, nc, nn) = (layers[k - 1].len(), layers[k].len(), layers[k + 1].len());
             let best_in = best.as_ref().unwrap_or(&scores[0]);
             // SAFETY: the kernel writes every element.
