@@ -67,13 +67,25 @@ pub fn checkpoint() -> Result<()> {
     CURRENT.with(|c| c.borrow().as_ref().map_or(Ok(()), CancelFlag::check))
 }
 
-/// `smol::unblock` inside `flag`'s scope.
+/// `smol::unblock` inside `flag`'s scope. Work that ends after its flag was cancelled says so
+/// in the log (nobody awaits its result any more): the evidence that it stopped.
 pub async fn unblock<T: Send + 'static>(
     flag: &CancelFlag,
     f: impl FnOnce() -> T + Send + 'static,
 ) -> T {
     let flag = flag.clone();
-    smol::unblock(move || flag.scope(f)).await
+    smol::unblock(move || {
+        let started = std::time::Instant::now();
+        let r = flag.scope(f);
+        if flag.is_cancelled() {
+            tracing::info!(
+                "cancelled work stopped after {:.3} s",
+                started.elapsed().as_secs_f64()
+            );
+        }
+        r
+    })
+    .await
 }
 
 #[cfg(test)]

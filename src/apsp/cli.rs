@@ -8,6 +8,7 @@ use serde_json::json;
 use super::io::{read_graph, IdBase};
 use super::solver::{solve, Distances, MemoryModel, SolverConfig};
 use crate::compute::{Backend, BackendKind};
+use crate::config::ApspParams;
 use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
@@ -31,6 +32,10 @@ pub struct ApspArgs {
     /// Cells per thread along each axis in the tiled model (1, 2, 4, 8).
     #[arg(long, default_value_t = 4)]
     pub thread_tile: u32,
+    /// Refuse graphs with more vertices (the node's max_vertices; n x n matrices take 8 n^2
+    /// bytes on host and device, and the CPU solve n^3 steps).
+    #[arg(long, default_value_t = ApspParams::default().max_vertices)]
+    pub max_vertices: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of text.
@@ -70,6 +75,17 @@ pub fn run(a: ApspArgs) -> Result<()> {
         ..SolverConfig::default()
     };
     let (graph, base) = read_graph(&a.graph, a.vertices)?;
+    if graph.vertices > a.max_vertices {
+        return Err(Error::invalid(
+            "vertices",
+            format!(
+                "{} is above --max-vertices {} (distances and successors take 8 n^2 = {:.1} GB)",
+                graph.vertices,
+                a.max_vertices,
+                8.0 * (graph.vertices as f64).powi(2) / 1e9
+            ),
+        ));
+    }
     let base = if base == IdBase::One { 1 } else { 0 };
     let pairs: Vec<(u32, u32)> = a
         .queries

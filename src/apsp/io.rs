@@ -137,6 +137,23 @@ pub fn parse_dimacs(name: &str, text: &str, vertices: Option<u32>) -> Result<Gra
 }
 
 fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
+    // An integer literal that does not fit i32 is refused, not read as an f32 (which would
+    // round 3000000001 to 3000000000 without a word).
+    for (e, w) in raw.weights.iter().enumerate() {
+        let digits = w.strip_prefix(['+', '-']).unwrap_or(w);
+        if !digits.is_empty()
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && w.parse::<i32>().is_err()
+        {
+            return Err(Error::invalid(
+                format!("{name}: edge {e}"),
+                format!(
+                    "integer weight {w} is beyond i32 (integer weights are solved exactly in \
+                     i32): scale the weights down, or write them as floats ({w}.0) for f32"
+                ),
+            ));
+        }
+    }
     let ints: Option<Vec<i32>> = raw.weights.iter().map(|w| w.parse().ok()).collect();
     let weights = match ints {
         Some(w) => Weights::Int(w),

@@ -49,8 +49,8 @@ pub enum BagCommand {
 #[derive(Debug, Args)]
 pub struct PlayArgs {
     pub bag: PathBuf,
-    /// 1: recorded timing; 0: as fast as possible.
-    #[arg(long, default_value_t = 1.0)]
+    /// 1: recorded timing; 2: twice as fast; 0: as fast as possible (0.001..=1000 or 0).
+    #[arg(long, default_value_t = 1.0, value_parser = parse_rate)]
     pub rate: f64,
     /// DDS domain (default: ROS_DOMAIN_ID, else 0).
     #[arg(long)]
@@ -63,7 +63,8 @@ pub struct ReplayArgs {
     pub bags: Vec<PathBuf>,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
-    #[arg(long, default_value_t = 1.0)]
+    /// As for `bag play`.
+    #[arg(long, default_value_t = 1.0, value_parser = parse_rate)]
     pub rate: f64,
     /// First DDS domain; each bag gets the next one.
     #[arg(long, default_value_t = 144)]
@@ -202,5 +203,19 @@ pub fn run(cmd: BagCommand) -> Result<()> {
             domain_id,
             names,
         } => generate::generate(&out, &names, domain_id),
+    }
+}
+
+/// A playback rate: 0 (no waiting) or a finite factor in 0.001..=1000 (below that a step's
+/// wait would not fit a Duration; NaN and negatives used to mean "as fast as possible"
+/// silently).
+pub fn parse_rate(s: &str) -> std::result::Result<f64, String> {
+    let r: f64 = s.parse().map_err(|_| format!("'{s}' is not a number"))?;
+    if r == 0.0 || (r.is_finite() && (1e-3..=1e3).contains(&r)) {
+        Ok(r)
+    } else {
+        Err(format!(
+            "{s} is not 0 (as fast as possible) or a factor between 0.001 and 1000"
+        ))
     }
 }

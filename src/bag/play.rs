@@ -173,9 +173,13 @@ pub fn play(rt: &RosRuntime, steps: &[TimedStep], opts: &PlayOptions) -> Result<
         let mut late = Duration::ZERO;
         for s in steps {
             if opts.rate > 0.0 {
-                let due = Duration::from_secs_f64(
+                // Library callers may pass any rate: a wait that does not fit a Duration is
+                // capped, not a panic.
+                let due = Duration::try_from_secs_f64(
                     s.time_ns.saturating_sub(base) as f64 * 1e-9 / opts.rate,
-                ) + late;
+                )
+                .unwrap_or(Duration::MAX)
+                .saturating_add(late);
                 if let Some(left) = due.checked_sub(t0.elapsed()) {
                     smol::Timer::after(left).await;
                 }

@@ -9,6 +9,7 @@ use super::arrangement::Arrangement;
 use super::graph::{build, Algorithm, Config};
 use super::samples::shoemake;
 use crate::compute::{Backend, BackendKind};
+use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
 use crate::npy::read_f64_nd;
 
@@ -25,6 +26,10 @@ pub struct CellGraphArgs {
     pub random_samples: Option<usize>,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Refuse more samples than this (the node's max_samples; 32 bytes each, and more per
+    /// sample while building).
+    #[arg(long, default_value_t = CellGraphParams::default().max_samples as usize)]
+    pub max_samples: usize,
     #[arg(long, value_enum, default_value = "hash")]
     pub algorithm: Algorithm,
     /// Tree arity 2^r (tree).
@@ -83,6 +88,18 @@ pub fn run(a: CellGraphArgs) -> Result<()> {
             v.chunks_exact(4)
                 .map(|q| [q[0], q[1], q[2], q[3]])
                 .collect()
+        }
+        (None, Some(0)) => {
+            return Err(Error::invalid(
+                "--random-samples",
+                "0: ask for at least one sample",
+            ))
+        }
+        (None, Some(n)) if n > a.max_samples => {
+            return Err(Error::invalid(
+                "--random-samples",
+                format!("{n} is above --max-samples {}", a.max_samples),
+            ))
         }
         (None, Some(n)) => shoemake(n, a.seed),
         (None, None) => {

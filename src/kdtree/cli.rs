@@ -6,7 +6,10 @@ use clap::Args;
 use serde_json::json;
 
 use super::io::{npz, read_points};
-use super::{build, check_result_size, knn_on, radius_on, Metric, Neighbors, Points, ResultSize};
+use super::{
+    build, check_result_size, check_unit_quaternions, knn_on, radius_on, Metric, Neighbors, Points,
+    ResultSize,
+};
 use crate::compute::{Backend, BackendKind};
 use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
@@ -53,6 +56,10 @@ pub fn run(a: KnnArgs) -> Result<()> {
             a.queries.display().to_string(),
             format!("{qdims} dimensions, the points have {dims}"),
         ));
+    }
+    if a.metric == Metric::So3 && dims == 4 {
+        check_unit_quaternions(&a.points.display().to_string(), &coords)?;
+        check_unit_quaternions(&a.queries.display().to_string(), &queries)?;
     }
     let p = Points::new(dims, coords)?;
     let backend = Backend::select(a.backend)?;

@@ -100,3 +100,18 @@ pub enum ResultSize {
         max_count: usize,
     },
 }
+
+/// The SO(3) metric is min(|p - q|, |p + q|) on unit quaternions: anything else (norm 0, NaN,
+/// a position sent as a rotation) would give distances that mean nothing. Node and CLI.
+pub fn check_unit_quaternions(field: &str, q: &[f32]) -> crate::error::Result<()> {
+    for (i, c) in q.chunks_exact(4).enumerate() {
+        let norm = c.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
+        if !(norm - 1.0).abs().le(&1e-3) {
+            return Err(crate::error::Error::invalid(
+                format!("{field}[{i}]"),
+                format!("{c:?} is not a unit quaternion (norm {norm})"),
+            ));
+        }
+    }
+    Ok(())
+}

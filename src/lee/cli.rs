@@ -20,7 +20,7 @@ pub struct LeeArgs {
     )]
     pub elevation: Option<PathBuf>,
     /// Largest height difference a move may climb (with --elevation or --heightmap).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub max_step: Option<f32>,
     /// ROS map_server YAML (trinary); y counts image rows from the top.
     #[arg(long, conflicts_with = "heightmap")]
@@ -34,10 +34,10 @@ pub struct LeeArgs {
     #[arg(long)]
     pub heightmap_size: Option<String>,
     /// Start cell "X,Y" (column, row).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub start: String,
     /// Goal cell "X,Y".
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub goal: String,
     #[arg(long, default_value_t = 4)]
     pub connectivity: u32,

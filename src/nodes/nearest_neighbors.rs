@@ -19,7 +19,7 @@ use crate::compute::Backend;
 use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, MAX_K};
-use crate::kdtree::{check_result_size, ResultSize};
+use crate::kdtree::{check_result_size, check_unit_quaternions, ResultSize};
 use crate::kdtree::{knn, radius, KdTree, Metric, Neighbors as Rows, Points};
 use crate::nodes::cloud_convert::xyz_from_cloud;
 use crate::nodes::fallback::cpu_when_out_of_memory;
@@ -321,21 +321,6 @@ fn pick(trees: &Shared, dimensions: u32) -> Result<Arc<Tree>> {
         }
     };
     tree.ok_or_else(|| Error::invalid("dimensions", format!("no {what} received yet")))
-}
-
-/// The SO(3) metric is min(|p - q|, |p + q|) on unit quaternions: anything else (norm 0, NaN,
-/// a position sent as a rotation) would give distances that mean nothing.
-fn check_unit_quaternions(field: &str, q: &[f32]) -> Result<()> {
-    for (i, c) in q.chunks_exact(4).enumerate() {
-        let norm = c.iter().map(|v| (*v as f64).powi(2)).sum::<f64>().sqrt();
-        if !(norm - 1.0).abs().le(&1e-3) {
-            return Err(Error::invalid(
-                format!("{field}[{i}]"),
-                format!("{c:?} is not a unit quaternion (norm {norm})"),
-            ));
-        }
-    }
-    Ok(())
 }
 
 fn check_batch(p: &NearestNeighborsParams, dims: u32, points: &[f32]) -> Result<()> {

@@ -18,10 +18,10 @@ pub struct PolylineArgs {
     #[arg(long)]
     pub image: PathBuf,
     /// Start pixel "X,Y" (x right, y down; fractions allowed).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub a: String,
     /// End pixel "X,Y".
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true)]
     pub b: String,
     /// Interior guides m.
     #[arg(long, default_value_t = 8)]

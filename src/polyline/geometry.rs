@@ -110,7 +110,7 @@ impl Problem {
             return Err(Error::invalid(
                 "half_width",
                 format!(
-                    "{} px is above the image diagonal ({diagonal:.1} px)",
+                    "{:?} px is above the image diagonal ({diagonal:.1} px)",
                     self.half_width
                 ),
             ));

@@ -644,3 +644,86 @@ fn apsp_polyline_and_cell_graph_refuse_bad_input_and_keep_serving() {
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
+
+/// A request past its deadline gets the deadline error and its computation stops: the
+/// polyline DP below needs minutes on a CPU (3 guides of 2048 points: 8.6e9 steps in stage 2),
+/// and the node logs that the cancelled work ended within seconds of the deadline. A half
+/// width of 1e30 (unbounded link sampling) is refused outright.
+#[test]
+fn polyline_work_stops_at_its_deadline_and_links_are_bounded() {
+    let (server, client_rt) =
+        runtimes("polyline:\n  ros__parameters:\n    backend: cpu\n    request_timeout_s: 0.5\n");
+    let mut peer = NodeContext::new(&client_rt, "deadline_peer").unwrap();
+    let image_pub = peer
+        .publisher::<Image>("/polyline/image", qos::map())
+        .unwrap();
+    let extract = peer.client::<ExtractPolyline>("/polyline/extract").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    let (w, h) = (64u32, 48u32);
+    smol::block_on(async {
+        common::settle_discovery("extract", extract.wait_for_service(peer.node())).await;
+        image_pub
+            .async_publish(Image {
+                width: w,
+                height: h,
+                encoding: "mono8".into(),
+                step: w,
+                data: (0..w * h).map(|i| (i % 7) as u8 * 30).collect(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let mut req = ExtractPolylineRequest {
+            a: Point {
+                x: 2.0,
+                y: 24.0,
+                z: 0.0,
+            },
+            b: Point {
+                x: 60.0,
+                y: 24.0,
+                z: 0.0,
+            },
+            guides: 2,
+            points_per_guide: 3,
+            ..Default::default()
+        };
+        let mut last = String::new();
+        for _ in 0..100 {
+            let r = call(&extract, req.clone()).await;
+            if r.success {
+                break;
+            }
+            last = r.error;
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        assert!(last.is_empty() || last.contains("no image"), "{last}");
+        let mut wide = req.clone();
+        wide.half_width = 1e30;
+        let e = call(&extract, wide).await;
+        assert!(
+            !e.success && e.error.contains("half_width") && e.error.contains("diagonal"),
+            "{}",
+            e.error
+        );
+        // Stage 2 of 3 guides relaxes d^3 = 8.6e9 (point, point, point) triples.
+        req.guides = 3;
+        req.points_per_guide = 2048;
+        req.half_width = 20.0;
+        let e = call(&extract, req).await;
+        assert!(!e.success && e.error.contains("deadline"), "{}", e.error);
+        let stopped = logged(&["cancelled work stopped after"]).await;
+        let secs: f64 = stopped
+            .rsplit("after ")
+            .next()
+            .and_then(|t| t.trim_end_matches(" s").trim().parse().ok())
+            .unwrap_or_else(|| panic!("no duration in: {stopped}"));
+        assert!(
+            secs < 10.0,
+            "the cancelled DP ran on for {secs} s: {stopped}"
+        );
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}

@@ -44,6 +44,19 @@ pub fn load(yaml_path: &Path) -> Result<LoadedMap> {
             format!("'{}' is not supported (trinary only)", meta.mode),
         ));
     }
+    // The same checks as the node's map.info (resolution, origin): one meaning per field.
+    if !(meta.resolution.is_finite() && meta.resolution > 0.0) {
+        return Err(Error::invalid(
+            format!("{name}: resolution"),
+            format!("{} is not positive", meta.resolution),
+        ));
+    }
+    if let Some(v) = meta.origin.iter().find(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            format!("{name}: origin"),
+            format!("{v} in {:?} is not finite", meta.origin),
+        ));
+    }
     if !(0.0..=1.0).contains(&meta.free_thresh)
         || !(0.0..=1.0).contains(&meta.occupied_thresh)
         || meta.free_thresh > meta.occupied_thresh
