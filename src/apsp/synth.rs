@@ -43,11 +43,12 @@ pub fn random_graph(n: u32, density: f64, lo: i32, hi: i32, shift: i32, seed: u6
     }
 }
 
-/// The same graph with float weights (each integer weight / 8 plus a small fraction, so ties
-/// still happen but sums are not all integers).
+/// The same graph with float weights: each integer weight times 0.1, which is not dyadic, so
+/// path sums round and depend on the order they are added in (a GPU = CPU comparison on them
+/// catches a change of summation order; dyadic weights would sum exactly in any order).
 pub fn to_float(g: &Graph) -> Graph {
     let w = match &g.weights {
-        Weights::Int(w) => w.iter().map(|&x| x as f32 * 0.125).collect(),
+        Weights::Int(w) => w.iter().map(|&x| x as f32 * 0.1).collect(),
         Weights::Float(w) => w.clone(),
     };
     Graph {

@@ -103,8 +103,8 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
             t.dedupe_ms,
             t.build_ms,
             t.sort_ms + t.dedupe_ms + t.build_ms,
-            dms[0],
-            qms[0]
+            dms[dms.len() / 2],
+            qms[qms.len() / 2]
         );
     }
     Ok(())
