@@ -113,6 +113,10 @@ fn check_over_dds(pairs: u32) {
             (n, "graph")
         );
         assert!(!status.negative_cycle);
+        if gpu_planning::compute::testing::cuda_required() {
+            // On the device the answer must come from the GPU, not a silent CPU fallback.
+            assert_eq!(status.backend, "cuda", "{status:?}");
+        }
 
         let req = ShortestPathRequest {
             sources: sources.clone(),

@@ -253,6 +253,12 @@ fn every_node_keeps_reading_a_topic_after_a_sample_it_cannot_decode() {
         )
         .await;
         assert_eq!(status.maps_received, 1, "garbage is not a map");
+        if gpu_planning::compute::testing::cuda_required() {
+            assert_eq!(
+                status.backend, "cuda",
+                "the nodes run on the CPU: {status:?}"
+            );
+        }
         logged(&["lee_planner: map 5 x 3 (map)"]).await;
         let path = first_where(
             "lee_planner ~/path from start_pose + goal_pose",

@@ -11,6 +11,7 @@ mod cell_graph_node;
 mod cyclone_interop;
 mod dds_loopback;
 mod demo;
+mod fallback_oom;
 mod garbage_topics;
 mod lee_node;
 mod load;

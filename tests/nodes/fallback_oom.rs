@@ -1,0 +1,215 @@
+//! The CPU fallback on device out-of-memory, for real, in every node: a `gpu_planning run`
+//! process on the CUDA backend whose device allocations above 1 KiB fail
+//! (`GPU_PLANNING_DEVICE_ALLOC_LIMIT`, the driver's out-of-memory error) answers every node's
+//! request from the CPU, and says so in its log. Needs a GPU: skips (or fails with
+//! GPU_PLANNING_REQUIRE_CUDA) elsewhere.
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use futures::StreamExt;
+use gpu_planning::compute::testing::cuda_or_skip;
+use gpu_planning::ros::msg::geometry_msgs::Point;
+use gpu_planning::ros::msg::gpu_planning::{
+    ApspStatus, BuildCellGraph, BuildCellGraphRequest, ExtractPolyline, ExtractPolylineRequest,
+    KNearest, KNearestRequest, QuadricArrangement, WeightedGraph,
+};
+use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
+use gpu_planning::ros::msg::sensor_msgs::{Image, PointCloud2};
+use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
+
+use crate::bad_input::{call, occupancy, pose};
+use crate::common;
+use crate::nearest_neighbors_node::cloud;
+
+#[test]
+fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
+    if cuda_or_skip("every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory").is_none() {
+        return;
+    }
+    let domain = common::unique_domain();
+    let exe = std::env::var("GPU_PLANNING_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
+    let mut child = Command::new(exe)
+        .args(["run", "--backend", "cuda", "--duration-s", "90"])
+        .args(["--domain-id", &domain.to_string()])
+        .env("GPU_PLANNING_DEVICE_ALLOC_LIMIT", "1024")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let client_rt =
+        RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut peer = NodeContext::new(&client_rt, "oom_peer").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let graph_pub = peer
+        .publisher::<WeightedGraph>("/apsp/graph", qos::map())
+        .unwrap();
+    let status_sub = peer
+        .subscription::<ApspStatus>("/apsp/status", qos::map())
+        .unwrap();
+    let image_pub = peer
+        .publisher::<Image>("/polyline/image", qos::map())
+        .unwrap();
+    let extract = peer.client::<ExtractPolyline>("/polyline/extract").unwrap();
+    let build = peer.client::<BuildCellGraph>("/cell_graph/build").unwrap();
+    let cloud_pub = peer
+        .publisher::<PointCloud2>("/nearest_neighbors/cloud", qos::map())
+        .unwrap();
+    let knn = peer.client::<KNearest>("/nearest_neighbors/knn").unwrap();
+    let _b = common::run_in_background(&client_rt);
+    smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        // Every input is above 1 KiB on the device.
+        map_pub
+            .async_publish(occupancy(64, 64, vec![0; 64 * 64], "map"))
+            .await
+            .unwrap();
+        let n = 40u32;
+        graph_pub
+            .async_publish(WeightedGraph {
+                vertex_count: n,
+                edge_from: (0..n - 1).collect(),
+                edge_to: (1..n).collect(),
+                weights: vec![1.0; n as usize - 1],
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let (w, h) = (40u32, 30u32);
+        image_pub
+            .async_publish(Image {
+                width: w,
+                height: h,
+                encoding: "mono8".into(),
+                step: w,
+                data: (0..w * h)
+                    .map(|i| if i % w == 20 { 255 } else { 0 })
+                    .collect(),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        let pts: Vec<[f32; 3]> = (0..500).map(|i| [i as f32, 0.0, 0.0]).collect();
+        cloud_pub.async_publish(cloud(&pts)).await.unwrap();
+
+        let s = status_sub.async_stream();
+        futures::pin_mut!(s);
+        let status = s.next().await.unwrap().unwrap().0;
+        assert_eq!(status.error, "", "{status:?}");
+        assert_eq!(
+            status.backend, "cpu",
+            "solved on the CPU after the fallback"
+        );
+        let mut path = None;
+        for _ in 0..100 {
+            let r = call(
+                &plan,
+                GetPlanRequest {
+                    start: pose(0.5, 0.5, "map"),
+                    goal: pose(63.5, 0.5, "map"),
+                    tolerance: 0.0,
+                },
+            )
+            .await;
+            if !r.plan.poses.is_empty() {
+                path = Some(r.plan);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        assert_eq!(path.expect("a plan").poses.len(), 64);
+        let mut extracted = None;
+        for _ in 0..100 {
+            let r = call(
+                &extract,
+                ExtractPolylineRequest {
+                    a: Point {
+                        x: 20.0,
+                        y: 2.0,
+                        z: 0.0,
+                    },
+                    b: Point {
+                        x: 20.0,
+                        y: 27.0,
+                        z: 0.0,
+                    },
+                    guides: 3,
+                    points_per_guide: 9,
+                    ..Default::default()
+                },
+            )
+            .await;
+            if r.success {
+                extracted = Some(r);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        assert!(extracted.expect("a polyline").feasible);
+        let mut coefficients = vec![0.0; 10];
+        coefficients[0] = -1.0;
+        coefficients[9] = 1.0;
+        let built = call(
+            &build,
+            BuildCellGraphRequest {
+                constraints: QuadricArrangement {
+                    count: 1,
+                    coefficients,
+                    ..Default::default()
+                },
+                sample_count: 200,
+                seed: 3,
+                ..Default::default()
+            },
+        )
+        .await;
+        assert!(built.success, "{}", built.error);
+        let mut found = None;
+        for _ in 0..100 {
+            let r = call(
+                &knn,
+                KNearestRequest {
+                    dimensions: 3,
+                    points: vec![7.2, 0.0, 0.0],
+                    k: 1,
+                },
+            )
+            .await;
+            if r.success {
+                found = Some(r);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        assert_eq!(found.expect("a neighbour").neighbors.indices, vec![7]);
+    });
+    client_rt.shutdown().trigger();
+    let _ = child.kill();
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    let _ = child.wait();
+    for (node, needles) in [
+        ("lee_planner", ["lee: the grid's", "do not fit the device"]),
+        ("apsp", ["apsp: graph of 40 vertices", "(cpu_fallback)"]),
+        ("polyline", ["polyline: image 40 x 30", "(cpu_fallback)"]),
+        ("cell_graph", ["cell_graph: 200 samples", "(cpu_fallback)"]),
+        (
+            "nearest_neighbors",
+            ["nearest_neighbors: tree of 500", "(cpu_fallback)"],
+        ),
+    ] {
+        assert!(
+            log.lines().any(|l| needles.iter().all(|n| l.contains(n))),
+            "no fallback line from {node} ({needles:?}); log:\n{log}"
+        );
+    }
+}
