@@ -1,6 +1,6 @@
 //! gpu_planning: massively parallel motion-planning primitives behind ROS 2 nodes.
 //!
-//! Layout (see DESIGN.md in the repository): `compute` selects the CPU or CUDA backend and owns
+//! Layout (README.md, "Layout"): `compute` selects the CPU or CUDA backend and owns
 //! the CUDA runtime and the parallel primitives; `ros` speaks ROS 2 on the DDS wire through
 //! `ros2-client`; `nodes` holds the thin nodes that connect the two.
 

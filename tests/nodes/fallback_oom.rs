@@ -1,5 +1,5 @@
 //! The CPU fallback on device out-of-memory, for real, in every node: a `gpu_planning run`
-//! process on the CUDA backend whose device allocations above 1 KiB fail
+//! process on the CUDA backend whose device allocations above 4 KiB fail
 //! (`GPU_PLANNING_DEVICE_ALLOC_LIMIT`, the driver's out-of-memory error) answers every node's
 //! request from the CPU, and says so in its log. Needs a GPU: skips (or fails with
 //! GPU_PLANNING_REQUIRE_CUDA) elsewhere.
@@ -34,12 +34,28 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
     let mut child = Command::new(exe)
         .args(["run", "--backend", "cuda", "--duration-s", "90"])
         .args(["--domain-id", &domain.to_string()])
-        .env("GPU_PLANNING_DEVICE_ALLOC_LIMIT", "1024")
+        .env("GPU_PLANNING_DEVICE_ALLOC_LIMIT", "4096")
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // The child's log, echoed as it comes (so a failure shows why) and kept for the checks.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let echo = {
+        let (log, mut err) = (log.clone(), child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let text = String::from_utf8_lossy(&buf[..n]).to_string();
+                eprint!("{text}");
+                log.lock().unwrap().push_str(&text);
+            }
+        })
+    };
     let client_rt =
         RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
     let mut peer = NodeContext::new(&client_rt, "oom_peer").unwrap();
@@ -63,7 +79,10 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
     let _b = common::run_in_background(&client_rt);
     smol::block_on(async {
         common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
-        // Every input is above 1 KiB on the device.
+        common::settle_discovery("extract", extract.wait_for_service(peer.node())).await;
+        common::settle_discovery("build", build.wait_for_service(peer.node())).await;
+        common::settle_discovery("knn", knn.wait_for_service(peer.node())).await;
+        // Every input is above 4 KiB on the device.
         map_pub
             .async_publish(occupancy(64, 64, vec![0; 64 * 64], "map"))
             .await
@@ -80,19 +99,17 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
             .await
             .unwrap();
         let (w, h) = (40u32, 30u32);
-        image_pub
-            .async_publish(Image {
-                width: w,
-                height: h,
-                encoding: "mono8".into(),
-                step: w,
-                data: (0..w * h)
-                    .map(|i| if i % w == 20 { 255 } else { 0 })
-                    .collect(),
-                ..Default::default()
-            })
-            .await
-            .unwrap();
+        let image = Image {
+            width: w,
+            height: h,
+            encoding: "mono8".into(),
+            step: w,
+            data: (0..w * h)
+                .map(|i| if i % w == 20 { 255 } else { 0 })
+                .collect(),
+            ..Default::default()
+        };
+        image_pub.async_publish(image.clone()).await.unwrap();
         let pts: Vec<[f32; 3]> = (0..500).map(|i| [i as f32, 0.0, 0.0]).collect();
         cloud_pub.async_publish(cloud(&pts)).await.unwrap();
 
@@ -123,7 +140,11 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
         }
         assert_eq!(path.expect("a plan").poses.len(), 64);
         let mut extracted = None;
-        for _ in 0..100 {
+        for attempt in 0..100 {
+            if attempt % 10 == 9 {
+                // A sample sent before the match settled can be lost: send it again.
+                image_pub.async_publish(image.clone()).await.unwrap();
+            }
             let r = call(
                 &extract,
                 ExtractPolylineRequest {
@@ -169,7 +190,10 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
         .await;
         assert!(built.success, "{}", built.error);
         let mut found = None;
-        for _ in 0..100 {
+        for attempt in 0..100 {
+            if attempt % 10 == 9 {
+                cloud_pub.async_publish(cloud(&pts)).await.unwrap();
+            }
             let r = call(
                 &knn,
                 KNearestRequest {
@@ -189,14 +213,9 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
     });
     client_rt.shutdown().trigger();
     let _ = child.kill();
-    let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
     let _ = child.wait();
+    let _ = echo.join();
+    let log = log.lock().unwrap().clone();
     for (node, needles) in [
         ("lee_planner", ["lee: the grid's", "do not fit the device"]),
         ("apsp", ["apsp: graph of 40 vertices", "(cpu_fallback)"]),
