@@ -55,23 +55,6 @@ impl RuntimeParams {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unknown_keys_and_bad_values_are_named() {
-        let e = serde_yaml::from_str::<RuntimeParams>("status_perod_s: 1.0").unwrap_err();
-        assert!(e.to_string().contains("status_perod_s"), "{e}");
-        let e = serde_yaml::from_str::<RuntimeParams>("backend: opencl").unwrap_err();
-        assert!(e.to_string().contains("opencl"), "{e}");
-        let p: RuntimeParams = serde_yaml::from_str("status_period_s: -1").unwrap();
-        let e = p.validate().unwrap_err().to_string();
-        assert!(e.contains("status_period_s") && e.contains("-1"), "{e}");
-        assert!(RuntimeParams::default().validate().is_ok());
-    }
-}
-
 /// Parameters of the `lee_planner` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -104,7 +87,7 @@ pub struct LeeParams {
 
 impl Default for LeeParams {
     fn default() -> Self {
-        let p = crate::lee::PlannerConfig::default();
+        let p = crate::lee::Config::default();
         LeeParams {
             backend: BackendKind::Auto,
             service_mapping: "enhanced".into(),
@@ -166,8 +149,8 @@ impl LeeParams {
         Ok(())
     }
 
-    pub fn planner_config(&self) -> crate::lee::PlannerConfig {
-        crate::lee::PlannerConfig {
+    pub fn planner_config(&self) -> crate::lee::Config {
+        crate::lee::Config {
             memory_model: self.memory_model,
             block_x: self.block_x,
             block_y: self.block_y,
@@ -200,7 +183,7 @@ pub struct ApspParams {
 
 impl Default for ApspParams {
     fn default() -> Self {
-        let c = crate::apsp::SolverConfig::default();
+        let c = crate::apsp::Config::default();
         ApspParams {
             backend: BackendKind::Auto,
             service_mapping: "enhanced".into(),
@@ -233,8 +216,8 @@ impl ApspParams {
         Ok(())
     }
 
-    pub fn solver_config(&self) -> crate::apsp::SolverConfig {
-        crate::apsp::SolverConfig {
+    pub fn solver_config(&self) -> crate::apsp::Config {
+        crate::apsp::Config {
             memory_model: self.memory_model,
             tile: self.tile,
             thread_tile: self.thread_tile,
@@ -555,4 +538,21 @@ pub fn service_params(all: &serde_yaml::Mapping) -> Result<ServiceParams> {
         .map_err(|e| Error::invalid("", e))?;
     p.validate()?;
     Ok(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_keys_and_bad_values_are_named() {
+        let e = serde_yaml::from_str::<RuntimeParams>("status_perod_s: 1.0").unwrap_err();
+        assert!(e.to_string().contains("status_perod_s"), "{e}");
+        let e = serde_yaml::from_str::<RuntimeParams>("backend: opencl").unwrap_err();
+        assert!(e.to_string().contains("opencl"), "{e}");
+        let p: RuntimeParams = serde_yaml::from_str("status_period_s: -1").unwrap();
+        let e = p.validate().unwrap_err().to_string();
+        assert!(e.contains("status_period_s") && e.contains("-1"), "{e}");
+        assert!(RuntimeParams::default().validate().is_ok());
+    }
 }

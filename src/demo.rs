@@ -13,15 +13,14 @@ use crate::bag::{cdr, Bag};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::polyline::{Gray, Problem};
-use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
+use crate::ros::msg::geometry_msgs::Point;
 use crate::ros::msg::gpu_planning::{
     ApspStatus, BuildCellGraphResponse, CellGraph, ExtractPolylineRequest, ExtractPolylineResponse,
     FindRotationPathResponse, KNearestResponse, Neighbors, ShortestPathRequest,
     ShortestPathResponse,
 };
 use crate::ros::msg::nav_msgs::{GetPlanResponse, OccupancyGrid};
-use crate::ros::msg::sensor_msgs::{Image, PointCloud2, PointField};
-use crate::ros::msg::std_msgs::Header;
+use crate::ros::msg::sensor_msgs::Image;
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {
@@ -59,88 +58,6 @@ const BUNDLED: [(&str, &[u8]); 5] = [
         include_bytes!("../tests/data/bags/nearest_neighbors/nearest_neighbors_0.mcap"),
     ),
 ];
-
-/// A 200 x 150 map of 0.1 m cells: rooms and walls with doors, some unknown cells.
-pub fn demo_map() -> OccupancyGrid {
-    let (w, h) = (200u32, 150u32);
-    let mut data = vec![0i8; (w * h) as usize];
-    for y in 0..h {
-        for x in 0..w {
-            let wall = (x == 60 && !(20..35).contains(&y))
-                || (x == 130 && !(110..125).contains(&y))
-                || (y == 75 && x < 60 && !(25..40).contains(&x))
-                || ((x as i32 - 95).pow(2) + (y as i32 - 40).pow(2) < 15 * 15);
-            if wall {
-                data[(y * w + x) as usize] = 100;
-            } else if (160..175).contains(&x) && (20..40).contains(&y) {
-                data[(y * w + x) as usize] = -1;
-            }
-        }
-    }
-    let mut m = OccupancyGrid {
-        data,
-        ..Default::default()
-    };
-    m.header.frame_id = "map".into();
-    m.info.width = w;
-    m.info.height = h;
-    m.info.resolution = 0.1;
-    m.info.origin.orientation = Quaternion::identity();
-    m
-}
-
-/// A 320 x 240 grey image: a bright band crossing noise.
-pub fn demo_image() -> Gray {
-    let (w, h) = (320u32, 240u32);
-    let mut rng = crate::bench::XorShift::new(7);
-    let data = (0..h)
-        .flat_map(|y| (0..w).map(move |x| (x, y)))
-        .map(|(x, y)| {
-            let band = ((y as f64 - (40.0 + 0.5 * x as f64 + 12.0 * (x as f64 / 40.0).sin())).abs()
-                < 4.0) as u8 as f64;
-            60.0 + 120.0 * band + (rng.next_u64() % 40) as f64
-        })
-        .collect();
-    Gray {
-        width: w,
-        height: h,
-        data,
-    }
-}
-
-pub(crate) fn pose(x: f64, y: f64) -> PoseStamped {
-    PoseStamped {
-        header: Header {
-            frame_id: "map".into(),
-            ..Default::default()
-        },
-        pose: Pose {
-            position: Point { x, y, z: 0.0 },
-            orientation: Quaternion::identity(),
-        },
-    }
-}
-
-pub(crate) fn cloud(points: &[[f32; 3]]) -> PointCloud2 {
-    let field = |name: &str, offset| PointField {
-        name: name.into(),
-        offset,
-        datatype: PointField::FLOAT32,
-        count: 1,
-    };
-    PointCloud2 {
-        height: 1,
-        width: points.len() as u32,
-        fields: vec![field("x", 0), field("y", 4), field("z", 8)],
-        point_step: 12,
-        row_step: 12 * points.len() as u32,
-        data: points
-            .iter()
-            .flat_map(|p| p.iter().flat_map(|v| v.to_le_bytes()))
-            .collect(),
-        ..Default::default()
-    }
-}
 
 fn draw_map(m: &OccupancyGrid, path: &[(f64, f64)], out: &FsPath) -> Result<()> {
     let (w, h, res) = (m.info.width, m.info.height, m.info.resolution as f64);
@@ -498,7 +415,7 @@ pub fn run(a: DemoArgs) -> Result<()> {
                 .enumerate()
                 .map(|(i, (_, bag))| {
                     let backend = backend.clone();
-                    scope.spawn(move || warm_up(bag, &backend, nth_domain(first, i)))
+                    scope.spawn(move || warm_up(&backend, bag, nth_domain(first, i)))
                 })
                 .collect();
             for h in handles {

@@ -18,6 +18,7 @@ pub mod lee;
 pub mod nodes;
 pub mod npy;
 pub mod polyline;
+pub mod rng;
 pub mod ros;
 pub mod sync;
 

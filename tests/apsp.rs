@@ -5,9 +5,9 @@
 
 use gpu_planning::apsp::graph::dense;
 use gpu_planning::apsp::io::{parse_csv, parse_dimacs};
-use gpu_planning::apsp::solver::{finish, padded_size, run, solve, Distances};
 use gpu_planning::apsp::synth::{random_graph, to_float};
-use gpu_planning::apsp::{cpu, Graph, MemoryModel, SolverConfig, Weight, Weights, NO_VERTEX};
+use gpu_planning::apsp::{cpu, Config, Graph, MemoryModel, Weight, Weights, NO_VERTEX};
+use gpu_planning::apsp::{finish, padded_size, run, solve, Distances};
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
 use gpu_planning::Error;
@@ -102,7 +102,7 @@ fn assert_paths_valid(g: &Graph, d: &[i32], h: &[u32]) {
     }
 }
 
-fn int_solution(g: &Graph, config: &SolverConfig) -> (Vec<i32>, Vec<u32>) {
+fn int_solution(g: &Graph, config: &Config) -> (Vec<i32>, Vec<u32>) {
     let s = solve(&Backend::Cpu, g, config).expect("solve");
     match s.distances {
         Distances::Int(d) => (d, s.successors),
@@ -110,10 +110,10 @@ fn int_solution(g: &Graph, config: &SolverConfig) -> (Vec<i32>, Vec<u32>) {
     }
 }
 
-fn model(m: MemoryModel) -> SolverConfig {
-    SolverConfig {
+fn model(m: MemoryModel) -> Config {
+    Config {
         memory_model: m,
-        ..SolverConfig::default()
+        ..Config::default()
     }
 }
 
@@ -124,7 +124,7 @@ proptest! {
         let g = random_graph(n, density, 0, hi, shift, seed);
         let bf = bellman_ford(&g);
         for m in [MemoryModel::Linear, MemoryModel::Tiled] {
-            let config = SolverConfig { memory_model: m, tile, thread_tile: tile / 16, ..SolverConfig::default() };
+            let config = Config { memory_model: m, tile, thread_tile: tile / 16, ..Config::default() };
             let (d, h) = int_solution(&g, &config);
             for (c, want) in bf.iter().enumerate() {
                 prop_assert_eq!(d[c].reached().then_some(d[c] as i64), *want, "pair {}", c);
@@ -151,11 +151,11 @@ fn blocked_order_may_keep_another_equal_path() {
         weights: Weights::Int(w),
     };
     let (dt, ht) = int_solution(&g, &model(MemoryModel::Linear));
-    let blocked = SolverConfig {
+    let blocked = Config {
         memory_model: MemoryModel::Tiled,
         tile: 16,
         thread_tile: 1,
-        ..SolverConfig::default()
+        ..Config::default()
     };
     let (db, hb) = int_solution(&g, &blocked);
     assert_eq!(dt, db);
@@ -173,7 +173,7 @@ fn parallel_edges_keep_the_lightest_and_positive_self_loops_are_ignored() {
         to: vec![1, 1, 1, 1, 2],
         weights: Weights::Int(vec![5, 2, 7, 4, 1]),
     };
-    let (d, h) = int_solution(&g, &SolverConfig::default());
+    let (d, h) = int_solution(&g, &Config::default());
     assert_eq!(&d[0..3], &[0, 2, 3]);
     assert_eq!(h[2], 1);
     assert_eq!(d[4], 0);
@@ -252,7 +252,7 @@ fn integer_weights_are_exact_up_to_the_documented_limit_and_refused_beyond() {
             to: vec![1],
             weights: Weights::Int(vec![bad]),
         };
-        let e = solve(&Backend::Cpu, &g, &SolverConfig::default()).unwrap_err();
+        let e = solve(&Backend::Cpu, &g, &Config::default()).unwrap_err();
         assert!(e.to_string().contains("integer_weights"), "{bad}: {e}");
     }
 }
@@ -265,7 +265,7 @@ fn bad_graphs_are_named() {
         to: vec![1, 2],
         weights: Weights::Int(vec![1, 1]),
     };
-    let e = solve(&Backend::Cpu, &g, &SolverConfig::default())
+    let e = solve(&Backend::Cpu, &g, &Config::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("edge_from[1]") && e.contains('5'), "{e}");
@@ -275,7 +275,7 @@ fn bad_graphs_are_named() {
         to: vec![1],
         weights: Weights::Float(vec![f32::NAN]),
     };
-    let e = solve(&Backend::Cpu, &g, &SolverConfig::default())
+    let e = solve(&Backend::Cpu, &g, &Config::default())
         .unwrap_err()
         .to_string();
     assert!(e.contains("weights[0]") && e.contains("NaN"), "{e}");
@@ -285,10 +285,10 @@ fn bad_graphs_are_named() {
         to: vec![1],
         weights: Weights::Int(vec![1, 1]),
     };
-    assert!(solve(&Backend::Cpu, &g, &SolverConfig::default()).is_err());
-    let bad = SolverConfig {
+    assert!(solve(&Backend::Cpu, &g, &Config::default()).is_err());
+    let bad = Config {
         tile: 48,
-        ..SolverConfig::default()
+        ..Config::default()
     };
     let e = solve(&Backend::Cpu, &g, &bad).unwrap_err().to_string();
     assert!(e.contains("tile") && e.contains("48"), "{e}");
@@ -372,7 +372,7 @@ fn cli_answers_queries_as_json() {
 // ---- GPU ------------------------------------------------------------------------------------
 
 /// The GPU result of `config` against the CPU reference of the same order, bit for bit.
-fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &SolverConfig, what: &str) {
+fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &Config, what: &str) {
     let n = g.vertices as usize;
     let np = padded_size(n, config);
     let (d0, h0) = dense(n, np, &g.from, &g.to, w);
@@ -451,19 +451,19 @@ fn gpu_models_match_cpu_references() {
             for m in MemoryModel::ALL {
                 let mut configs = vec![model(m)];
                 if m == MemoryModel::Tiled {
-                    configs.extend(shapes.iter().map(|&(tile, thread_tile)| SolverConfig {
+                    configs.extend(shapes.iter().map(|&(tile, thread_tile)| Config {
                         memory_model: m,
                         tile,
                         thread_tile,
-                        ..SolverConfig::default()
+                        ..Config::default()
                     }));
                 }
                 if m == MemoryModel::Coalesced || m == MemoryModel::Shared {
-                    configs.push(SolverConfig {
+                    configs.push(Config {
                         memory_model: m,
                         block_x: 7,
                         block_y: 5,
-                        ..SolverConfig::default()
+                        ..Config::default()
                     });
                 }
                 for c in &configs {
@@ -498,9 +498,9 @@ fn gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles() {
     let Weights::Int(w) = &g.weights else {
         unreachable!()
     };
-    check_gpu(&backend, &g, w, &SolverConfig::default(), "n 777");
-    let s = solve(&backend, &g, &SolverConfig::default()).unwrap();
-    let (d, h) = int_solution(&g, &SolverConfig::default());
+    check_gpu(&backend, &g, w, &Config::default(), "n 777");
+    let s = solve(&backend, &g, &Config::default()).unwrap();
+    let (d, h) = int_solution(&g, &Config::default());
     assert_eq!(s.distances, Distances::Int(d.clone()));
     assert_eq!(s.successors, h);
     assert_paths_valid(&g, &d, &h);

@@ -4,8 +4,8 @@
 
 use gpu_planning::cellgraph::cells::cmp_int;
 use gpu_planning::cellgraph::classify::classify;
+use gpu_planning::cellgraph::cpu;
 use gpu_planning::cellgraph::edges::brute_force;
-use gpu_planning::cellgraph::graph::edges_cpu;
 use gpu_planning::cellgraph::samples::{normalised, shoemake};
 use gpu_planning::cellgraph::{build, Algorithm, Arrangement, CellGraph, Config};
 use gpu_planning::compute::Backend;
@@ -59,7 +59,7 @@ proptest! {
         check_cells(&g);
         let want = brute_force(&g.cells);
         for algorithm in [Algorithm::Heuristic, Algorithm::Tree, Algorithm::Hash] {
-            let e = edges_cpu(&g.cells, &Config { algorithm, r, h });
+            let e = cpu::edges(&g.cells, &Config { algorithm, r, h });
             prop_assert_eq!(&e, &want, "{:?}", algorithm);
         }
     }

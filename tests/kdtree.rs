@@ -2,10 +2,11 @@
 //! force (Euclidean and SO(3)) on random inputs with duplicates and coordinate ties; bad inputs
 //! are named; the CUDA builder gives the CPU's tree and CUDA queries the CPU's answers.
 
-use gpu_planning::bench::XorShift;
 use gpu_planning::compute::Backend;
+use gpu_planning::kdtree::cpu::{build as cpu_build, knn, radius};
 use gpu_planning::kdtree::query::dist2;
-use gpu_planning::kdtree::{build, build_cpu, knn, radius, Metric, Points};
+use gpu_planning::kdtree::{build, Metric, Points};
+use gpu_planning::rng::XorShift;
 use proptest::prelude::*;
 
 /// n points in [0, 1)^dims on a grid of `levels` values (ties), a quarter of them repeats.
@@ -85,7 +86,7 @@ fn duplicates_answer_with_their_first_copy() {
 #[test]
 fn a_broken_tree_fails_the_checker() {
     let p = points(500, 3, 1000, 5);
-    let mut t = build_cpu::build(&p);
+    let mut t = cpu_build(&p);
     assert!(t.check().is_ok());
     let m = t.len() / 2;
     t.order.swap(m, m + 1);
@@ -140,7 +141,7 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
     .enumerate()
     {
         let p = points(n, dims, levels, seed ^ case as u64);
-        let cpu = build_cpu::build(&p);
+        let cpu = cpu_build(&p);
         let (dev, _) = DeviceTree::build(&rt, &p).unwrap();
         assert_eq!(dev.check().unwrap(), Ok(()), "n {n}, dims {dims}");
         let gpu = dev.download(p.len()).unwrap();

@@ -6,7 +6,7 @@ use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
 use gpu_planning::lee::synth::{maze, nearest_open, random_terrain};
 use gpu_planning::lee::{
-    cpu, path, Connectivity, Grid, MemoryModel, Planner, PlannerConfig, DIRECTIONS, UNREACHED,
+    cpu, Config, Connectivity, Grid, MemoryModel, Planner, DIRECTIONS, UNREACHED,
 };
 use proptest::prelude::*;
 
@@ -90,7 +90,7 @@ fn path_follows_the_seed_priority() {
     let g = Grid::from_elevation(3, 3, &[0.0; 9], 0.0, Connectivity::Four).unwrap();
     let l = cpu::distance_field(&g, (1, 1));
     assert_eq!(
-        path::descend(&g, &l, (0, 0)).unwrap(),
+        cpu::descend(&g, &l, (0, 0)).unwrap(),
         vec![(0, 0), (1, 0), (1, 1)]
     );
 }
@@ -108,7 +108,7 @@ fn walls_make_detours_and_islands_are_unreachable() {
     let l = cpu::distance_field(&g, (0, 0));
     assert_eq!(l[4], 8); // (4, 0): down 2, right 4, up 2
     assert_eq!(l[2], UNREACHED); // the wall cells themselves are unreachable (step 9)
-    let p = Planner::new(&Backend::Cpu, g, PlannerConfig::default()).unwrap();
+    let p = Planner::new(&Backend::Cpu, g, Config::default()).unwrap();
     let plan = p.plan((4, 0), (0, 0), false).unwrap();
     assert!(plan.reachable);
     assert_eq!(plan.length, Some(8));
@@ -132,7 +132,7 @@ proptest! {
         let labels = cpu::distance_field(&g, goal);
         assert_bfs_field(&g, &labels, g.index(goal.0, goal.1));
         let start = (((seed >> 7) % w as u64) as u32, ((seed >> 33) % h as u64) as u32);
-        if let Some(p) = path::descend(&g, &labels, start) {
+        if let Some(p) = cpu::descend(&g, &labels, start) {
             assert_valid_path(&g, &labels, &p, start, goal);
         } else {
             prop_assert_eq!(labels[g.index(start.0, start.1)], UNREACHED);
@@ -162,10 +162,10 @@ fn check_gpu_equals_cpu(
     let goal = nearest_open(heights, w, w / 2, h / 2).unwrap();
     let start = nearest_open(heights, w, 0, 0).unwrap();
     let expected = cpu::distance_field(&grid, goal);
-    let expected_path = path::descend(&grid, &expected, start).unwrap_or_default();
+    let expected_path = cpu::descend(&grid, &expected, start).unwrap_or_default();
     for &model in models {
         for &(bx, by) in blocks {
-            let config = PlannerConfig {
+            let config = Config {
                 memory_model: model,
                 block_x: bx,
                 block_y: by,
@@ -260,7 +260,7 @@ fn gpu_default_model_matches_cpu_on_a_large_grid() {
     let heights = random_terrain(w, h, 0.3, 77 ^ std::process::id() as u64);
     let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
     let expected = cpu::distance_field(&grid, (1000, 999));
-    let p = Planner::new(&backend, grid, PlannerConfig::default()).unwrap();
+    let p = Planner::new(&backend, grid, Config::default()).unwrap();
     for _ in 0..3 {
         // Repeated queries reuse the device buffers.
         assert!(p.distance_field((1000, 999)).unwrap() == expected);
@@ -309,7 +309,7 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
                     };
                     let expected = cpu::distance_field(&grid, goal);
                     for (bx, by) in [(32, 1), (7, 5), (32, 32)] {
-                        let config = PlannerConfig {
+                        let config = Config {
                             memory_model: MemoryModel::Bitwave,
                             block_x: bx,
                             block_y: by,
@@ -396,7 +396,7 @@ fn gazebo_heightmap_loads_and_plans_around_its_wall() {
     // max_step 0.5 climbs the 0.4 m ripples but not the 1.6+ m wall: (0, 4) -> (4, 4) goes
     // up to row 0, across, and down again: 4 + 4 + 4 moves.
     let g = Grid::from_elevation(5, 5, &m.heights, 0.5, Connectivity::Four).unwrap();
-    let plan = Planner::new(&Backend::Cpu, g, PlannerConfig::default())
+    let plan = Planner::new(&Backend::Cpu, g, Config::default())
         .unwrap()
         .plan((0, 4), (4, 4), false)
         .unwrap();

@@ -2,11 +2,11 @@
 //! gradient, guide geometry and link scores on hand-checked cases; infeasible limits; input
 //! errors; the CLI.
 
-use gpu_planning::bench::XorShift;
-use gpu_planning::polyline::dp::brute_force;
+use gpu_planning::polyline::cpu::{brute_force, solve};
 use gpu_planning::polyline::geometry::Problem;
 use gpu_planning::polyline::score::link;
-use gpu_planning::polyline::{solve, Gradient, Gray};
+use gpu_planning::polyline::{Gradient, Gray};
+use gpu_planning::rng::XorShift;
 use proptest::prelude::*;
 
 fn random_image(w: u32, h: u32, seed: u64) -> Gray {

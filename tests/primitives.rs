@@ -2,11 +2,11 @@
 //! against the CPU references on random and adversarial inputs. GPU tests skip without CUDA
 //! and fail when GPU_PLANNING_REQUIRE_CUDA=1.
 
-use gpu_planning::bench::XorShift;
 use gpu_planning::compute::primitives::gpu::{Primitives, SortConfig, SortMethod};
 use gpu_planning::compute::primitives::{self, cpu};
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
+use gpu_planning::rng::XorShift;
 use proptest::prelude::*;
 
 /// Sizes around the 2048-element tiles and warp widths, plus multi-level scans.
@@ -265,7 +265,7 @@ fn kernels_load_and_run_from_fresh_threads() {
                 half_width: 1.0,
                 max_angle: 1.0,
             };
-            gpu_planning::polyline::solve_on(&Backend::Cuda(rt), &g, &p).unwrap();
+            gpu_planning::polyline::solve(&Backend::Cuda(rt), &g, &p).unwrap();
         })
         .join()
         .unwrap();
@@ -288,7 +288,7 @@ fn kernels_load_and_run_from_fresh_threads() {
     let planner = gpu_planning::lee::Planner::new(
         &Backend::Cuda(rt.clone()),
         grid,
-        gpu_planning::lee::PlannerConfig::default(),
+        gpu_planning::lee::Config::default(),
     )
     .unwrap();
     std::thread::spawn(move || drop(planner)).join().unwrap();
@@ -296,12 +296,12 @@ fn kernels_load_and_run_from_fresh_threads() {
     rt.function(&PRIMITIVES, "scan_tiles").unwrap();
     let mut d = vec![0i32; 64 * 64];
     let mut h = vec![0u32; 64 * 64];
-    gpu_planning::apsp::solver::run(
+    gpu_planning::apsp::run(
         &Backend::Cuda(rt.clone()),
         &mut d,
         &mut h,
         64,
-        &gpu_planning::apsp::SolverConfig::default(),
+        &gpu_planning::apsp::Config::default(),
     )
     .unwrap();
 }

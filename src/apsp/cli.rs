@@ -6,7 +6,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::io::{read_graph, IdBase};
-use super::solver::{solve, Distances, MemoryModel, SolverConfig};
+use super::{solve, Config, Distances, MemoryModel};
 use crate::compute::{Backend, BackendKind};
 use crate::config::ApspParams;
 use crate::error::{Error, Result};
@@ -68,11 +68,11 @@ pub fn run(a: ApspArgs) -> Result<()> {
             ),
         )
     })?;
-    let config = SolverConfig {
+    let config = Config {
         memory_model,
         tile: a.tile,
         thread_tile: a.thread_tile,
-        ..SolverConfig::default()
+        ..Config::default()
     };
     let (graph, base) = read_graph(&a.graph, a.vertices)?;
     if graph.vertices > a.max_vertices {

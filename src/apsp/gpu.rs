@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::solver::{MemoryModel, SolverConfig};
+use super::config::{Config, MemoryModel};
 use super::weight::Weight;
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::APSP;
@@ -62,7 +62,7 @@ impl<T: Weight> DeviceMatrices<T> {
     }
 
     /// Runs every k (queued on the stream; [`DeviceMatrices::synchronize`] waits).
-    pub fn solve(&mut self, config: &SolverConfig) -> Result<()> {
+    pub fn solve(&mut self, config: &Config) -> Result<()> {
         config.validate()?;
         let np = self.np;
         if np == 0 {

@@ -2,8 +2,10 @@
 //! (dense, padded distance and successor matrices).
 
 use super::weight::{Weight, INT_REACH_LIMIT};
-use super::NO_VERTEX;
 use crate::error::{Error, Result};
+
+/// Successor of a pair with no path (and of padding).
+pub const NO_VERTEX: u32 = u32::MAX;
 
 /// Edge weights: integers are solved exactly in i32, anything else in f32.
 #[derive(Debug, Clone, PartialEq)]

@@ -4,19 +4,142 @@
 //! same distances and the successor matrix of the reference that relaxes in its order.
 
 pub mod cli;
+pub mod config;
 pub mod cpu;
 pub mod gpu;
 pub mod graph;
 pub mod io;
 pub mod paths;
-pub mod solver;
+pub mod solution;
 pub mod synth;
 pub mod weight;
 
-pub use graph::{Graph, Weights};
+pub use config::{Config, MemoryModel, BLOCKED_TILE};
+pub use graph::{Graph, Weights, NO_VERTEX};
 pub use paths::NegativeCycle;
-pub use solver::{MemoryModel, Solution, SolverConfig};
+pub use solution::{Distances, PairPath, Solution};
 pub use weight::Weight;
 
-/// Successor of a pair with no path (and of padding).
-pub const NO_VERTEX: u32 = u32::MAX;
+use std::time::Instant;
+
+use crate::compute::Backend;
+use crate::error::{Error, Result};
+use graph::{dense, padded};
+use paths::{negative_cycle, repair_circular_successors};
+
+// The dispatch: a graph in, distances and successors out, on the CPU or a GPU memory model.
+
+/// Solves `graph`; a negative cycle is `Error::NegativeCycle`.
+pub fn solve(backend: &Backend, graph: &Graph, config: &Config) -> Result<Solution> {
+    config.validate()?;
+    graph.validate()?;
+    let started = Instant::now();
+    let n = graph.vertices as usize;
+    let (distances, successors) = match &graph.weights {
+        Weights::Int(w) => {
+            let (d, h) = solve_typed(backend, graph, w, config)?;
+            (Distances::Int(d), h)
+        }
+        Weights::Float(w) => {
+            let (d, h) = solve_typed(backend, graph, w, config)?;
+            (Distances::Float(d), h)
+        }
+    };
+    Ok(Solution {
+        vertices: n,
+        distances,
+        successors,
+        backend: backend.name(),
+        memory_model: config.memory_model,
+        compute_s: started.elapsed().as_secs_f64(),
+    })
+}
+
+fn solve_typed<T: Weight>(
+    backend: &Backend,
+    graph: &Graph,
+    w: &[T],
+    config: &Config,
+) -> Result<(Vec<T>, Vec<u32>)> {
+    let n = graph.vertices as usize;
+    let np = padded_size(n, config);
+    let (mut d, mut h) = dense(n, np, &graph.from, &graph.to, w);
+    run(backend, &mut d, &mut h, np, config)?;
+    let (d, mut h) = finish(&d, &h, n, np);
+    if let Some(c) = negative_cycle(&d, &h, n, |u, v| lightest_edge(graph, w, u, v)) {
+        return Err(Error::NegativeCycle {
+            vertex: c.vertex,
+            cycle: c.cycle,
+        });
+    }
+    let repaired = repair_circular_successors(&graph.from, &graph.to, w, &d, &mut h, n);
+    if repaired > 0 {
+        tracing::debug!("apsp: rebuilt successors of {repaired} targets on zero-weight cycles");
+    }
+    Ok((d, h))
+}
+
+/// Matrix side the model runs on: a multiple of its tile for the blocked orders.
+pub fn padded_size(n: usize, config: &Config) -> usize {
+    if config.memory_model.is_blocked() {
+        padded(n, config.blocked_shape().0 as usize)
+    } else {
+        n
+    }
+}
+
+/// Runs `config`'s model in place on padded start matrices.
+pub fn run<T: Weight>(
+    backend: &Backend,
+    d: &mut [T],
+    h: &mut [u32],
+    np: usize,
+    config: &Config,
+) -> Result<()> {
+    if np == 0 {
+        return Ok(());
+    }
+    match backend {
+        Backend::Cpu => {
+            if config.memory_model.is_blocked() {
+                cpu::blocked(d, h, np, config.blocked_shape().0 as usize)
+            } else {
+                cpu::textbook(d, h, np)
+            }
+        }
+        Backend::Cuda(rt) => {
+            let mut m = gpu::DeviceMatrices::upload(rt, d, h, np)?;
+            m.solve(config)?;
+            m.download(d, h)
+        }
+    }
+}
+
+/// Crops padding and maps everything unreached to (INF, NO_VERTEX).
+pub fn finish<T: Weight>(d: &[T], h: &[u32], n: usize, np: usize) -> (Vec<T>, Vec<u32>) {
+    let mut od = Vec::with_capacity(n * n);
+    let mut oh = Vec::with_capacity(n * n);
+    for i in 0..n {
+        for j in 0..n {
+            let x = d[i * np + j];
+            if x.reached() {
+                od.push(x);
+                oh.push(h[i * np + j]);
+            } else {
+                od.push(T::INF);
+                oh.push(NO_VERTEX);
+            }
+        }
+    }
+    (od, oh)
+}
+
+fn lightest_edge<T: Weight>(g: &Graph, w: &[T], u: u32, v: u32) -> Option<T> {
+    let mut best: Option<T> = None;
+    for ((&a, &b), &x) in g.from.iter().zip(&g.to).zip(w) {
+        if a == u && b == v && best.is_none_or(|m| x < m) {
+            best = Some(x);
+        }
+    }
+    best
+}

@@ -1,7 +1,7 @@
 //! Reading results: paths from the successor matrix, and negative cycles from the diagonal.
 
+use super::graph::NO_VERTEX;
 use super::weight::Weight;
-use super::NO_VERTEX;
 
 /// A negative cycle: a vertex on it, and the cycle itself when following successors from that
 /// vertex closes it with a negative total (cheap to try; not always possible once distances

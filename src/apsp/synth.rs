@@ -1,8 +1,8 @@
 //! Random graphs for tests and benchmarks, reproducible from a seed.
 
+use super::graph::NO_VERTEX;
 use super::graph::{Graph, Weights};
-use super::NO_VERTEX;
-use crate::bench::XorShift;
+use crate::rng::XorShift;
 
 fn unit(rng: &mut XorShift) -> f64 {
     (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64

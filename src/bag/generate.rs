@@ -9,12 +9,12 @@ use super::cdr;
 use super::play::{self, PlayOptions, Recording, Step, TimedStep};
 use super::qos::TopicQos;
 use super::replay::{with_fresh_nodes, EVENT_SUFFIX};
+use super::scenes::{cloud, demo_image, demo_map, pose};
 use super::types::{self, stamp_of, Event};
 use super::writer::BagWriter;
 use crate::cellgraph::samples::shoemake;
 use crate::cellgraph::Arrangement;
 use crate::compute::Backend;
-use crate::demo::{cloud, demo_image, demo_map, pose};
 use crate::error::{Error, Result};
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseArray, Quaternion};
 use crate::ros::msg::gpu_planning::{
@@ -304,7 +304,7 @@ fn cell_graph() -> Result<Scenario> {
 fn nearest_neighbors() -> Result<Scenario> {
     use crate::ros::msg::gpu_planning::{KNearest, RadiusSearch};
     let mut b = Builder::new();
-    let mut rng = crate::bench::XorShift::new(21);
+    let mut rng = crate::rng::XorShift::new(21);
     let mut unit = move || (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
     let mut pts: Vec<[f32; 3]> = (0..5000)
         .map(|_| [unit() * 10.0, unit() * 10.0, unit()])

@@ -14,6 +14,7 @@ pub mod qos;
 pub mod reader;
 pub mod record;
 pub mod replay;
+pub mod scenes;
 pub mod schema;
 pub mod types;
 pub mod writer;

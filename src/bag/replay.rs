@@ -267,7 +267,7 @@ pub fn replay_into_fresh_nodes(
 
 /// Plays `bag`'s inputs into fresh nodes with the recorded timing, recording nothing and
 /// waiting for nothing: a first pass that makes the nodes compile their CUDA kernels.
-pub fn warm_up(bag: &Bag, backend: &Backend, domain_id: u16) -> Result<()> {
+pub fn warm_up(backend: &Backend, bag: &Bag, domain_id: u16) -> Result<()> {
     let steps = steps(bag)?;
     with_fresh_nodes(backend, domain_id, |player| {
         play::play(

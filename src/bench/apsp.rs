@@ -5,9 +5,9 @@ use std::time::Instant;
 
 use crate::apsp::gpu::DeviceMatrices;
 use crate::apsp::graph::padded;
-use crate::apsp::solver::{finish, padded_size, run as run_model};
 use crate::apsp::synth::random_dense;
-use crate::apsp::{MemoryModel, SolverConfig};
+use crate::apsp::{finish, padded_size, run as run_model};
+use crate::apsp::{Config, MemoryModel};
 use crate::compute::Backend;
 use crate::error::Result;
 
@@ -45,7 +45,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     for &n in &o.sizes {
         for &density in &o.densities {
             let mut reference: Option<Vec<i32>> = None;
-            let mut models: Vec<(String, Backend, SolverConfig)> = Vec::new();
+            let mut models: Vec<(String, Backend, Config)> = Vec::new();
             if let Backend::Cuda(_) = backend {
                 for m in [
                     MemoryModel::Tiled,
@@ -57,17 +57,17 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     if m != MemoryModel::Tiled && n > o.slow_limit {
                         continue;
                     }
-                    let c = SolverConfig {
+                    let c = Config {
                         memory_model: m,
-                        ..SolverConfig::default()
+                        ..Config::default()
                     };
                     models.push((format!("cuda {}", m.name()), backend.clone(), c));
                 }
                 for &(tile, thread_tile) in &o.shapes {
-                    let c = SolverConfig {
+                    let c = Config {
                         tile,
                         thread_tile,
-                        ..SolverConfig::default()
+                        ..Config::default()
                     };
                     c.validate()?;
                     models.push((
@@ -81,13 +81,13 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 models.push((
                     "cpu blocked (rayon)".into(),
                     Backend::Cpu,
-                    SolverConfig::default(),
+                    Config::default(),
                 ));
             }
             if n <= o.cpu_limit / 4 {
-                let c = SolverConfig {
+                let c = Config {
                     memory_model: MemoryModel::Linear,
-                    ..SolverConfig::default()
+                    ..Config::default()
                 };
                 models.push(("cpu textbook".into(), Backend::Cpu, c));
             }

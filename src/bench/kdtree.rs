@@ -9,7 +9,7 @@ use std::time::Instant;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::DeviceTree;
-use crate::kdtree::{build_cpu, knn, Metric, Points};
+use crate::kdtree::{cpu, Metric, Points};
 
 pub struct Options {
     /// (points, dims, k) cases; 1M queries each.
@@ -47,10 +47,10 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
         let q = uniform(o.queries, dims, o.seed ^ 0x51)?;
         let cpu = if n <= o.cpu_limit {
             let s = Instant::now();
-            let t = build_cpu::build(&p);
+            let t = cpu::build(&p);
             let b = s.elapsed().as_secs_f64() * 1e3;
             let s = Instant::now();
-            let r = knn(&t, &q.coords, k, Metric::Euclidean)?;
+            let r = cpu::knn(&t, &q.coords, k, Metric::Euclidean)?;
             let qm = s.elapsed().as_secs_f64() * 1e3;
             println!("| {n} | {dims} | {k} | cpu (rayon) | | | | {b:.0} | {qm:.0} | (reference) |");
             Some((t, r))

@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::compute::Backend;
 use crate::error::Result;
 use crate::lee::synth::{maze, nearest_open, random_terrain};
-use crate::lee::{Connectivity, Grid, MemoryModel, Planner, PlannerConfig};
+use crate::lee::{Config, Connectivity, Grid, MemoryModel, Planner};
 
 pub struct Options {
     pub sizes: Vec<u32>,
@@ -63,16 +63,16 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             );
             // Every timed variant is checked against this before its row is written.
             let reference = crate::lee::cpu::distance_field(&grid, goal);
-            let mut runs: Vec<(String, Backend, PlannerConfig)> = vec![(
+            let mut runs: Vec<(String, Backend, Config)> = vec![(
                 "cpu BFS (reference)".into(),
                 Backend::Cpu,
-                PlannerConfig::default(),
+                Config::default(),
             )];
             if let Backend::Cuda(_) = backend {
                 for &model in &o.models {
-                    let config = PlannerConfig {
+                    let config = Config {
                         memory_model: model,
-                        ..PlannerConfig::default()
+                        ..Config::default()
                     };
                     runs.push((
                         format!("cuda {model:?}").to_lowercase(),

@@ -22,20 +22,3 @@ pub fn median_ms<F: FnMut()>(reps: usize, mut f: F) -> f64 {
     t.sort_by(f64::total_cmp);
     t[t.len() / 2]
 }
-
-/// A deterministic xorshift generator, so benchmark inputs are reproducible from a seed.
-pub struct XorShift(u64);
-
-impl XorShift {
-    pub fn new(seed: u64) -> Self {
-        XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        self.0 = x;
-        x
-    }
-}

@@ -5,8 +5,9 @@ use std::time::Instant;
 
 use crate::compute::Backend;
 use crate::error::Result;
+use crate::polyline::cpu::solve;
 use crate::polyline::gpu::DeviceGradient;
-use crate::polyline::{solve, Gradient, Gray, Problem};
+use crate::polyline::{Gradient, Gray, Problem};
 
 pub struct Options {
     /// (guides, points per guide) pairs.
@@ -19,7 +20,7 @@ pub struct Options {
 
 pub fn run(backend: &Backend, o: &Options) -> Result<()> {
     let n = 1024u32;
-    let mut rng = super::XorShift::new(o.seed);
+    let mut rng = crate::rng::XorShift::new(o.seed);
     let data = (0..n * n).map(|_| (rng.next_u64() % 256) as f64).collect();
     let grad = Gradient::sobel(&Gray::new(n, n, data)?);
     // The default best-first scan, and the scan over all predecessors it replaces.

@@ -7,12 +7,13 @@ use std::fmt::Write;
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::CudaSlice;
 
-use crate::bench::{median_ms, XorShift};
+use crate::bench::median_ms;
 use crate::compute::cuda::gpu_err;
 use crate::compute::primitives::cpu;
 use crate::compute::primitives::gpu::{Primitives, SortConfig, SortMethod};
-use crate::compute::{Backend, CudaRuntime};
+use crate::compute::{Backend, BackendKind, CudaRuntime};
 use crate::error::Result;
+use crate::rng::XorShift;
 
 pub struct Options {
     pub n: usize,

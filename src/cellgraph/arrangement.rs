@@ -83,7 +83,7 @@ impl Arrangement {
 
     /// A random arrangement (coefficients uniform in [-1, 1)), deterministic per seed.
     pub fn random(count: usize, seed: u64) -> Arrangement {
-        let mut rng = crate::bench::XorShift::new(seed ^ 0xa77a_4e3e);
+        let mut rng = crate::rng::XorShift::new(seed ^ 0xa77a_4e3e);
         let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0;
         Arrangement {
             coefficients: (0..count)

@@ -6,8 +6,8 @@ use clap::Args;
 use serde_json::json;
 
 use super::arrangement::Arrangement;
-use super::graph::{build, Algorithm, Config};
 use super::samples::shoemake;
+use super::{build, Algorithm, Config};
 use crate::compute::{Backend, BackendKind};
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};

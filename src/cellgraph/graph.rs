@@ -1,82 +1,14 @@
-//! The cell graph: classification, cells, edges with the chosen algorithm, on the chosen
-//! backend; and the rotation path query over it.
+//! The cell graph a build returns, and the rotation path query over it.
 
 use std::collections::VecDeque;
-use std::time::Instant;
-
-use serde::{Deserialize, Serialize};
 
 use super::arrangement::Arrangement;
-use super::cells::{cells, Cells};
-use super::classify::{classify, classify_one};
-use super::edges::{hash_probe, heuristic, tree, Edges};
+use super::cells::Cells;
+use super::classify::classify_one;
+use super::config::Algorithm;
+use super::edges::Edges;
 use super::samples::normalised;
-use crate::compute::Backend;
 use crate::error::{Error, Result};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum Algorithm {
-    /// h pivots prune the O(n^2) pairs (seed algorithms 1-2).
-    Heuristic,
-    /// 2^r-ary search tree over sorted cells (seed algorithms 3-4).
-    Tree,
-    /// XOR hashes: one probe per neighbour candidate, O(n l) expected.
-    Hash,
-}
-
-impl Algorithm {
-    pub fn name(self) -> &'static str {
-        match self {
-            Algorithm::Heuristic => "heuristic",
-            Algorithm::Tree => "tree",
-            Algorithm::Hash => "hash",
-        }
-    }
-
-    pub fn parse(s: &str) -> Result<Algorithm> {
-        match s {
-            "heuristic" => Ok(Algorithm::Heuristic),
-            "tree" => Ok(Algorithm::Tree),
-            "hash" => Ok(Algorithm::Hash),
-            _ => Err(Error::invalid(
-                "algorithm",
-                format!("'{s}' is not heuristic, tree or hash"),
-            )),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Config {
-    pub algorithm: Algorithm,
-    /// Tree arity 2^r, r in 1..=8.
-    pub r: u32,
-    /// Heuristic pivots, 1..=64.
-    pub h: u32,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            algorithm: Algorithm::Hash,
-            r: 4,
-            h: 8,
-        }
-    }
-}
-
-impl Config {
-    pub fn validate(&self) -> Result<()> {
-        if !(1..=8).contains(&self.r) {
-            return Err(Error::invalid("r", format!("{} is not in 1..=8", self.r)));
-        }
-        if !(1..=64).contains(&self.h) {
-            return Err(Error::invalid("h", format!("{} is not in 1..=64", self.h)));
-        }
-        Ok(())
-    }
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellGraph {
@@ -89,52 +21,6 @@ pub struct CellGraph {
     /// Seconds spent classifying, and building cells and edges.
     pub classify_s: f64,
     pub graph_s: f64,
-}
-
-/// Classifies `raw` samples (normalised here) and builds the graph.
-pub fn build(
-    backend: &Backend,
-    arr: &Arrangement,
-    raw: &[[f64; 4]],
-    cfg: &Config,
-) -> Result<CellGraph> {
-    cfg.validate()?;
-    let samples = normalised(raw)?;
-    if samples.len() >= u32::MAX as usize {
-        return Err(Error::invalid(
-            "samples",
-            format!("{} samples exceed u32 indices", samples.len()),
-        ));
-    }
-    let (cells, edges, classify_s, graph_s) = match backend {
-        Backend::Cpu => {
-            let t = Instant::now();
-            let bits = classify(arr, &samples);
-            let classify_s = t.elapsed().as_secs_f64();
-            let t = Instant::now();
-            let c = cells(arr.len(), &bits);
-            let e = edges_cpu(&c, cfg);
-            (c, e, classify_s, t.elapsed().as_secs_f64())
-        }
-        Backend::Cuda(rt) => super::gpu::build(rt, arr, &samples, cfg)?,
-    };
-    Ok(CellGraph {
-        cells,
-        edges,
-        samples,
-        arrangement: arr.clone(),
-        algorithm: cfg.algorithm,
-        classify_s,
-        graph_s,
-    })
-}
-
-pub fn edges_cpu(c: &Cells, cfg: &Config) -> Edges {
-    match cfg.algorithm {
-        Algorithm::Heuristic => heuristic(c, cfg.h as usize),
-        Algorithm::Tree => tree(c, cfg.r),
-        Algorithm::Hash => hash_probe(c),
-    }
 }
 
 /// A path of cells between two rotations.

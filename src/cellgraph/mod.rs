@@ -10,6 +10,8 @@ pub mod arrangement;
 pub mod cells;
 pub mod classify;
 pub mod cli;
+pub mod config;
+pub mod cpu;
 pub mod edges;
 pub mod gpu;
 pub mod graph;
@@ -17,4 +19,41 @@ pub mod samples;
 pub mod tree;
 
 pub use arrangement::Arrangement;
-pub use graph::{build, Algorithm, CellGraph, Config, RotationPath};
+pub use config::{Algorithm, Config};
+pub use graph::{CellGraph, RotationPath};
+
+use crate::compute::Backend;
+use crate::error::{Error, Result};
+use samples::normalised;
+
+// The dispatch.
+
+/// Classifies `raw` samples (normalised here) and builds the graph.
+pub fn build(
+    backend: &Backend,
+    arr: &Arrangement,
+    raw: &[[f64; 4]],
+    cfg: &Config,
+) -> Result<CellGraph> {
+    cfg.validate()?;
+    let samples = normalised(raw)?;
+    if samples.len() >= u32::MAX as usize {
+        return Err(Error::invalid(
+            "samples",
+            format!("{} samples exceed u32 indices", samples.len()),
+        ));
+    }
+    let (cells, edges, classify_s, graph_s) = match backend {
+        Backend::Cpu => cpu::build(arr, &samples, cfg),
+        Backend::Cuda(rt) => gpu::build(rt, arr, &samples, cfg)?,
+    };
+    Ok(CellGraph {
+        cells,
+        edges,
+        samples,
+        arrangement: arr.clone(),
+        algorithm: cfg.algorithm,
+        classify_s,
+        graph_s,
+    })
+}

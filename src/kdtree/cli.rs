@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::io::{npz, read_points};
 use super::{
-    build, check_result_size, check_unit_quaternions, knn_on, radius_on, Metric, Neighbors, Points,
+    build, check_result_size, check_unit_quaternions, knn, radius, Metric, Neighbors, Points,
     ResultSize,
 };
 use crate::compute::{Backend, BackendKind};
@@ -73,7 +73,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
     };
     check_result_size(&tree, &queries, size, a.max_results)?;
     let result: Vec<Neighbors> = match a.radius {
-        Some(r) => radius_on(&backend, &tree, &queries, r, a.max_count, a.metric)?,
+        Some(r) => radius(&backend, &tree, &queries, r, a.max_count, a.metric)?,
         None => {
             if a.k > tree.len() {
                 eprintln!(
@@ -82,7 +82,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
                     tree.len()
                 );
             }
-            knn_on(&backend, &tree, &queries, a.k, a.metric)?
+            knn(&backend, &tree, &queries, a.k, a.metric)?
         }
     };
     let elapsed = started.elapsed().as_secs_f64();

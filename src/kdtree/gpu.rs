@@ -8,8 +8,9 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use super::config::Metric;
 use super::points::Points;
-use super::query::{check_query_dims, Metric, Neighbors};
+use super::query::{check_query_dims, Neighbors};
 use super::tree::KdTree;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::io::{heightmap, map_yaml, npy};
-use super::{Connectivity, Grid, MemoryModel, Plan, Planner, PlannerConfig, UNREACHED};
+use super::{Config, Connectivity, Grid, MemoryModel, Plan, Planner, UNREACHED};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
@@ -141,7 +141,7 @@ pub fn run(a: LeeArgs) -> Result<()> {
         ));
     };
     let backend = Backend::select(a.backend)?;
-    let config = PlannerConfig {
+    let config = Config {
         memory_model,
         block_x: a.block_x,
         block_y: a.block_y,

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys;
 use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
-use super::planner::{MemoryModel, PlannerConfig};
-use super::Grid;
+use super::config::{Config, MemoryModel};
+use super::grid::Grid;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::LEE;
 use crate::error::{Error, Result};
@@ -169,7 +169,7 @@ impl DeviceGrid {
     }
 
     /// Computes the distance field from `goal` on the device (kept there for descend/download).
-    pub fn compute(&self, goal: (u32, u32), config: &PlannerConfig) -> Result<()> {
+    pub fn compute(&self, goal: (u32, u32), config: &Config) -> Result<()> {
         self.compute_with(goal, config, None).map(|_| ())
     }
 
@@ -178,7 +178,7 @@ impl DeviceGrid {
     fn compute_with(
         &self,
         goal: (u32, u32),
-        config: &PlannerConfig,
+        config: &Config,
         start: Option<u64>,
     ) -> Result<Option<(u32, u32)>> {
         let mut scratch = lock(&self.scratch);
@@ -334,7 +334,7 @@ impl DeviceGrid {
         &self,
         goal: (u32, u32),
         start: (u32, u32),
-        config: &PlannerConfig,
+        config: &Config,
     ) -> Result<Option<Vec<(u32, u32)>>> {
         let w = self.width as u64;
         let (s, g) = (
@@ -376,7 +376,7 @@ impl DeviceGrid {
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,
-        config: &PlannerConfig,
+        config: &Config,
         start: Option<u64>,
     ) -> Result<Option<(u32, u32)>> {
         let stream = self.rt.stream().clone();

@@ -4,8 +4,37 @@
 
 use rayon::prelude::*;
 
-use super::DIRECTIONS;
 use crate::error::{Error, Result};
+
+/// Label of a cell the wave never reached.
+pub const UNREACHED: u32 = u32::MAX;
+
+/// Move directions as (dx, dy); bit k of a cell's mask allows move k. The first four are the
+/// seed's path priority (left, up, right, down); diagonals follow, clockwise from up-left.
+pub const DIRECTIONS: [(i32, i32); 8] = [
+    (-1, 0),
+    (0, -1),
+    (1, 0),
+    (0, 1),
+    (-1, -1),
+    (1, -1),
+    (1, 1),
+    (-1, 1),
+];
+
+/// The direction opposite to `k` (moves are symmetric).
+pub const fn opposite(k: usize) -> usize {
+    match k {
+        0 => 2,
+        1 => 3,
+        2 => 0,
+        3 => 1,
+        4 => 6,
+        5 => 7,
+        6 => 4,
+        _ => 5,
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Connectivity {

@@ -4,43 +4,202 @@
 //! [`gpu`] must return identical labels.
 
 pub mod cli;
+pub mod config;
 pub mod cpu;
 pub mod gpu;
 pub mod grid;
 pub mod io;
-pub mod path;
-pub mod planner;
 pub mod synth;
 
-pub use grid::{Connectivity, Grid};
-pub use planner::{MemoryModel, Plan, Planner, PlannerConfig};
+pub use config::{Config, MemoryModel};
+pub use grid::{opposite, Connectivity, Grid, DIRECTIONS, UNREACHED};
 
-/// Label of a cell the wave never reached.
-pub const UNREACHED: u32 = u32::MAX;
+use crate::compute::Backend;
+use crate::error::{Error, Result};
 
-/// Move directions as (dx, dy); bit k of a cell's mask allows move k. The first four are the
-/// seed's path priority (left, up, right, down); diagonals follow, clockwise from up-left.
-pub const DIRECTIONS: [(i32, i32); 8] = [
-    (-1, 0),
-    (0, -1),
-    (1, 0),
-    (0, 1),
-    (-1, -1),
-    (1, -1),
-    (1, 1),
-    (-1, 1),
-];
+// The dispatch: the planner a node holds, the current grid (on the device when the backend is
+// CUDA, uploaded once per map) and queries that send only a start and a goal.
 
-/// The direction opposite to `k` (moves are symmetric).
-pub const fn opposite(k: usize) -> usize {
-    match k {
-        0 => 2,
-        1 => 3,
-        2 => 0,
-        3 => 1,
-        4 => 6,
-        5 => 7,
-        6 => 4,
-        _ => 5,
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub reachable: bool,
+    /// Moves from start to goal (the start's label) when reachable.
+    pub length: Option<u32>,
+    /// Cells (x, y) from start to goal, both included; empty when unreachable.
+    pub path: Vec<(u32, u32)>,
+    /// The whole distance field from the goal, when asked for.
+    pub labels: Option<Vec<u32>>,
+}
+
+/// A distance field, when a query asked for one.
+type Labels = Option<Vec<u32>>;
+/// A path's cells (x, y), start to goal.
+type Cells = Vec<(u32, u32)>;
+
+pub struct Planner {
+    grid: Grid,
+    config: Config,
+    device: Option<gpu::DeviceGrid>,
+    /// One device query at a time: a query's field and path live in the device grid's
+    /// scratch buffers from its launch to its download, so concurrent callers (a node's
+    /// services and topics) take turns instead of reading each other's labels.
+    device_turn: std::sync::Mutex<()>,
+    /// Device out of memory (upload or query) computes on the CPU instead of failing.
+    cpu_fallback: bool,
+}
+
+impl Planner {
+    /// Takes the grid and, on CUDA, uploads it.
+    pub fn new(backend: &Backend, grid: Grid, config: Config) -> Result<Planner> {
+        config.validate()?;
+        let device = match backend {
+            Backend::Cpu => None,
+            Backend::Cuda(rt) => Some(gpu::DeviceGrid::upload(rt, &grid)?),
+        };
+        Ok(Planner {
+            grid,
+            config,
+            device,
+            device_turn: std::sync::Mutex::new(()),
+            cpu_fallback: false,
+        })
+    }
+
+    /// [`Planner::new`], but when the device has no room for the grid (at upload or in a
+    /// later query) the CPU plans instead: the same answers, later.
+    pub fn with_cpu_fallback(backend: &Backend, grid: Grid, config: Config) -> Result<Planner> {
+        config.validate()?;
+        let device = match backend {
+            Backend::Cpu => None,
+            Backend::Cuda(rt) => match gpu::DeviceGrid::upload(rt, &grid) {
+                Ok(d) => Some(d),
+                Err(Error::OutOfMemory {
+                    requested_bytes, ..
+                }) => {
+                    tracing::warn!(
+                        "lee: the grid's {requested_bytes} bytes do not fit the device; \
+                         planning on the CPU"
+                    );
+                    None
+                }
+                Err(e) => return Err(e),
+            },
+        };
+        Ok(Planner {
+            grid,
+            config,
+            device,
+            device_turn: std::sync::Mutex::new(()),
+            cpu_fallback: true,
+        })
+    }
+
+    fn turn(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.device_turn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        if self.device.is_some() {
+            "cuda"
+        } else {
+            "cpu"
+        }
+    }
+
+    /// Bitwave rounds of the last CUDA query (None on the CPU).
+    pub fn last_rounds(&self) -> Option<u32> {
+        self.device.as_ref().map(|d| d.last_rounds())
+    }
+
+    /// Wave numbers from `goal` over the whole grid.
+    pub fn distance_field(&self, goal: (i64, i64)) -> Result<Vec<u32>> {
+        let goal = self.grid.check_cell("goal", goal)?;
+        match &self.device {
+            None => Ok(cpu::distance_field(&self.grid, goal)),
+            Some(d) => {
+                let _turn = self.turn();
+                d.compute(goal, &self.config)?;
+                d.download_labels()
+            }
+        }
+    }
+
+    /// Computes the field from `goal` and waits for it, leaving it where it was computed (for
+    /// benchmarks: the field without its download).
+    pub fn compute_field(&self, goal: (i64, i64)) -> Result<()> {
+        let goal = self.grid.check_cell("goal", goal)?;
+        match &self.device {
+            None => {
+                std::hint::black_box(cpu::distance_field(&self.grid, goal));
+                Ok(())
+            }
+            Some(d) => {
+                let _turn = self.turn();
+                d.compute(goal, &self.config)?;
+                d.synchronize()
+            }
+        }
+    }
+
+    /// A shortest path from `start` to `goal`; with `with_field`, also the distance field.
+    pub fn plan(&self, start: (i64, i64), goal: (i64, i64), with_field: bool) -> Result<Plan> {
+        let start = self.grid.check_cell("start", start)?;
+        let goal = self.grid.check_cell("goal", goal)?;
+        let on_cpu = || {
+            let labels = cpu::distance_field(&self.grid, goal);
+            (cpu::descend(&self.grid, &labels, start), Some(labels))
+        };
+        let (path, labels) = match &self.device {
+            None => on_cpu(),
+            Some(d) => match self.plan_on_device(d, start, goal, with_field) {
+                Err(Error::OutOfMemory {
+                    requested_bytes, ..
+                }) if self.cpu_fallback => {
+                    tracing::warn!(
+                        "lee: the query's {requested_bytes} bytes do not fit the device; \
+                         planning on the CPU"
+                    );
+                    on_cpu()
+                }
+                other => other?,
+            },
+        };
+        let path = path.unwrap_or_default();
+        let length = (!path.is_empty()).then(|| path.len() as u32 - 1);
+        debug_assert!(labels.as_ref().is_none_or(|l| {
+            let s = l[self.grid.index(start.0, start.1)];
+            (s == UNREACHED) == path.is_empty()
+        }));
+        Ok(Plan {
+            reachable: !path.is_empty(),
+            length,
+            path,
+            labels: if with_field { labels } else { None },
+        })
+    }
+
+    fn plan_on_device(
+        &self,
+        d: &gpu::DeviceGrid,
+        start: (u32, u32),
+        goal: (u32, u32),
+        with_field: bool,
+    ) -> Result<(Option<Cells>, Labels)> {
+        let _turn = self.turn();
+        if with_field {
+            d.compute(goal, &self.config)?;
+            let labels = d.download_labels()?;
+            Ok((cpu::descend(&self.grid, &labels, start), Some(labels)))
+        } else {
+            Ok((d.plan_path(goal, start, &self.config)?, None))
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Synthetic terrains for tests and benchmarks, reproducible from a seed.
 
-use crate::bench::XorShift;
+use crate::rng::XorShift;
 
 /// Heights uniform in [0, s) with max_step 1 blocking a `blocked` fraction of transitions:
 /// for uniform heights P(|a - b| > 1) = (1 - 1/s)^2, so s = 1 / (1 - sqrt(blocked)).

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use ros2_client::Publisher;
 
-use crate::apsp::{solver, Graph, Solution, Weights};
+use crate::apsp::{Graph, Solution, Weights};
 use crate::cancel::{self, CancelFlag};
 use crate::compute::Backend;
 use crate::config::ApspParams;
@@ -193,7 +193,7 @@ fn solve_message(
     let config = p.solver_config();
     let what = format!("{NODE_NAME}: graph of {} vertices", g.vertices);
     cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| {
-        solver::solve(b, &g, &config)
+        crate::apsp::solve(b, &g, &config)
     })
 }
 

@@ -20,7 +20,7 @@ use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, MAX_K};
 use crate::kdtree::{check_result_size, check_unit_quaternions, ResultSize};
-use crate::kdtree::{knn, radius, KdTree, Metric, Neighbors as Rows, Points};
+use crate::kdtree::{cpu, KdTree, Metric, Neighbors as Rows, Points};
 use crate::nodes::cloud_convert::xyz_from_cloud;
 use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::serve::serve;
@@ -59,7 +59,7 @@ impl Tree {
                 })
             }
             Backend::Cpu => Ok(Tree {
-                host: crate::kdtree::build_cpu::build(p),
+                host: crate::kdtree::cpu::build(p),
                 device: None,
                 metric,
                 cpu_fallback,
@@ -94,18 +94,18 @@ impl Tree {
         check_result_size(&self.host, queries, ResultSize::Radius { max_count }, cap)?;
         self.on_device_or_host(
             |d| d.radius(queries, r, max_count, self.metric),
-            |h| radius(h, queries, r, max_count, self.metric),
+            |h| cpu::radius(h, queries, r, max_count, self.metric),
         )
     }
 
     fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Vec<Rows>> {
         check_result_size(&self.host, queries, ResultSize::Nearest { k }, cap)?;
         if k > MAX_K {
-            return knn(&self.host, queries, k, self.metric);
+            return cpu::knn(&self.host, queries, k, self.metric);
         }
         self.on_device_or_host(
             |d| d.knn(queries, k, self.metric),
-            |h| knn(h, queries, k, self.metric),
+            |h| cpu::knn(h, queries, k, self.metric),
         )
     }
 }

@@ -20,8 +20,9 @@ use crate::nodes::image_convert::gray_from_image;
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
+use crate::polyline::cpu::solve;
 use crate::polyline::gpu::DeviceGradient;
-use crate::polyline::{solve, Gradient, Polyline, Problem};
+use crate::polyline::{Gradient, Polyline, Problem};
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::gpu_planning::{

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
-use super::dp::solve_on;
 use super::geometry::Problem;
 use super::image::{Gradient, Gray};
+use super::solve;
 use crate::compute::{Backend, BackendKind};
 use crate::config::PolylineParams;
 use crate::error::{Error, Result};
@@ -78,7 +78,7 @@ pub fn run(a: PolylineArgs) -> Result<()> {
     let grad = Gradient::sobel(&gray);
     let started = std::time::Instant::now();
     let backend = Backend::select(a.backend)?;
-    let r = solve_on(&backend, &grad, &problem)?;
+    let r = solve(&backend, &grad, &problem)?;
     if let Some(out) = &a.png {
         super::draw::draw(&gray, &problem, &r, out)?;
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use image::{Rgb, RgbImage};
 
-use super::dp::Polyline;
+use super::geometry::Polyline;
 use super::geometry::{Problem, Pt};
 use super::image::Gray;
 use crate::error::{Error, Result};

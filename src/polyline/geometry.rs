@@ -1,4 +1,5 @@
-//! The guides: m segments across a–b, equally spaced, d points each.
+//! The guides: m segments across a–b, equally spaced, d points each; the turning limit; and
+//! the polyline an answer is.
 
 use crate::error::{Error, Result};
 
@@ -156,4 +157,25 @@ pub fn turn_ok(p: Pt, q: Pt, r: Pt, cos_max: f64) -> bool {
     let nu = (u.0 * u.0 + u.1 * u.1).sqrt();
     let nv = (v.0 * v.0 + v.1 * v.1).sqrt();
     dot >= cos_max * (nu * nv)
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Polyline {
+    /// False when no polyline keeps every turn within the limit (points then empty).
+    pub feasible: bool,
+    /// a, one point per guide, b.
+    pub points: Vec<Pt>,
+    /// Index of the chosen point on each guide.
+    pub indices: Vec<u32>,
+    /// Sum of the link scores, added from a towards b.
+    pub score: f64,
+}
+
+/// cos(max_angle), or -inf from a half turn on (every turn allowed, whatever the rounding).
+pub fn cos_limit(max_angle: f64) -> f64 {
+    if max_angle >= std::f64::consts::PI {
+        f64::NEG_INFINITY
+    } else {
+        max_angle.cos()
+    }
 }

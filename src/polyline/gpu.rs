@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::dp::{cos_limit, Polyline};
-use super::geometry::{Problem, Pt};
+use super::geometry::{cos_limit, Polyline, Problem, Pt};
 use super::image::Gradient;
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::POLYLINE;
@@ -72,7 +71,7 @@ impl DeviceGradient {
         self
     }
 
-    /// The same result as [`super::dp::solve`], bit for bit.
+    /// The same result as [`super::cpu::solve`], bit for bit.
     pub fn solve(&self, p: &Problem) -> Result<Polyline> {
         p.validate()?;
         let rt = &self.rt;

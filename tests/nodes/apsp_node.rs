@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gpu_planning::apsp::synth::random_graph;
-use gpu_planning::apsp::{solver, SolverConfig, Weights};
+use gpu_planning::apsp::{Config, Weights};
 use gpu_planning::compute::Backend;
 use gpu_planning::ros::msg::gpu_planning::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
@@ -95,7 +95,7 @@ fn check_over_dds(pairs: u32) {
 
     let seed = 0x9a9 ^ std::process::id() as u64;
     let g = random_graph(150, 0.1, 0, 6, 20, seed);
-    let want = solver::solve(&Backend::Cpu, &g, &SolverConfig::default()).unwrap();
+    let want = gpu_planning::apsp::solve(&Backend::Cpu, &g, &Config::default()).unwrap();
     let n = g.vertices;
     let (sources, targets): (Vec<u32>, Vec<u32>) = (0..pairs)
         .map(|i| ((i * 37) % n, (i * 101 + 7) % n))

@@ -13,7 +13,7 @@ use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 use crate::common;
 
 fn test_map(w: u32, h: u32, seed: u64) -> OccupancyGrid {
-    let mut rng = gpu_planning::bench::XorShift::new(seed);
+    let mut rng = gpu_planning::rng::XorShift::new(seed);
     let mut m = OccupancyGrid {
         header: Header {
             frame_id: "map".into(),

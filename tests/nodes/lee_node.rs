@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures::StreamExt;
 use gpu_planning::compute::Backend;
-use gpu_planning::lee::{Connectivity, Grid, Planner, PlannerConfig};
+use gpu_planning::lee::{Config, Connectivity, Grid, Planner};
 use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid, Path};
 use gpu_planning::ros::msg::std_msgs::Header;
@@ -113,7 +113,7 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
     map.info.origin.orientation = Quaternion::identity();
 
     let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight).unwrap();
-    let expected = Planner::new(&Backend::Cpu, grid, PlannerConfig::default())
+    let expected = Planner::new(&Backend::Cpu, grid, Config::default())
         .unwrap()
         .plan((0, 0), (8, 0), true)
         .unwrap();

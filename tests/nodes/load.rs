@@ -10,10 +10,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gpu_planning::bench::XorShift;
 use gpu_planning::compute::Backend;
-use gpu_planning::kdtree::{build_cpu, knn, Metric, Points};
-use gpu_planning::lee::{Connectivity, Grid, Planner, PlannerConfig};
+use gpu_planning::kdtree::cpu::{build as cpu_build, knn};
+use gpu_planning::kdtree::{Metric, Points};
+use gpu_planning::lee::{Config, Connectivity, Grid, Planner};
+use gpu_planning::rng::XorShift;
 use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use gpu_planning::ros::msg::gpu_planning::{KNearest, KNearestRequest, KNearestResponse};
 use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, GetPlanResponse, OccupancyGrid};
@@ -52,7 +53,7 @@ fn map_version(v: usize, pairs: &[Pair]) -> MapVersion {
         data[(g.1 * W + g.0) as usize] = 0;
     }
     let grid = Grid::from_occupancy(W, H, &data, 65, false, Connectivity::Four).unwrap();
-    let planner = Planner::new(&Backend::Cpu, grid, PlannerConfig::default()).unwrap();
+    let planner = Planner::new(&Backend::Cpu, grid, Config::default()).unwrap();
     let paths = pairs
         .iter()
         .map(|&(s, g)| {
@@ -219,7 +220,7 @@ fn bursts_of_calls_while_inputs_change_are_all_answered_and_right() {
         .iter()
         .map(|c| {
             let flat: Vec<f32> = c.iter().flatten().copied().collect();
-            let tree = build_cpu::build(&Points::new(3, flat).unwrap());
+            let tree = cpu_build(&Points::new(3, flat).unwrap());
             query_sets
                 .iter()
                 .map(|q| {

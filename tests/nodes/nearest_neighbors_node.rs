@@ -5,7 +5,8 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use gpu_planning::kdtree::{build, knn, radius, Metric, Points};
+use gpu_planning::kdtree::cpu::{knn, radius};
+use gpu_planning::kdtree::{build, Metric, Points};
 use gpu_planning::ros::msg::geometry_msgs::{Pose, PoseArray, Quaternion};
 use gpu_planning::ros::msg::gpu_planning::{
     KNearest, KNearestRequest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchRequest,
@@ -101,7 +102,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
     let _b = common::run_in_background(&client_rt);
 
     let seed = std::process::id() as u64;
-    let mut rng = gpu_planning::bench::XorShift::new(seed);
+    let mut rng = gpu_planning::rng::XorShift::new(seed);
     let mut unit = move || (rng.next_u64() % 1000) as f32 / 100.0;
     let mut pts: Vec<[f32; 3]> = (0..2000).map(|_| [unit(), unit(), unit()]).collect();
     pts[17] = [f32::NAN, 0.0, 0.0];

@@ -6,7 +6,8 @@
 use std::time::Duration;
 
 use futures::StreamExt;
-use gpu_planning::polyline::{solve, Gradient, Gray, Problem};
+use gpu_planning::polyline::cpu::solve;
+use gpu_planning::polyline::{Gradient, Gray, Problem};
 use gpu_planning::ros::msg::geometry_msgs::Point;
 use gpu_planning::ros::msg::gpu_planning::{
     ExtractPolyline, ExtractPolylineRequest, ExtractPolylineResponse,
@@ -64,7 +65,7 @@ fn extract_over_dds_matches_the_cpu_dp() {
     // 40 x 30 rgb8, rows padded to 124 bytes; a bright diagonal band on noise.
     let (w, h, step) = (40u32, 30u32, 124usize);
     let seed = 0x5eed ^ std::process::id() as u64;
-    let mut rng = gpu_planning::bench::XorShift::new(seed);
+    let mut rng = gpu_planning::rng::XorShift::new(seed);
     let mut data = vec![0u8; step * h as usize];
     let mut rgb = Vec::new();
     for y in 0..h as usize {

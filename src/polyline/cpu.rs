@@ -1,43 +1,12 @@
-//! The dynamic programme over (point on layer k, point on layer k + 1) pair states, O(d^3 m),
+//! The reference: the dynamic programme over (point on layer k, point on layer k + 1) pair states, O(d^3 m),
 //! and a brute-force enumerator that checks it.
 
 use rayon::prelude::*;
 
-use super::geometry::{turn_ok, Problem, Pt};
+use super::geometry::{cos_limit, turn_ok, Polyline, Problem, Pt};
 use super::image::Gradient;
 use super::score::link;
-use crate::compute::Backend;
 use crate::error::Result;
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Polyline {
-    /// False when no polyline keeps every turn within the limit (points then empty).
-    pub feasible: bool,
-    /// a, one point per guide, b.
-    pub points: Vec<Pt>,
-    /// Index of the chosen point on each guide.
-    pub indices: Vec<u32>,
-    /// Sum of the link scores, added from a towards b.
-    pub score: f64,
-}
-
-/// cos(max_angle), or -inf from a half turn on (every turn allowed, whatever the rounding).
-pub fn cos_limit(max_angle: f64) -> f64 {
-    if max_angle >= std::f64::consts::PI {
-        f64::NEG_INFINITY
-    } else {
-        max_angle.cos()
-    }
-}
-
-/// The best polyline on `backend` (the CUDA path uploads the gradient for this one call; a node
-/// keeps a [`super::gpu::DeviceGradient`] instead).
-pub fn solve_on(backend: &Backend, g: &Gradient, p: &Problem) -> Result<Polyline> {
-    match backend {
-        Backend::Cpu => solve(g, p),
-        Backend::Cuda(rt) => super::gpu::DeviceGradient::upload(rt, g)?.solve(p),
-    }
-}
 
 /// The best polyline. Among equal scores the DP keeps, at each guide going back from b, the
 /// smallest point index.

@@ -1,0 +1,140 @@
+//! What selects an APSP run: the memory model and its launch shapes.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryModel {
+    /// The seed's starting point: one launch per k, a 1-D grid walking down columns.
+    Linear,
+    /// One launch per k, 2-D blocks along rows (coalesced).
+    Coalesced,
+    /// As coalesced, with row k and column k staged in shared memory.
+    Shared,
+    /// Venkataraman's three phases with the seed's 32 x 32 tiles, one thread per cell.
+    Blocked,
+    /// The three phases with `tile`-wide k-blocks, `thread_tile`^2 cells per thread held in
+    /// registers, and Hopper DPX add-min for integers. The default: the fastest measured.
+    #[default]
+    Tiled,
+}
+
+impl MemoryModel {
+    pub const ALL: [MemoryModel; 5] = [
+        MemoryModel::Linear,
+        MemoryModel::Coalesced,
+        MemoryModel::Shared,
+        MemoryModel::Blocked,
+        MemoryModel::Tiled,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Linear => "linear",
+            Self::Coalesced => "coalesced",
+            Self::Shared => "shared",
+            Self::Blocked => "blocked",
+            Self::Tiled => "tiled",
+        }
+    }
+
+    /// Whether this model relaxes in the blocked order (else the textbook order).
+    pub fn is_blocked(self) -> bool {
+        matches!(self, Self::Blocked | Self::Tiled)
+    }
+}
+
+impl std::str::FromStr for MemoryModel {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or_else(|| {
+                Error::invalid(
+                    "memory_model",
+                    format!("'{s}' is not one of linear, coalesced, shared, blocked, tiled"),
+                )
+            })
+    }
+}
+
+/// Shapes of the GPU models (validated ranges; CPU runs use `tile` for their blocked order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    pub memory_model: MemoryModel,
+    /// k-block of the `tiled` model: 16, 32 or 64.
+    pub tile: u32,
+    /// Cells per thread along each axis in the `tiled` model's phase 3: 1, 2, 4 or 8.
+    pub thread_tile: u32,
+    /// Block shape of the per-k models (linear uses block_x * block_y threads in 1-D).
+    pub block_x: u32,
+    pub block_y: u32,
+}
+
+/// The seed's tile for the `blocked` model.
+pub const BLOCKED_TILE: u32 = 32;
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            memory_model: MemoryModel::Tiled,
+            tile: 64,
+            thread_tile: 4,
+            block_x: 32,
+            block_y: 8,
+        }
+    }
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<()> {
+        if ![16, 32, 64].contains(&self.tile) {
+            return Err(Error::invalid(
+                "tile",
+                format!("{} is not 16, 32 or 64", self.tile),
+            ));
+        }
+        if ![1, 2, 4, 8].contains(&self.thread_tile) || self.thread_tile > self.tile / 4 {
+            return Err(Error::invalid(
+                "thread_tile",
+                format!(
+                    "{} is not 1, 2, 4 or 8 (and at most tile / 4 = {})",
+                    self.thread_tile,
+                    self.tile / 4
+                ),
+            ));
+        }
+        let per_block = (self.tile / self.thread_tile).pow(2);
+        if per_block > 1024 {
+            return Err(Error::invalid(
+                "thread_tile",
+                format!(
+                    "{} gives {per_block} threads per block for tile {} (at most 1024)",
+                    self.thread_tile, self.tile
+                ),
+            ));
+        }
+        let threads = self.block_x as u64 * self.block_y as u64;
+        if self.block_x == 0 || self.block_y == 0 || threads > 1024 {
+            return Err(Error::invalid(
+                "block_x x block_y",
+                format!(
+                    "{} x {} is not 1..=1024 threads",
+                    self.block_x, self.block_y
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// (k-block, cells per thread) the blocked order runs with under this config.
+    pub fn blocked_shape(&self) -> (u32, u32) {
+        match self.memory_model {
+            MemoryModel::Blocked => (BLOCKED_TILE, 1),
+            _ => (self.tile, self.thread_tile),
+        }
+    }
+}

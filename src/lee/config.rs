@@ -1,0 +1,74 @@
+//! What selects a Lee run: the memory model and the CUDA launch shape.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryModel {
+    /// The seed's global-memory model: in-place sweeps over all cells.
+    Global,
+    /// The seed's shared-memory model: tiles + halo iterated to local convergence, all tiles
+    /// per launch, launches until nothing changes.
+    Shared,
+    /// Global sweeps with the static masks read through a texture object.
+    Texture,
+    /// The default: 64 x 32-cell tiles as bit planes, one warp each running an exact
+    /// multi-source BFS with shifts and shuffles; rounds run only the tiles whose border
+    /// improved (kernels/lee.cu). Fastest measured (BENCHMARKS.md).
+    #[default]
+    Bitwave,
+}
+
+impl std::str::FromStr for MemoryModel {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "global" => Ok(Self::Global),
+            "shared" => Ok(Self::Shared),
+            "texture" => Ok(Self::Texture),
+            "bitwave" => Ok(Self::Bitwave),
+            other => Err(Error::invalid(
+                "memory_model",
+                format!("'{other}' is not one of bitwave, global, shared, texture"),
+            )),
+        }
+    }
+}
+
+/// CUDA launch shape. Tiles of the sweep and shared models are block_x x block_y cells; bitwave
+/// tiles are always 64 x 32 cells, one per warp, and block_x * block_y sets the threads per
+/// block (rounded up to whole warps, at most 4, halved while a block would not fit an SM).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    pub memory_model: MemoryModel,
+    pub block_x: u32,
+    pub block_y: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            memory_model: MemoryModel::Bitwave,
+            block_x: 32,
+            block_y: 32,
+        }
+    }
+}
+
+impl Config {
+    pub fn validate(&self) -> Result<()> {
+        let threads = self.block_x as u64 * self.block_y as u64;
+        if self.block_x == 0 || self.block_y == 0 || threads > 1024 {
+            return Err(Error::invalid(
+                "block_x x block_y",
+                format!(
+                    "{} x {} is not 1..=1024 threads",
+                    self.block_x, self.block_y
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
