@@ -8,8 +8,54 @@ use crate::apsp::graph::padded;
 use crate::apsp::synth::random_dense;
 use crate::apsp::{finish, padded_size, run as run_model};
 use crate::apsp::{Config, MemoryModel};
-use crate::compute::Backend;
+use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
+
+/// `gpu_planning bench apsp`: every memory model and the CPU solvers on random graphs.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, value_delimiter = ',', default_value = "500,2000,8192")]
+    sizes: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_value = "0.15,0.85")]
+    densities: Vec<f64>,
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// Run the per-k models and `blocked` only up to this n.
+    #[arg(long, default_value_t = 8192)]
+    slow_limit: usize,
+    /// Run the CPU blocked solver up to this n (the textbook loop to a quarter of it).
+    #[arg(long, default_value_t = 2000)]
+    cpu_limit: usize,
+    /// Also time tiled shapes, as TILE:THREAD_TILE pairs (e.g. 32:4,64:8).
+    #[arg(long, value_delimiter = ',')]
+    shapes: Vec<String>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<()> {
+        let backend = Backend::select(self.backend)?;
+        let shapes = self
+            .shapes
+            .iter()
+            .map(|s| super::parse_pair_u32("--shapes", s))
+            .collect::<Result<Vec<_>>>()?;
+        let options = Options {
+            sizes: self.sizes,
+            densities: self.densities,
+            reps: self.reps,
+            seed: self.seed,
+            slow_limit: self.slow_limit,
+            cpu_limit: self.cpu_limit,
+            shapes,
+        };
+        run(&backend, &options)?;
+        Ok(())
+    }
+}
 
 pub struct Options {
     pub sizes: Vec<usize>,

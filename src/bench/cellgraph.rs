@@ -8,8 +8,45 @@ use std::time::Instant;
 
 use crate::cellgraph::samples::shoemake;
 use crate::cellgraph::{build, Algorithm, Arrangement, CellGraph, Config};
-use crate::compute::Backend;
+use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
+
+/// `gpu_planning bench cellgraph`: every algorithm on Shoemake samples and random
+/// arrangements, and the CPU.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, value_delimiter = ',', default_value = "44000,1000000,4000000")]
+    samples: Vec<usize>,
+    #[arg(long, value_delimiter = ',', default_value = "64,256,1024")]
+    constraints: Vec<usize>,
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// Run the CPU only up to this many samples.
+    #[arg(long, default_value_t = 1_000_000)]
+    cpu_limit: usize,
+    /// Run the O(n^2) heuristic only up to this many samples.
+    #[arg(long, default_value_t = 44_000)]
+    heuristic_limit: usize,
+}
+
+impl Args {
+    pub fn run(self) -> Result<()> {
+        let backend = Backend::select(self.backend)?;
+        let options = Options {
+            samples: self.samples,
+            constraints: self.constraints,
+            reps: self.reps,
+            seed: self.seed,
+            cpu_limit: self.cpu_limit,
+            heuristic_limit: self.heuristic_limit,
+        };
+        run(&backend, &options)
+    }
+}
 
 pub struct Options {
     pub samples: Vec<usize>,

@@ -6,10 +6,61 @@
 
 use std::time::Instant;
 
-use crate::compute::Backend;
+use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::DeviceTree;
 use crate::kdtree::{cpu, Metric, Points};
+
+/// `gpu_planning bench kdtree`: build phases and exact kNN queries, CUDA against the CPU.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// POINTS:DIMS:K cases.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "16777216:4:1,1048576:3:8"
+    )]
+    cases: Vec<String>,
+    #[arg(long, default_value_t = 1 << 20)]
+    queries: usize,
+    #[arg(long, default_value_t = 3)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// The CPU builds and queries only up to this many points.
+    #[arg(long, default_value_t = 1 << 20)]
+    cpu_limit: usize,
+}
+
+impl Args {
+    pub fn run(self) -> Result<()> {
+        let backend = Backend::select(self.backend)?;
+        let cases = self
+            .cases
+            .iter()
+            .map(|c| {
+                let v: Vec<usize> = c.split(':').filter_map(|x| x.parse().ok()).collect();
+                match v[..] {
+                    [n, d, k] => Ok((n, d, k)),
+                    _ => Err(crate::error::Error::invalid(
+                        "--cases",
+                        format!("'{c}' is not POINTS:DIMS:K"),
+                    )),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let options = Options {
+            cases,
+            queries: self.queries,
+            reps: self.reps,
+            seed: self.seed,
+            cpu_limit: self.cpu_limit,
+        };
+        run(&backend, &options)
+    }
+}
 
 pub struct Options {
     /// (points, dims, k) cases; 1M queries each.

@@ -5,10 +5,57 @@
 use std::fmt::Write;
 use std::time::Instant;
 
-use crate::compute::Backend;
+use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
 use crate::lee::synth::{maze, nearest_open, random_terrain};
 use crate::lee::{Config, Connectivity, Grid, MemoryModel, Planner};
+
+/// `gpu_planning bench lee`: every memory model and the CPU BFS on random terrain and mazes.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, value_delimiter = ',', default_value = "1000,4000")]
+    sizes: Vec<u32>,
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// Skip sweep models on mazes above this many cells.
+    #[arg(long, default_value_t = 1_000_000)]
+    sweep_limit_cells: u64,
+    /// Write the terrains as .npy here, for the peer scripts.
+    #[arg(long)]
+    npy_dir: Option<std::path::PathBuf>,
+    /// CUDA memory models to run (the CPU reference always runs).
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "global,texture,shared,bitwave"
+    )]
+    models: Vec<String>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<()> {
+        let backend = Backend::select(self.backend)?;
+        let models = self
+            .models
+            .iter()
+            .map(|m| m.parse())
+            .collect::<Result<Vec<MemoryModel>>>()?;
+        let options = Options {
+            sizes: self.sizes,
+            reps: self.reps,
+            seed: self.seed,
+            sweep_limit_cells: self.sweep_limit_cells,
+            npy_dir: self.npy_dir,
+            models,
+        };
+        println!("{}", run(&backend, &options)?);
+        Ok(())
+    }
+}
 
 pub struct Options {
     pub sizes: Vec<u32>,

@@ -9,6 +9,47 @@ pub mod primitives;
 
 use std::time::Instant;
 
+use clap::Subcommand;
+
+use crate::error::{Error, Result};
+
+/// `gpu_planning bench ...`.
+#[derive(Subcommand, Debug)]
+pub enum BenchCommand {
+    /// Radix sort, scan and compaction: CUDA against rayon on the CPU.
+    Primitives(primitives::Args),
+    /// Cell graph: every algorithm on Shoemake samples and random arrangements, and the CPU.
+    Cellgraph(cellgraph::Args),
+    /// k-d tree: build phases and exact kNN queries, CUDA against the CPU.
+    Kdtree(kdtree::Args),
+    /// Floyd–Warshall: every memory model and the CPU solvers on random graphs.
+    Apsp(apsp::Args),
+    /// Polyline: the seed's guides x points table, CUDA against the CPU DP.
+    Polyline(polyline::Args),
+    /// Lee wave: every memory model and the CPU BFS on random terrain and mazes.
+    Lee(lee::Args),
+}
+
+impl BenchCommand {
+    pub fn run(self) -> Result<()> {
+        match self {
+            BenchCommand::Primitives(a) => a.run(),
+            BenchCommand::Cellgraph(a) => a.run(),
+            BenchCommand::Kdtree(a) => a.run(),
+            BenchCommand::Apsp(a) => a.run(),
+            BenchCommand::Polyline(a) => a.run(),
+            BenchCommand::Lee(a) => a.run(),
+        }
+    }
+}
+
+/// `A:B` as two integers, for shape lists (`--shapes 5:128,8:256`).
+fn parse_pair_u32(flag: &str, s: &str) -> Result<(u32, u32)> {
+    let bad = || Error::invalid(flag, format!("'{s}' is not A:B (two integers)"));
+    let (a, b) = s.split_once(':').ok_or_else(bad)?;
+    Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
+}
+
 /// Median wall time in milliseconds of `reps` runs of `f` after one warm-up run.
 pub fn median_ms<F: FnMut()>(reps: usize, mut f: F) -> f64 {
     f();

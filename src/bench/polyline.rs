@@ -3,11 +3,50 @@
 
 use std::time::Instant;
 
-use crate::compute::Backend;
+use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
 use crate::polyline::cpu::solve;
 use crate::polyline::gpu::DeviceGradient;
 use crate::polyline::{Gradient, Gray, Problem};
+
+/// `gpu_planning bench polyline`: the seed's guides x points table, CUDA against the CPU DP.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// GUIDES:POINTS pairs.
+    #[arg(
+        long,
+        value_delimiter = ',',
+        default_value = "5:128,5:256,5:512,5:1024,8:128,8:256,8:512,8:1024,32:2048"
+    )]
+    shapes: Vec<String>,
+    #[arg(long, default_value_t = 5)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// Run the CPU DP only up to this many points per guide.
+    #[arg(long, default_value_t = 512)]
+    cpu_limit: u32,
+}
+
+impl Args {
+    pub fn run(self) -> Result<()> {
+        let backend = Backend::select(self.backend)?;
+        let shapes = self
+            .shapes
+            .iter()
+            .map(|s| super::parse_pair_u32("--shapes", s))
+            .collect::<Result<Vec<_>>>()?;
+        let options = Options {
+            shapes,
+            reps: self.reps,
+            seed: self.seed,
+            cpu_limit: self.cpu_limit,
+        };
+        run(&backend, &options)
+    }
+}
 
 pub struct Options {
     /// (guides, points per guide) pairs.

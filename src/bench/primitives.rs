@@ -15,6 +15,50 @@ use crate::compute::{Backend, BackendKind, CudaRuntime};
 use crate::error::Result;
 use crate::rng::XorShift;
 
+/// `gpu_planning bench primitives`: radix sort, scan and compaction, CUDA against rayon.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    #[arg(long, default_value_t = 1 << 24)]
+    n: usize,
+    #[arg(long, default_value_t = 10)]
+    reps: usize,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    #[arg(long, default_value = "auto")]
+    backend: BackendKind,
+    /// Also time one-sweep sort shapes, as ITEMS:BLOCKS pairs (e.g. 12:3,16:2).
+    #[arg(long, value_delimiter = ',')]
+    sweep: Vec<String>,
+}
+
+impl Args {
+    pub fn run(self) -> Result<()> {
+        let backend = Backend::select(self.backend)?;
+        let sweep = self
+            .sweep
+            .iter()
+            .map(|s| parse_sort_config(s))
+            .collect::<Result<Vec<_>>>()?;
+        let options = Options {
+            n: self.n,
+            reps: self.reps,
+            seed: self.seed,
+            sweep,
+        };
+        println!("{}", run(&backend, &options)?);
+        Ok(())
+    }
+}
+
+fn parse_sort_config(s: &str) -> Result<SortConfig> {
+    let bad = || crate::error::Error::invalid("--sweep", format!("'{s}' is not ITEMS:BLOCKS"));
+    let (items, blocks) = s.split_once(':').ok_or_else(bad)?;
+    Ok(SortConfig {
+        items_per_thread: items.parse().map_err(|_| bad())?,
+        min_blocks_per_sm: blocks.parse().map_err(|_| bad())?,
+    })
+}
+
 pub struct Options {
     pub n: usize,
     pub reps: usize,

@@ -4,6 +4,7 @@
 
 mod backend;
 pub mod cuda;
+pub mod info;
 pub mod kernels;
 pub mod primitives;
 pub mod testing;

@@ -3,6 +3,7 @@
 
 pub mod apsp;
 pub mod cell_graph;
+pub mod cli;
 pub mod cloud_convert;
 pub mod fallback;
 pub mod grid_convert;

@@ -1,0 +1,40 @@
+//! `gpu_planning info`: what this machine offers the nodes.
+
+use super::{Backend, BackendKind, CudaRuntime};
+
+/// Prints the backend, device, compute capability, memory, driver and NVRTC versions.
+pub fn print(kind: BackendKind) {
+    println!("gpu_planning {}", env!("CARGO_PKG_VERSION"));
+    println!("backend requested: {kind}");
+    match CudaRuntime::shared() {
+        Ok(rt) => {
+            let i = rt.info();
+            let (free, total) = rt.memory().unwrap_or((0, i.total_memory));
+            println!("cuda: available");
+            println!("device: {}", i.name);
+            println!(
+                "compute capability: {}.{} ({})",
+                i.compute_capability.0,
+                i.compute_capability.1,
+                i.arch()
+            );
+            println!("multiprocessors: {}", i.multiprocessors);
+            println!(
+                "memory: {:.1} GiB free of {:.1} GiB",
+                free as f64 / 1073741824.0,
+                total as f64 / 1073741824.0
+            );
+            println!(
+                "driver: {}.{}",
+                i.driver_version / 1000,
+                (i.driver_version % 1000) / 10
+            );
+            println!("nvrtc: {}.{}", i.nvrtc_version.0, i.nvrtc_version.1);
+        }
+        Err(e) => println!("cuda: unavailable ({e})"),
+    }
+    match Backend::select(kind) {
+        Ok(b) => println!("backend selected: {}", b.name()),
+        Err(e) => println!("backend selected: none ({e})"),
+    }
+}
