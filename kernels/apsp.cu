@@ -15,8 +15,10 @@
 // length inside (-2^29, 2^29) (checked on the host) a + b never wraps, an unreached operand
 // never makes a reached-looking candidate, and the host maps everything >= REACH_LIMIT back to
 // "unreached" at the end.
-
-typedef unsigned int u32;
+//
+// Kernels:
+//   apsp_linear, apsp_coalesced, apsp_shared   one launch per k (the per-k memory models)
+//   apsp_phase1, apsp_phase2, apsp_phase3      the blocked models' three phases per k-block
 
 #ifndef APSP_FLOAT
 #define APSP_FLOAT 0

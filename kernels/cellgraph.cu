@@ -1,8 +1,17 @@
 // Cell graph on SO(3) (src/cellgraph/gpu.rs drives these). Forms use explicitly rounded f64
 // operations in the order of src/cellgraph/arrangement.rs::form, so every bit equals the CPU's.
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
+//
+// Kernels:
+//   cg_classify      bit vector and XOR hash of each sample
+//   cg_gather_word   one word of each sample's bits, as sort keys (LSD over words)
+//   cg_flags         where a run of equal vectors starts, in sorted order
+//   cg_cells         one cell per run: its bits, first position, representative and hash
+//   cg_hash_insert   cells into an open-addressing table by hash      (algorithm `hash`)
+//   cg_hash_probe    each cell's neighbour candidates, one per bit     (algorithm `hash`)
+//   cg_pivot_dist    Hamming distances to the h pivots                  (algorithm `heuristic`)
+//   cg_heuristic     the pairs the pivots do not rule out, verified    (algorithm `heuristic`)
+//   cg_tree_probe    each cell's flipped keys looked up in the 2^r-ary tree (algorithm `tree`)
+// Fills and sorts come from primitives.cu.
 
 #define EMPTY 0xffffffffu
 
@@ -12,7 +21,7 @@ extern "C" __global__ void cg_classify(const double *coef, int l, int words,
                                        const double *samples, u32 n, const u64 *z, u64 *bits,
                                        u64 *hash) {
     const double wt[10] = {1.0, 2.0, 2.0, 2.0, 1.0, 2.0, 2.0, 1.0, 2.0, 1.0};
-    for (u32 s = blockIdx.x * blockDim.x + threadIdx.x; s < n; s += gridDim.x * blockDim.x) {
+    GRID_STRIDE(s, n) {
         double x = samples[4 * (size_t)s], y = samples[4 * (size_t)s + 1];
         double zz = samples[4 * (size_t)s + 2], w = samples[4 * (size_t)s + 3];
         double m[10] = {__dmul_rn(x, x),  __dmul_rn(x, y),  __dmul_rn(x, zz), __dmul_rn(x, w),
@@ -38,27 +47,17 @@ extern "C" __global__ void cg_classify(const double *coef, int l, int words,
     }
 }
 
-extern "C" __global__ void cg_iota(u32 *out, u32 n) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        out[i] = i;
-}
-
-extern "C" __global__ void cg_fill(u32 *out, u32 n, u32 v) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        out[i] = v;
-}
-
 // keys[j] = word wd of sample perm[j]: one pass of the LSD sort over words.
 extern "C" __global__ void cg_gather_word(const u64 *bits, int words, int wd, const u32 *perm,
                                           u32 n, u64 *keys) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
+    GRID_STRIDE(j, n)
         keys[j] = bits[(size_t)perm[j] * words + wd];
 }
 
 // flags[j] = 1 where sorted position j starts a new cell.
 extern "C" __global__ void cg_flags(const u64 *bits, int words, const u32 *perm, u32 n,
                                     u32 *flags) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    GRID_STRIDE(j, n) {
         u32 f = 1;
         if (j > 0) {
             const u64 *a = bits + (size_t)perm[j] * words, *b = bits + (size_t)perm[j - 1] * words;
@@ -74,7 +73,7 @@ extern "C" __global__ void cg_flags(const u64 *bits, int words, const u32 *perm,
 extern "C" __global__ void cg_cells(const u32 *flags, const u32 *pos, const u32 *perm,
                                     const u64 *bits, const u64 *hash, int words, u32 n,
                                     u64 *cell_bits, u32 *starts, u32 *reps, u64 *cell_hash) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    GRID_STRIDE(j, n) {
         if (!flags[j]) continue;
         u32 c = pos[j], s = perm[j];
         starts[c] = j;
@@ -94,7 +93,7 @@ __device__ __forceinline__ u32 slot_of(u64 h, u32 mask) {
 // Open addressing, linear probing; cells with equal hashes take separate slots.
 extern "C" __global__ void cg_hash_insert(const u64 *cell_hash, u32 cells, u32 *table,
                                           u32 mask) {
-    for (u32 c = blockIdx.x * blockDim.x + threadIdx.x; c < cells; c += gridDim.x * blockDim.x) {
+    GRID_STRIDE(c, cells) {
         u32 at = slot_of(cell_hash[c], mask);
         while (atomicCAS(&table[at], EMPTY, c) != EMPTY) at = (at + 1) & mask;
     }
@@ -124,8 +123,7 @@ extern "C" __global__ void cg_hash_probe(const u64 *cell_hash, const u64 *cell_b
                                          u32 mask, u64 *out_keys, u32 *out_bits, u32 *counter,
                                          u32 cap) {
     u64 total = (u64)cells * l;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-         i += (u64)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, total) {
         u32 c = (u32)(i / l);
         int k = (int)(i % l);
         u64 target = cell_hash[c] ^ z[k];
@@ -142,7 +140,7 @@ extern "C" __global__ void cg_hash_probe(const u64 *cell_hash, const u64 *cell_b
 // Hamming distance of every cell to each of the h pivot cells.
 extern "C" __global__ void cg_pivot_dist(const u64 *cell_bits, int words, u32 cells,
                                          const u32 *pivots, int h, u32 *dist) {
-    for (u32 c = blockIdx.x * blockDim.x + threadIdx.x; c < cells; c += gridDim.x * blockDim.x)
+    GRID_STRIDE(c, cells)
         for (int t = 0; t < h; ++t) {
             u32 d = 0;
             for (int w = 0; w < words; ++w)
@@ -194,8 +192,7 @@ extern "C" __global__ void cg_tree_probe(const u64 *cell_bits, int words, u32 ce
                                          u32 *counter, u32 cap) {
     u64 total = (u64)cells * l;
     u64 key[16];  // words <= 16 (l <= 1024)
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-         i += (u64)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, total) {
         u32 c = (u32)(i / l);
         int k = (int)(i % l);
         for (int w = 0; w < words; ++w) key[w] = cell_bits[(size_t)c * words + w];

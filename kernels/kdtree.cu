@@ -2,25 +2,29 @@
 // breadth-first levels, dedupe, and exact k-nearest queries. Distances: square roots of f32
 // sums of squared differences in dimension order, explicitly rounded, as src/kdtree/query.rs
 // computes them; neighbours ranked by (distance, input index).
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
+//
+// Kernels:
+//   kd_pair_keys    sort keys of one LSD pass of a super-key presort
+//   kd_flags        where a run of equal tuples starts, in sorted order
+//   kd_unique       the distinct points and their first-copy input indices
+//   kd_ranks        each point's rank in one dimension's order
+//   kd_level_keys   sort keys of one breadth-first level
+//   kd_layout       coordinates and indices copied into tree order
+//   kd_knn          k nearest per query (KNN_K, KNN_DIMS set by the host)
+//   kd_check        the balanced-tree invariant, counted
+//   kd_radius       radius search: counts, then (distance, index) pairs
+// Iota, scans and sorts come from primitives.cu.
 
 __device__ __forceinline__ u32 sortable(float v) {
     u32 b = __float_as_uint(v);
     return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-extern "C" __global__ void kd_iota(u32 *out, u32 n) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
-        out[i] = i;
-}
-
 // One LSD pass of a super-key sort: keys[j] = coordinate ca of point perm[j] (more
 // significant) and, when cb >= 0, coordinate cb (less significant) below it.
 extern "C" __global__ void kd_pair_keys(const float *coords, int dims, const u32 *perm, u32 n,
                                         int ca, int cb, u64 *keys) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    GRID_STRIDE(j, n) {
         const float *p = coords + (size_t)perm[j] * dims;
         u64 k = sortable(p[ca]);
         if (cb >= 0) k = (k << 32) | sortable(p[cb]);
@@ -31,7 +35,7 @@ extern "C" __global__ void kd_pair_keys(const float *coords, int dims, const u32
 // flags[j] = 1 where sorted position j starts a new distinct tuple.
 extern "C" __global__ void kd_flags(const float *coords, int dims, const u32 *perm, u32 n,
                                     u32 *flags) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    GRID_STRIDE(j, n) {
         u32 f = 1;
         if (j > 0) {
             const float *a = coords + (size_t)perm[j] * dims, *b = coords + (size_t)perm[j - 1] * dims;
@@ -46,7 +50,7 @@ extern "C" __global__ void kd_flags(const float *coords, int dims, const u32 *pe
 extern "C" __global__ void kd_unique(const float *coords, int dims, const u32 *perm,
                                      const u32 *flags, const u32 *pos, u32 n, float *ucoords,
                                      u32 *original) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x) {
+    GRID_STRIDE(j, n) {
         if (!flags[j]) continue;
         u32 u = pos[j], s = perm[j];
         original[u] = s;
@@ -55,7 +59,7 @@ extern "C" __global__ void kd_unique(const float *coords, int dims, const u32 *p
 }
 
 extern "C" __global__ void kd_ranks(const u32 *perm, u32 n, u32 *rank) {
-    for (u32 j = blockIdx.x * blockDim.x + threadIdx.x; j < n; j += gridDim.x * blockDim.x)
+    GRID_STRIDE(j, n)
         rank[perm[j]] = j;
 }
 
@@ -63,7 +67,7 @@ extern "C" __global__ void kd_ranks(const u32 *perm, u32 n, u32 *rank) {
 // (lo, rank of its point in this level's dimension); a finished node keeps its place.
 extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, const u32 *rank,
                                          u64 *keys) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, n) {
         u32 lo = 0, hi = n;
         bool done = false;
         for (int t = 0; t < level; ++t) {
@@ -89,7 +93,7 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 // one row per node (no indirection through order).
 extern "C" __global__ void kd_layout(const float *coords, const u32 *order, const u32 *original,
                                      u32 n, int dims, float *tcoords, u32 *toriginal) {
-    for (u32 m = blockIdx.x * blockDim.x + threadIdx.x; m < n; m += gridDim.x * blockDim.x) {
+    GRID_STRIDE(m, n) {
         u32 id = order[m];
         toriginal[m] = original[id];
         for (int d = 0; d < dims; ++d) tcoords[(size_t)m * dims + d] = coords[(size_t)id * dims + d];
@@ -208,7 +212,7 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
 extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
                                   const float *queries, const u32 *perm, u32 nq, int k, int so3,
                                   float *out_d, u32 *out_i) {
-    for (u32 t = blockIdx.x * blockDim.x + threadIdx.x; t < nq; t += gridDim.x * blockDim.x) {
+    GRID_STRIDE(t, nq) {
         u32 qi = perm[t];
         float q[KNN_DIMS];
 #pragma unroll
@@ -234,7 +238,7 @@ extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
 // key. bad[0] counts violations; bad[1] keeps one violating position.
 extern "C" __global__ void kd_check(const float *coords, const u32 *order, u32 n, int dims,
                                     u32 *bad) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, n) {
         const float *a = coords + (size_t)order[i] * dims;
         u32 lo = 0, hi = n;
         for (int depth = 0;; ++depth) {
@@ -263,7 +267,7 @@ extern "C" __global__ void kd_radius(const float *tc, const u32 *torig, u32 n, i
                                      const float *queries, u32 nq, float r, int so3,
                                      u32 *counts, const u32 *offsets, float *out_d,
                                      u32 *out_i) {
-    for (u32 qi = blockIdx.x * blockDim.x + threadIdx.x; qi < nq; qi += gridDim.x * blockDim.x) {
+    GRID_STRIDE(qi, nq) {
         float q[8];
         for (int d = 0; d < dims; ++d) q[d] = queries[(size_t)qi * dims + d];
         u32 found = 0;

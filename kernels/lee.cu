@@ -1,28 +1,39 @@
-// Lee wave (BFS distances in moves) on a grid with per-cell direction masks, four ways:
-//   lee_sweep_global   the seed's global-memory model: one thread per cell, sweeps in place
-//   lee_sweep_texture  the same sweep, masks fetched through a texture object
-//   lee_tiles_shared   the seed's shared model: tile + halo in shared memory, iterated to local
-//                      convergence, all tiles per launch, launches until nothing changes
-//   lee_bitwave_round  default: tiles of 64 x 32 cells as bit planes, one warp each, exact
-//                      multi-source BFS inside a tile per round; rounds over a list of the
-//                      tiles whose border improved (see below)
+// Lee wave (BFS distances in moves) on a grid with per-cell direction masks (src/lee/gpu.rs
+// drives these). The four memory models:
+//   lee_sweep_global    the seed's global-memory model: one thread per cell, sweeps in place
+//   lee_sweep_texture   the same sweep, masks fetched through a texture object
+//   lee_tiles_shared    the seed's shared model: tile + halo in shared memory, iterated to local
+//                       convergence, all tiles per launch, launches until nothing changes
+//   lee_bitwave_rounds  default: tiles of 64 x 32 cells as bit planes, one warp each, exact
+//                       multi-source BFS inside a tile per round; rounds over a list of the
+//                       tiles whose border improved (see below); a cooperative launch
+// and their helpers:
+//   lee_fill_labels     every label UNREACHED, the goal's 0
+//   lee_pack_planes     the masks as one bit plane per direction (bitwave's input)
+//   lee_bitwave_init    empties the tile lists and queues the goal's tile
+//   lee_descend         the path from the start down the labels, in one block
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
 // labels and has the BFS distances as its unique fixed point, so every model is exact.
-
-typedef unsigned int u32;
-typedef unsigned char u8;
-typedef unsigned long long u64;
+//
+// Set by the host (src/lee/gpu.rs, NVRTC -D), so both sides read one definition:
+//   BW_ROW           shared row stride of a bitwave tile's labels (64 + 1: lanes on different
+//                    rows of one column hit different banks)
+//   STATE_ROUND, STATE_STATUS, STATE_LENGTH   slots of the per-query state buffer
+//   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG   lee_descend's status
+#if !defined(BW_ROW) || !defined(STATE_ROUND) || !defined(DESCENT_TOO_LONG)
+#error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
+#endif
 
 #define UNREACHED 0xffffffffu
 
-// Direction k: same order as src/lee/mod.rs DIRECTIONS.
+// Direction k: same order as src/lee/grid.rs DIRECTIONS.
 __constant__ int DX[8] = {-1, 0, 1, 0, -1, 1, 1, -1};
 __constant__ int DY[8] = {0, -1, 0, 1, -1, -1, 1, 1};
 
 __device__ __forceinline__ u32 plus_one(u32 best) { return best == UNREACHED ? UNREACHED : best + 1; }
 
 extern "C" __global__ void lee_fill_labels(u32 *labels, u64 n, u64 goal) {
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
         labels[i] = i == goal ? 0 : UNREACHED;
 }
 
@@ -128,13 +139,11 @@ extern "C" __global__ void lee_tiles_shared(const u8 *__restrict__ masks, u32 *l
 // kept label is the length of a real path, so when a round queues nothing all cells satisfy
 // label = 1 + min(allowed neighbours): the BFS fixed point.
 // ---------------------------------------------------------------------------------------------
-#define FULL_MASK 0xffffffffu
 
 extern "C" __global__ void lee_pack_planes(const u8 *__restrict__ masks, u64 *planes, u32 w,
                                            u32 h, u32 wwords, u32 ndirs) {
     const u64 total = (u64)h * wwords;
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < total;
-         i += (u64)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, total) {
         const u32 y = (u32)(i / wwords), wx = (u32)(i % wwords), x0 = wx * 64;
         const u32 n = min(64u, w - x0);
         const u8 *row = masks + (u64)y * w + x0;
@@ -154,7 +163,7 @@ extern "C" __global__ void lee_pack_planes(const u8 *__restrict__ masks, u64 *pl
 // t was queued for (so a tile is on a round's list at most once).
 extern "C" __global__ void lee_bitwave_init(u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
                                             u32 goal_tile) {
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < ntiles; i += gridDim.x * blockDim.x)
+    GRID_STRIDE(i, ntiles)
         queued[i] = i == goal_tile ? 1u : 0u;
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         counts[0] = 0;
@@ -208,9 +217,6 @@ __device__ __forceinline__ void bw_close_run(u64 *S, u64 C, u32 run) {
     for (u32 b = BW_LOW; b < BW_SLICES; ++b)
         if ((run >> (b - BW_LOW)) & 1u) S[b] |= C;
 }
-
-#define BW_ROW 65 /* shared row stride of a tile's labels: lanes on different rows of one
-                     column hit different banks */
 
 // Transposes the 8 x 8 bit matrix held as bytes (bit 8 i + j = row i, column j).
 __device__ __forceinline__ u64 transpose8(u64 x) {
@@ -494,7 +500,7 @@ extern "C" __global__ void lee_bitwave_rounds(const u8 *__restrict__ masks,
             break;
         }
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) bar[2] = round;
+    if (blockIdx.x == 0 && threadIdx.x == 0) bar[STATE_ROUND] = round;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -502,8 +508,9 @@ extern "C" __global__ void lee_bitwave_rounds(const u8 *__restrict__ masks,
 // of the current cell towards the goal; all threads find each cell's next cell (the fixed
 // neighbour priority), and one thread follows them until a step needs a neighbour outside the
 // window; then the window moves. A dependent global load per step would cost a memory latency
-// each; this costs one per window. state[3]: 0 ok, 1 the labels have no descent, 2 start unreached, 3 the path does not
-// fit `cap` cells; state[4]: the path's length in moves. path[i]: its i-th cell.
+// each; this costs one per window. state[STATE_STATUS]: DESCENT_OK, DESCENT_BROKEN (the labels
+// have no descent), DESCENT_UNREACHED (start unreached) or DESCENT_TOO_LONG (the path does not
+// fit `cap` cells); state[STATE_LENGTH]: the path's length in moves. path[i]: its i-th cell.
 // ---------------------------------------------------------------------------------------------
 #define DW 64
 
@@ -535,11 +542,11 @@ extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *
     if (tid == 0) {
         s_cell = start;
         s_step = 0;
-        const u32 status = len == UNREACHED ? 2u : (len >= cap ? 3u : 0u);
-        s_done = status != 0;
-        state[3] = status;
-        state[4] = len;
-        if (status == 0) path[0] = (u32)start;
+        const u32 status = len == UNREACHED ? DESCENT_UNREACHED : (len >= cap ? DESCENT_TOO_LONG : DESCENT_OK);
+        s_done = status != DESCENT_OK;
+        state[STATE_STATUS] = status;
+        state[STATE_LENGTH] = len;
+        if (status == DESCENT_OK) path[0] = (u32)start;
     }
     __syncthreads();
     while (!s_done) {
@@ -593,7 +600,7 @@ extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *
             }
             s_step = step;
             s_cell = (u64)(oy + at / DW) * w + (u64)(ox + at % DW);
-            if (broken) state[3] = 1;
+            if (broken) state[STATE_STATUS] = DESCENT_BROKEN;
             s_done = broken || step >= len;
         }
         __syncthreads();

@@ -2,8 +2,12 @@
 // round-to-nearest intrinsics, so no multiply-add is fused and each value is bit-identical to
 // the CPU reference (src/polyline/{score,geometry,dp}.rs), which performs the same operations
 // in the same order.
-
-typedef unsigned int u32;
+//
+// Kernels:
+//   poly_links          link scores and directions of one stage
+//   poly_stage          one DP stage over every predecessor
+//   poly_order          each point's predecessors sorted by score (bitonic, shared memory)
+//   poly_stage_sorted   one DP stage scanning predecessors best-first (the default)
 
 #define ADD(a, b) __dadd_rn((a), (b))
 #define SUB(a, b) __dsub_rn((a), (b))

@@ -1,14 +1,15 @@
 // Parallel primitives: exclusive prefix sum (u32, wrapping), stream compaction with keep flags,
 // and a stable LSD radix sort of (u64 key, u32 value) pairs with 8-bit digits.
 //
-// Compiled by NVRTC at run time (see src/compute/cuda.rs); no host headers are available, so
-// the fixed-width types are spelled out here.
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
-typedef unsigned char u8;
-
-#define FULL_MASK 0xffffffffu
+// Compiled by NVRTC at run time (see src/compute/cuda.rs), after kernels/common.cuh.
+//
+// Kernels:
+//   scan_reduce_tiles, scan_tiles, scan_tiles_inplace   exclusive scan, recursive over tiles
+//   iota_u32, fill_u32                                  fills
+//   flags_to_u32, compact_scatter                       stream compaction
+//   radix_global_hist                                   digit counts (passes to skip)
+//   radix_upsweep, radix_downsweep                      three-kernel radix pass
+//   radix_onesweep                                      one-sweep radix pass (decoupled look-back)
 
 // ---------------------------------------------------------------------------------------------
 // Exclusive scan. A tile is SCAN_THREADS * SCAN_ITEMS consecutive elements; the host recurses
@@ -113,12 +114,22 @@ extern "C" __global__ void scan_tiles_inplace(u32 *data, u32 n, const u32 *tile_
 }
 
 // ---------------------------------------------------------------------------------------------
+// Fills: out[i] = i, and out[i] = v.
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void iota_u32(u32 *out, u32 n) {
+    GRID_STRIDE(i, n) out[i] = (u32)i;
+}
+
+extern "C" __global__ void fill_u32(u32 *out, u32 n, u32 v) {
+    GRID_STRIDE(i, n) out[i] = v;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Stream compaction: keep values[i] where flags[i] != 0, in order.
 // ---------------------------------------------------------------------------------------------
 extern "C" __global__ void flags_to_u32(const u8 *__restrict__ flags, u32 *__restrict__ out,
                                         u32 n) {
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (u64)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
         out[i] = flags[i] != 0;
 }
 
@@ -126,8 +137,7 @@ extern "C" __global__ void compact_scatter(const u32 *__restrict__ values,
                                            const u8 *__restrict__ flags,
                                            const u32 *__restrict__ positions,
                                            u32 *__restrict__ out, u32 n) {
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (u64)gridDim.x * blockDim.x)
+    GRID_STRIDE(i, n)
         if (flags[i]) out[positions[i]] = values[i];
 }
 
@@ -158,8 +168,7 @@ extern "C" __global__ void radix_global_hist(const u64 *__restrict__ keys, u32 n
     __shared__ u32 h[8 * RADIX];
     for (u32 i = threadIdx.x; i < 8 * RADIX; i += blockDim.x) h[i] = 0;
     __syncthreads();
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (u64)gridDim.x * blockDim.x) {
+    GRID_STRIDE(i, n) {
         u64 k = keys[i];
 #pragma unroll
         for (u32 d = 0; d < 8; ++d) atomicAdd(&h[d * RADIX + ((k >> (8 * d)) & 0xff)], 1u);

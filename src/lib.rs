@@ -4,6 +4,9 @@
 //! the CUDA runtime and the parallel primitives; `ros` speaks ROS 2 on the DDS wire through
 //! `ros2-client`; `nodes` holds the thin nodes that connect the two.
 
+// Every unsafe block (device allocations, kernel launches) says why it is sound.
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 pub mod apsp;
 pub mod bag;
 pub mod bench;

@@ -121,6 +121,7 @@ impl<T: Weight> DeviceMatrices<T> {
                 for k in 0..npi {
                     let mut b = stream.launch_builder(&func);
                     b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&k);
+                    // SAFETY: arguments (d, h, np, k) as the kernels declare; the per-k kernel reads and writes only cells of the np x np matrices d and h (np = npi, both allocated np * np), one thread per cell inside the grid
                     unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
                     check(k, 64)?;
                 }
@@ -154,6 +155,7 @@ impl<T: Weight> DeviceMatrices<T> {
                     ] {
                         let mut b = stream.launch_builder(func);
                         b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&kb);
+                        // SAFETY: arguments (d, h, np, k) as the kernels declare; each phase reads and writes only TILE x TILE tiles inside the np x np matrices d and h (np a multiple of the tile, both allocated np * np)
                         unsafe { b.launch(c) }.map_err(launch_err(name))?;
                     }
                     check(kb, 4)?;

@@ -23,18 +23,8 @@ const THREADS: u32 = 256;
 /// Tree lookups keep one flipped key in registers: at most 16 words.
 pub const TREE_MAX_CONSTRAINTS: usize = 1024;
 
-fn stride(rt: &CudaRuntime, n: u64) -> LaunchConfig {
-    let fill = rt.info().multiprocessors.max(1) as u64 * 16;
-    LaunchConfig {
-        grid_dim: (n.div_ceil(THREADS as u64).clamp(1, fill) as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 struct Kernels {
     classify: CudaFunction,
-    iota: CudaFunction,
     gather: CudaFunction,
     flags: CudaFunction,
     cells: CudaFunction,
@@ -59,7 +49,6 @@ pub fn build(
     let f = |name: &str| rt.function(&CELLGRAPH, name);
     let k = Kernels {
         classify: f("cg_classify")?,
-        iota: f("cg_iota")?,
         gather: f("cg_gather_word")?,
         flags: f("cg_flags")?,
         cells: f("cg_cells")?,
@@ -91,21 +80,20 @@ pub fn build(
     let t0 = Instant::now();
     // SAFETY: cg_classify writes every word and hash of the n samples.
     let mut bits = unsafe { rt.alloc::<u64>(n * words) }?;
+    // SAFETY: uninitialised; cg_classify writes all of it before anything reads it.
     let mut hash = unsafe { rt.alloc::<u64>(n) }?;
     let mut b = stream.launch_builder(&k.classify);
     b.arg(&coef).arg(&li).arg(&wi).arg(&dev_samples).arg(&n32);
     b.arg(&z).arg(&mut bits).arg(&mut hash);
-    unsafe { b.launch(stride(rt, n as u64)) }.map_err(launch_err("cg_classify"))?;
+    // SAFETY: cg_classify: (coef, l, words, samples, n, z, bits, hash) as cg_classify declares; it writes bits[n * words] and hash[n], allocated above
+    unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("cg_classify"))?;
     rt.synchronize()?;
     let classify_s = t0.elapsed().as_secs_f64();
 
     let t1 = Instant::now();
-    // SAFETY: iota and gather write all n entries before any read.
-    let mut perm = unsafe { rt.alloc::<u32>(n) }?;
+    let mut perm = prim.iota(n)?;
+    // SAFETY: cg_gather_word writes all n keys before the sort reads them.
     let mut keys = unsafe { rt.alloc::<u64>(n) }?;
-    let mut b = stream.launch_builder(&k.iota);
-    b.arg(&mut perm).arg(&n32);
-    unsafe { b.launch(stride(rt, n as u64)) }.map_err(launch_err("cg_iota"))?;
     // Least significant word first; the stable sort keeps equal vectors in sample order, so
     // each run starts with its smallest sample index.
     for wd in 0..words as i32 {
@@ -116,14 +104,16 @@ pub fn build(
             .arg(&perm)
             .arg(&n32)
             .arg(&mut keys);
-        unsafe { b.launch(stride(rt, n as u64)) }.map_err(launch_err("cg_gather_word"))?;
+        // SAFETY: cg_gather_word: (bits, words, wd, perm, n, keys) as declared; writes keys[0..n), allocated n
+        unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("cg_gather_word"))?;
         prim.sort_pairs(&mut keys, &mut perm, n)?;
     }
     // SAFETY: cg_flags writes all n flags; the scan copies them first.
     let mut flags = unsafe { rt.alloc::<u32>(n) }?;
     let mut b = stream.launch_builder(&k.flags);
     b.arg(&bits).arg(&wi).arg(&perm).arg(&n32).arg(&mut flags);
-    unsafe { b.launch(stride(rt, n as u64)) }.map_err(launch_err("cg_flags"))?;
+    // SAFETY: cg_flags: (bits, words, perm, n, flags) as declared; writes flags[0..n), allocated n
+    unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("cg_flags"))?;
     let mut pos = stream
         .clone_dtod(&flags)
         .map_err(crate::compute::cuda::gpu_err)?;
@@ -132,8 +122,11 @@ pub fn build(
     let cells = last as usize;
     // SAFETY: cg_cells writes one entry of each per cell.
     let mut cell_bits = unsafe { rt.alloc::<u64>(cells * words) }?;
+    // SAFETY: uninitialised; cg_cells writes all of it before anything reads it.
     let mut starts = unsafe { rt.alloc::<u32>(cells) }?;
+    // SAFETY: uninitialised; cg_cells writes all of it before anything reads it.
     let mut reps = unsafe { rt.alloc::<u32>(cells) }?;
+    // SAFETY: uninitialised; cg_cells writes all of it before anything reads it.
     let mut cell_hash = unsafe { rt.alloc::<u64>(cells) }?;
     let mut b = stream.launch_builder(&k.cells);
     b.arg(&flags)
@@ -147,7 +140,8 @@ pub fn build(
         .arg(&mut starts)
         .arg(&mut reps)
         .arg(&mut cell_hash);
-    unsafe { b.launch(stride(rt, n as u64)) }.map_err(launch_err("cg_cells"))?;
+    // SAFETY: cg_cells: as cg_cells declares; writes one entry of cell_bits/starts/reps/cell_hash per run start, cells = the scanned flag count they were allocated for
+    unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("cg_cells"))?;
     drop((bits, hash, perm, keys, flags, pos, dev_samples));
     let starts_h = rt.download(&starts, cells)?;
     let counts: Vec<u32> = (0..cells)
@@ -182,6 +176,7 @@ fn collect_edges(
     loop {
         // SAFETY: only the first `count` entries, which the kernel wrote, are read.
         let mut keys = unsafe { rt.alloc::<u64>(cap) }?;
+        // SAFETY: uninitialised; written in full before any read.
         let mut bits = unsafe { rt.alloc::<u32>(cap) }?;
         let mut counter = rt.alloc_zeros::<u32>(1)?;
         launch(&mut keys, &mut bits, &mut counter, cap as u32)?;
@@ -236,17 +231,14 @@ fn edges(
         Algorithm::Hash => {
             let size = (2 * cells).next_power_of_two();
             let mask = (size - 1) as u32;
-            // SAFETY: cg_fill marks every slot empty before the inserts.
-            let mut table = unsafe { rt.alloc::<u32>(size) }?;
-            let fill = rt.function(&CELLGRAPH, "cg_fill")?;
-            let (size32, empty) = (size as u32, u32::MAX);
-            let mut b = stream.launch_builder(&fill);
-            b.arg(&mut table).arg(&size32).arg(&empty);
-            unsafe { b.launch(stride(rt, size as u64)) }.map_err(launch_err("cg_fill"))?;
+            // Every slot starts empty (EMPTY in kernels/cellgraph.cu).
+            let mut table = prim.filled(size, u32::MAX)?;
             let insert = rt.function(&CELLGRAPH, "cg_hash_insert")?;
             let mut b = stream.launch_builder(&insert);
             b.arg(cell_hash).arg(&c32).arg(&mut table).arg(&mask);
-            unsafe { b.launch(stride(rt, cells as u64)) }.map_err(launch_err("cg_hash_insert"))?;
+            // SAFETY: cg_hash_insert: (cell_hash, cells, table, mask) as declared; writes table slots below mask + 1 = its size
+            unsafe { b.launch(rt.grid_stride(cells, THREADS)) }
+                .map_err(launch_err("cg_hash_insert"))?;
             let probe = rt.function(&CELLGRAPH, "cg_hash_probe")?;
             collect_edges(
                 rt,
@@ -265,7 +257,8 @@ fn edges(
                         .arg(bits)
                         .arg(counter)
                         .arg(&cap);
-                    unsafe { b.launch(stride(rt, (cells * l) as u64)) }
+                    // SAFETY: cg_hash_probe: as cg_hash_probe declares; appends pairs through the counter only while it is below cap, the buffers' length
+                    unsafe { b.launch(rt.grid_stride(cells * l, THREADS)) }
                         .map_err(launch_err("cg_hash_probe"))?;
                     Ok(())
                 },
@@ -289,7 +282,9 @@ fn edges(
                 .arg(&piv)
                 .arg(&h)
                 .arg(&mut dist);
-            unsafe { b.launch(stride(rt, cells as u64)) }.map_err(launch_err("cg_pivot_dist"))?;
+            // SAFETY: cg_pivot_dist: as cg_pivot_dist declares; writes dist[cells * h], allocated so
+            unsafe { b.launch(rt.grid_stride(cells, THREADS)) }
+                .map_err(launch_err("cg_pivot_dist"))?;
             let heur = rt.function(&CELLGRAPH, "cg_heuristic")?;
             let cfg = LaunchConfig {
                 grid_dim: (
@@ -307,6 +302,7 @@ fn edges(
                     let mut b = stream.launch_builder(&heur);
                     b.arg(cell_bits).arg(&wi).arg(&c32).arg(&dist).arg(&h);
                     b.arg(keys).arg(bits).arg(counter).arg(&cap);
+                    // SAFETY: cg_heuristic: as cg_heuristic declares; appends pairs through the counter only while it is below cap, the buffers' length
                     unsafe { b.launch(cfg) }.map_err(launch_err("cg_heuristic"))?;
                     Ok(())
                 },
@@ -330,7 +326,8 @@ fn edges(
                         .arg(&r)
                         .arg(&nodes);
                     b.arg(keys).arg(bits).arg(counter).arg(&cap);
-                    unsafe { b.launch(stride(rt, (cells * l) as u64)) }
+                    // SAFETY: cg_tree_probe: as cg_tree_probe declares; appends pairs through the counter only while it is below cap, the buffers' length
+                    unsafe { b.launch(rt.grid_stride(cells * l, THREADS)) }
                         .map_err(launch_err("cg_tree_probe"))?;
                     Ok(())
                 },

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
-    ValidAsZeroBits,
+    LaunchConfig, ValidAsZeroBits,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use sha2::{Digest, Sha256};
@@ -18,6 +18,14 @@ use crate::error::{Error, Result};
 
 /// Environment variable naming a folder for compiled PTX; unset means no disk cache.
 pub const KERNEL_CACHE_ENV: &str = "GPU_PLANNING_KERNEL_CACHE";
+
+/// The prelude (`kernels/common.cuh`: integer types, the grid-stride loop) compiled in front of
+/// every kernel source.
+pub const PRELUDE: &str = include_str!("../../kernels/common.cuh");
+
+/// Blocks per multiprocessor a grid-stride launch asks for: enough to hide latency, few enough
+/// that each thread loops over several items.
+const STRIDE_BLOCKS_PER_SM: u32 = 16;
 
 /// A kernel source file from `kernels/`, embedded in the binary.
 #[derive(Debug, Clone, Copy)]
@@ -81,6 +89,7 @@ impl CudaRuntime {
                 "the CUDA driver library (libcuda) is not installed".into(),
             ));
         }
+        // SAFETY: a query of whether the dynamically loaded NVRTC library is present; no arguments.
         if !unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return Err(Error::NoDevice(
                 "the NVRTC library (libnvrtc) is not installed".into(),
@@ -94,6 +103,7 @@ impl CudaRuntime {
         // SAFETY: plain out-parameter calls into libraries we just checked exist.
         unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut driver_version) };
         let (mut major, mut minor) = (0, 0);
+        // SAFETY: NVRTC writes two ints, both live locals.
         unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
         let info = DeviceInfo {
             name: ctx.name().map_err(gpu_err)?,
@@ -193,12 +203,13 @@ impl CudaRuntime {
             name: Some(format!("{}.cu", source.name)),
             ..Default::default()
         };
-        let ptx = cudarc::nvrtc::compile_ptx_with_opts(source.code, opts).map_err(|e| {
-            Error::KernelCompile {
+        // `#line` keeps the compiler's line numbers those of the file in kernels/.
+        let code = format!("{PRELUDE}\n#line 1 \"{}.cu\"\n{}", source.name, source.code);
+        let ptx =
+            cudarc::nvrtc::compile_ptx_with_opts(code, opts).map_err(|e| Error::KernelCompile {
                 kernel: source.name.into(),
                 log: compile_log(e),
-            }
-        })?;
+            })?;
         tracing::debug!(
             "compiled kernels/{}.cu for {arch} in {:.0} ms",
             source.name,
@@ -272,6 +283,38 @@ impl CudaRuntime {
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(gpu_err)
     }
+
+    /// The launch of a grid-stride kernel (`GRID_STRIDE` in kernels/common.cuh) over `n`
+    /// items: `threads` per block, blocks enough to cover `n` but no more than fill the device.
+    pub fn grid_stride(&self, n: usize, threads: u32) -> LaunchConfig {
+        let fill = self.info.multiprocessors.max(1) as u32 * STRIDE_BLOCKS_PER_SM;
+        let blocks = n.div_ceil(threads as usize).clamp(1, fill as usize) as u32;
+        LaunchConfig {
+            grid_dim: (blocks, 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        }
+    }
+}
+
+/// The launch of a kernel with one thread per item: `threads` per block and ceil(n / threads)
+/// blocks; `field` names the size in the error when the grid would exceed the device's limit.
+pub fn one_per_item(n: usize, threads: u32, field: &str) -> Result<LaunchConfig> {
+    let blocks = n.div_ceil(threads as usize).max(1);
+    let blocks = u32::try_from(blocks)
+        .ok()
+        .filter(|&b| b <= i32::MAX as u32)
+        .ok_or_else(|| {
+            Error::invalid(
+                field,
+                format!("{n} items need more blocks than a grid holds"),
+            )
+        })?;
+    Ok(LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (threads, 1, 1),
+        shared_mem_bytes: 0,
+    })
 }
 
 /// Fault injection for tests of the out-of-memory paths: with
@@ -337,6 +380,7 @@ fn disk_cache_path(
 ) -> Option<PathBuf> {
     let dir = std::env::var_os(KERNEL_CACHE_ENV)?;
     let mut h = Sha256::new();
+    h.update(PRELUDE.as_bytes());
     h.update(source.code.as_bytes());
     for o in options {
         h.update(o.as_bytes());

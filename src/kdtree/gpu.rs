@@ -21,15 +21,6 @@ use crate::error::{Error, Result};
 pub const MAX_K: usize = 32;
 const THREADS: u32 = 256;
 
-fn stride(rt: &CudaRuntime, n: usize) -> LaunchConfig {
-    let fill = rt.info().multiprocessors.max(1) as usize * 16;
-    LaunchConfig {
-        grid_dim: (n.div_ceil(THREADS as usize).clamp(1, fill) as u32, 1, 1),
-        block_dim: (THREADS, 1, 1),
-        shared_mem_bytes: 0,
-    }
-}
-
 /// Milliseconds of each build phase (synchronised), for the benchmark.
 #[derive(Debug, Clone, Default)]
 pub struct BuildTimes {
@@ -102,7 +93,6 @@ struct Sorter<'a> {
     rt: &'a Arc<CudaRuntime>,
     prim: Primitives,
     pair_keys: CudaFunction,
-    iota: CudaFunction,
 }
 
 impl Sorter<'_> {
@@ -117,12 +107,9 @@ impl Sorter<'_> {
         let stream = self.rt.stream();
         let n32 = n as u32;
         let di = dims as i32;
-        // SAFETY: iota and the key kernel write all n entries before they are read.
-        let mut perm = unsafe { self.rt.alloc::<u32>(n) }?;
+        let mut perm = self.prim.iota(n)?;
+        // SAFETY: kd_pair_keys writes all n keys before the sort reads them.
         let mut keys = unsafe { self.rt.alloc::<u64>(n) }?;
-        let mut b = stream.launch_builder(&self.iota);
-        b.arg(&mut perm).arg(&n32);
-        unsafe { b.launch(stride(self.rt, n)) }.map_err(launch_err("kd_iota"))?;
         for (ca, cb) in passes(dims, d) {
             let mut b = stream.launch_builder(&self.pair_keys);
             b.arg(coords)
@@ -132,7 +119,9 @@ impl Sorter<'_> {
                 .arg(&ca)
                 .arg(&cb)
                 .arg(&mut keys);
-            unsafe { b.launch(stride(self.rt, n)) }.map_err(launch_err("kd_pair_keys"))?;
+            // SAFETY: kd_pair_keys: as declared; writes keys[0..n), allocated n
+            unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }
+                .map_err(launch_err("kd_pair_keys"))?;
             self.prim.sort_pairs(&mut keys, &mut perm, n)?;
         }
         Ok(perm)
@@ -161,7 +150,6 @@ impl DeviceTree {
             rt,
             prim: Primitives::new(rt)?,
             pair_keys: f("kd_pair_keys")?,
-            iota: f("kd_iota")?,
         };
         let stream = rt.stream().clone();
         if n == 0 {
@@ -193,13 +181,15 @@ impl DeviceTree {
         let kd_flags = f("kd_flags")?;
         let mut b = stream.launch_builder(&kd_flags);
         b.arg(&coords).arg(&di).arg(&perm).arg(&n32).arg(&mut flags);
-        unsafe { b.launch(stride(rt, n)) }.map_err(launch_err("kd_flags"))?;
+        // SAFETY: kd_flags: as declared; writes flags[0..n), allocated n
+        unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("kd_flags"))?;
         let mut pos = stream.clone_dtod(&flags).map_err(gpu_err)?;
         s.prim.exclusive_scan_in_place(&mut pos, n)?;
         let u = (rt.download_range(&pos, n - 1..n)?[0] + rt.download_range(&flags, n - 1..n)?[0])
             as usize;
         // SAFETY: kd_unique writes one entry of each per distinct point.
         let mut ucoords = unsafe { rt.alloc::<f32>(u * dims) }?;
+        // SAFETY: uninitialised; kd_unique writes all of it before anything reads it.
         let mut original = unsafe { rt.alloc::<u32>(u) }?;
         let kd_unique = f("kd_unique")?;
         let mut b = stream.launch_builder(&kd_unique);
@@ -210,7 +200,8 @@ impl DeviceTree {
             .arg(&pos)
             .arg(&n32);
         b.arg(&mut ucoords).arg(&mut original);
-        unsafe { b.launch(stride(rt, n)) }.map_err(launch_err("kd_unique"))?;
+        // SAFETY: kd_unique: as declared; writes u entries of coordinates and indices, u = the scanned flag count they were allocated for
+        unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("kd_unique"))?;
         drop((coords, perm, flags, pos));
         rt.synchronize()?;
         times.dedupe_ms = clock.elapsed().as_secs_f64() * 1e3;
@@ -226,18 +217,12 @@ impl DeviceTree {
             let mut r = unsafe { rt.alloc::<u32>(u) }?;
             let mut b = stream.launch_builder(&ranks_fn);
             b.arg(&order).arg(&u32n).arg(&mut r);
-            unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_ranks"))?;
+            // SAFETY: kd_ranks: (perm, u, rank) as declared; writes rank[perm[j]] for j < u, a permutation of 0..u
+            unsafe { b.launch(rt.grid_stride(u, THREADS)) }.map_err(launch_err("kd_ranks"))?;
             ranks.push(r);
         }
-        // SAFETY: iota writes all u entries.
-        let mut order = unsafe { rt.alloc::<u32>(u) }?;
-        let mut b = stream.launch_builder(&s.iota);
-        b.arg(&mut order).arg(&u32n);
-        unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_iota"))?;
-        let mut ids = unsafe { rt.alloc::<u32>(u) }?;
-        let mut b = stream.launch_builder(&s.iota);
-        b.arg(&mut ids).arg(&u32n);
-        unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_iota"))?;
+        let mut order = s.prim.iota(u)?;
+        let ids = s.prim.iota(u)?;
         let level_keys = f("kd_level_keys")?;
         // SAFETY: kd_level_keys writes all u keys each level.
         let mut keys = unsafe { rt.alloc::<u64>(u) }?;
@@ -251,7 +236,8 @@ impl DeviceTree {
             let li = level as i32;
             let mut b = stream.launch_builder(&level_keys);
             b.arg(&order).arg(&u32n).arg(&li).arg(rank).arg(&mut keys);
-            unsafe { b.launch(stride(rt, u)) }.map_err(launch_err("kd_level_keys"))?;
+            // SAFETY: kd_level_keys: as declared; writes keys[0..u), allocated u
+            unsafe { b.launch(rt.grid_stride(u, THREADS)) }.map_err(launch_err("kd_level_keys"))?;
             s.prim.sort_pairs(&mut keys, &mut order, u)?;
             level += 1;
         }
@@ -338,7 +324,9 @@ impl DeviceTree {
             .arg(&n)
             .arg(&di)
             .arg(&mut bad);
-        unsafe { b.launch(stride(&self.rt, self.len)) }.map_err(launch_err("kd_check"))?;
+        // SAFETY: kd_check: as declared; writes only the two counters of `bad`
+        unsafe { b.launch(self.rt.grid_stride(self.len, THREADS)) }
+            .map_err(launch_err("kd_check"))?;
         let r = self.rt.download(&bad, 2)?;
         Ok(if r[0] == 0 { Ok(()) } else { Err((r[0], r[1])) })
     }
@@ -381,6 +369,7 @@ impl DeviceTree {
         prim.sort_pairs(&mut keys, &mut perm, nq)?;
         // SAFETY: kd_knn writes k entries of both for every query.
         let mut d = unsafe { self.rt.alloc::<f32>(nq * k) }?;
+        // SAFETY: uninitialised; kd_knn writes all of it before anything reads it.
         let mut i = unsafe { self.rt.alloc::<u32>(nq * k) }?;
         let defines = [
             ("KNN_K", k.to_string()),
@@ -407,6 +396,7 @@ impl DeviceTree {
             block_dim: (64, 1, 1),
             shared_mem_bytes: 0,
         };
+        // SAFETY: kd_knn: as declared; writes k distances and indices per query, nq * k allocated
         unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
         self.rt.synchronize()?;
         let device_ms = clock.elapsed().as_secs_f64() * 1e3;
@@ -469,6 +459,7 @@ impl DeviceTree {
             .arg(&none_u32)
             .arg(&none_u32)
             .arg(&none_u32);
+        // SAFETY: kd_radius: as declared; the count pass writes counts[0..nq); the write pass writes each query's pairs from its offset, within the total allocated
         unsafe { b.launch(cfg) }.map_err(launch_err("kd_radius"))?;
         let c = rt.download(&counts, nq)?;
         let mut offsets = Vec::with_capacity(nq + 1);
@@ -490,6 +481,7 @@ impl DeviceTree {
         let off = rt.upload(&offsets)?;
         // SAFETY: pass 2 writes exactly the counted entries.
         let mut d = unsafe { rt.alloc::<f32>(total.max(1)) }?;
+        // SAFETY: uninitialised; kd_radius writes all of it before anything reads it.
         let mut i = unsafe { rt.alloc::<u32>(total.max(1)) }?;
         let mut b = rt.stream().launch_builder(&f);
         b.arg(&self.tcoords)
@@ -504,6 +496,7 @@ impl DeviceTree {
             .arg(&off)
             .arg(&mut d)
             .arg(&mut i);
+        // SAFETY: kd_radius: as declared; the count pass writes counts[0..nq); the write pass writes each query's pairs from its offset, within the total allocated
         unsafe { b.launch(cfg) }.map_err(launch_err("kd_radius"))?;
         let (d, i) = if total == 0 {
             (vec![], vec![])
@@ -539,6 +532,7 @@ fn layout(
 ) -> Result<(CudaSlice<f32>, CudaSlice<u32>)> {
     // SAFETY: kd_layout writes all n rows of both.
     let mut tc = unsafe { rt.alloc::<f32>(n * dims) }?;
+    // SAFETY: uninitialised; kd_layout writes all of it before anything reads it.
     let mut to = unsafe { rt.alloc::<u32>(n) }?;
     let f = rt.function(&KDTREE, "kd_layout")?;
     let (n32, di) = (n as u32, dims as i32);
@@ -550,7 +544,8 @@ fn layout(
         .arg(&di)
         .arg(&mut tc)
         .arg(&mut to);
-    unsafe { b.launch(stride(rt, n)) }.map_err(launch_err("kd_layout"))?;
+    // SAFETY: kd_layout: as declared; writes n rows of coordinates and n indices, allocated so
+    unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("kd_layout"))?;
     Ok((tc, to))
 }
 

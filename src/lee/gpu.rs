@@ -19,15 +19,39 @@ const SWEEPS_PER_CHECK: u32 = 16;
 /// Bitwave tiles are one warp each: 64 columns (one u64 per row and direction) x 32 rows.
 const BW_TILE_W: u32 = 64;
 const BW_TILE_H: u32 = 32;
-/// Shared bytes per bitwave warp: its tile's 32 rows of 65 labels (kernels/lee.cu BW_ROW).
-const BW_SMEM_PER_WARP: u32 = 32 * 65 * 4;
+/// Shared row stride of a bitwave tile's labels: 64 + 1, so lanes on different rows of one
+/// column hit different banks.
+const BW_ROW: u32 = 65;
+/// Shared bytes per bitwave warp: its tile's 32 rows of BW_ROW labels.
+const BW_SMEM_PER_WARP: u32 = BW_TILE_H * BW_ROW * 4;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
-/// Descent status (kernels/lee.cu lee_descend).
+/// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
+/// the next bitwave round, the descent status and the path length, so one download answers
+/// "converged?" and "how long?".
+const STATE_ROUND: usize = 2;
+const STATE_STATUS: usize = 3;
+const STATE_LENGTH: usize = 4;
+const STATE_SLOTS: usize = 5;
+/// Descent status (lee_descend).
 const DESCENT_OK: u32 = 0;
 const DESCENT_BROKEN: u32 = 1;
 const DESCENT_UNREACHED: u32 = 2;
 const DESCENT_TOO_LONG: u32 = 3;
+
+/// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
+fn kernel_defines() -> [(&'static str, String); 8] {
+    [
+        ("BW_ROW", BW_ROW.to_string()),
+        ("STATE_ROUND", STATE_ROUND.to_string()),
+        ("STATE_STATUS", STATE_STATUS.to_string()),
+        ("STATE_LENGTH", STATE_LENGTH.to_string()),
+        ("DESCENT_OK", format!("{DESCENT_OK}u")),
+        ("DESCENT_BROKEN", format!("{DESCENT_BROKEN}u")),
+        ("DESCENT_UNREACHED", format!("{DESCENT_UNREACHED}u")),
+        ("DESCENT_TOO_LONG", format!("{DESCENT_TOO_LONG}u")),
+    ]
+}
 /// Most warps (tiles at once) of a bitwave block.
 const BW_MAX_WARPS: u32 = 4;
 /// Rounds one launch may run before the host looks (a launch ends early when a round queues
@@ -54,8 +78,7 @@ struct Scratch {
     lists: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     queued: CudaSlice<u32>,
-    /// [0..2] grid barrier (arrivals, generation), [2] the next bitwave round, [3] descent
-    /// status, [4] path length: one download answers "converged?" and "how long?".
+    /// STATE_SLOTS values: the grid barrier, the next round, the descent's status and length.
     state: CudaSlice<u32>,
     /// Path cells of the last descent; grown when a path does not fit.
     path: CudaSlice<u32>,
@@ -99,7 +122,8 @@ impl Drop for DeviceGrid {
 
 impl DeviceGrid {
     pub fn upload(rt: &Arc<CudaRuntime>, grid: &Grid) -> Result<DeviceGrid> {
-        let f = |name: &str| rt.function(&LEE, name);
+        let defines = kernel_defines();
+        let f = |name: &str| rt.function_with(&LEE, &defines, name);
         let kernels = Kernels {
             fill: f("lee_fill_labels")?,
             sweep_global: f("lee_sweep_global")?,
@@ -130,6 +154,7 @@ impl DeviceGrid {
                 .arg(&wwords)
                 .arg(&ndirs);
             let blocks = (words.div_ceil(256) as u32).min(65_535 * 4);
+            // SAFETY: lee_pack_planes: as declared; writes the planes (ndirs x h x wwords words, allocated so)
             unsafe {
                 b.launch(LaunchConfig {
                     grid_dim: (blocks, 1, 1),
@@ -155,7 +180,7 @@ impl DeviceGrid {
                 lists: rt.alloc_zeros::<u32>(3 * ntiles.max(1))?,
                 counts: rt.alloc_zeros::<u32>(3)?,
                 queued: rt.alloc_zeros::<u32>(ntiles.max(1))?,
-                state: rt.alloc_zeros::<u32>(5)?,
+                state: rt.alloc_zeros::<u32>(STATE_SLOTS)?,
                 path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
                 path_cap: PATH_CAP_START.min(n).max(1),
             }),
@@ -199,6 +224,7 @@ impl DeviceGrid {
         };
         let mut b = stream.launch_builder(&self.kernels.fill);
         b.arg(&mut scratch.labels).arg(&n).arg(&fill_goal);
+        // SAFETY: lee_fill_labels: (labels, n, goal) as declared; writes labels[0..n), n = width x height cells
         unsafe { b.launch(cfg1) }.map_err(launch_err("lee_fill_labels"))?;
 
         let (bx, by) = (config.block_x, config.block_y);
@@ -244,6 +270,7 @@ impl DeviceGrid {
                                     .arg(&h)
                                     .arg(&nd)
                                     .arg(changed);
+                                // SAFETY: lee_sweep_global: as declared; reads and writes labels[0..w x h) only, one thread per cell in the grid
                                 unsafe { b.launch(cfg2(0)) }
                                     .map_err(launch_err("lee_sweep_global"))?;
                             }
@@ -251,6 +278,7 @@ impl DeviceGrid {
                                 let t = tex.unwrap_or_default();
                                 let mut b = stream.launch_builder(&self.kernels.sweep_texture);
                                 b.arg(&t).arg(labels).arg(&w).arg(&h).arg(&nd).arg(changed);
+                                // SAFETY: lee_sweep_texture: as declared; reads and writes labels[0..w x h) only, one thread per cell in the grid
                                 unsafe { b.launch(cfg2(0)) }
                                     .map_err(launch_err("lee_sweep_texture"))?;
                             }
@@ -262,6 +290,7 @@ impl DeviceGrid {
                                     .arg(&h)
                                     .arg(&nd)
                                     .arg(changed);
+                                // SAFETY: lee_tiles_shared: as declared; reads and writes labels[0..w x h) only, shared tiles sized by the launch
                                 unsafe { b.launch(cfg2(tile_smem)) }
                                     .map_err(launch_err("lee_tiles_shared"))?;
                             }
@@ -291,8 +320,8 @@ impl DeviceGrid {
             None => Ok(None),
             Some(s) => {
                 self.launch_descend(&mut scratch, s, goal_idx)?;
-                let st = self.rt.download(&scratch.state, 5)?;
-                Ok(Some((st[3], st[4])))
+                let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+                Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
             }
         }
     }
@@ -317,6 +346,7 @@ impl DeviceGrid {
             .arg(&mut *path)
             .arg(&cap)
             .arg(&mut *state);
+        // SAFETY: lee_descend: as declared; writes path[0..cap) only (checked against cap) and the state slots
         unsafe {
             b.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
@@ -353,7 +383,7 @@ impl DeviceGrid {
             scratch.path = unsafe { self.rt.alloc::<u32>(cap) }?;
             scratch.path_cap = cap;
             self.launch_descend(&mut scratch, s, g)?;
-            status = self.rt.download(&scratch.state, 5)?[3];
+            status = self.rt.download(&scratch.state, STATE_SLOTS)?[STATE_STATUS];
         }
         match status {
             DESCENT_OK => {
@@ -392,6 +422,7 @@ impl DeviceGrid {
             .arg(&mut scratch.queued)
             .arg(&ntiles)
             .arg(&goal_tile);
+        // SAFETY: lee_bitwave_init: as declared; writes the three lists' counts, queued[0..ntiles) and the goal tile's entry
         unsafe {
             b.launch(LaunchConfig {
                 grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
@@ -475,8 +506,8 @@ impl DeviceGrid {
             if let Some(s) = start {
                 self.launch_descend(scratch, s, goal_idx)?;
             }
-            let st = self.rt.download(&scratch.state, 5)?;
-            let next = st[2];
+            let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+            let next = st[STATE_ROUND];
             // A launch that stops before its round budget stopped on an empty list.
             let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
                 0
@@ -486,7 +517,7 @@ impl DeviceGrid {
             if pending == 0 {
                 self.rounds
                     .store(next - 1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(start.map(|_| (st[3], st[4])));
+                return Ok(start.map(|_| (st[STATE_STATUS], st[STATE_LENGTH])));
             }
             if next as u64 > cap {
                 return Err(Error::Gpu(format!(

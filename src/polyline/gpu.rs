@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::geometry::{cos_limit, Polyline, Problem, Pt};
 use super::image::Gradient;
-use crate::compute::cuda::{launch_err, CudaRuntime};
+use crate::compute::cuda::{launch_err, one_per_item, CudaRuntime};
 use crate::compute::kernels::POLYLINE;
 use crate::error::{Error, Result};
 
@@ -27,17 +27,6 @@ const BLOCK: u32 = 256;
 /// (12 bytes each: 48 KiB) and scan best-first; larger ones scan all predecessors.
 pub const SORT_MAX: usize = 4096;
 const SORT_BLOCK: u32 = 512;
-
-fn grid_1d(n: usize) -> Result<LaunchConfig> {
-    let blocks = n.div_ceil(BLOCK as usize);
-    let blocks = u32::try_from(blocks)
-        .map_err(|_| Error::invalid("guides x points", format!("{n} links is too many")))?;
-    Ok(LaunchConfig {
-        grid_dim: (blocks.max(1), 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    })
-}
 
 /// Device buffers free themselves on the dropping thread, where cudarc does not make the
 /// context current; without this the free fails and poisons the next CUDA call.
@@ -94,13 +83,16 @@ impl DeviceGradient {
             let (nf, nt) = (layers[k].len(), layers[k + 1].len());
             // SAFETY: the kernel writes every element.
             let mut score = unsafe { rt.alloc::<f64>(nf * nt) }?;
+            // SAFETY: uninitialised; poly_links writes all of it before anything reads it.
             let mut dir = unsafe { rt.alloc::<f64>(3 * nf * nt) }?;
             let (nfi, nti) = (nf as i32, nt as i32);
             let mut b = stream.launch_builder(&links_fn);
             b.arg(&self.g).arg(&w).arg(&h);
             b.arg(&coords[k]).arg(&nfi).arg(&coords[k + 1]).arg(&nti);
             b.arg(&mut score).arg(&mut dir);
-            unsafe { b.launch(grid_1d(nf * nt)?) }.map_err(launch_err("poly_links"))?;
+            // SAFETY: poly_links: as declared; writes score[nf * nt] and dir[3 * nf * nt], allocated so
+            unsafe { b.launch(one_per_item(nf * nt, BLOCK, "guides x points")?) }
+                .map_err(launch_err("poly_links"))?;
             scores.push(score);
             dirs.push(dir);
         }
@@ -129,6 +121,7 @@ impl DeviceGradient {
             let best_in = best.as_ref().unwrap_or(&scores[0]);
             // SAFETY: the kernel writes every element.
             let mut out = unsafe { rt.alloc::<f64>(nc * nn) }?;
+            // SAFETY: uninitialised; poly_order writes all of it before anything reads it.
             let mut arg = unsafe { rt.alloc::<u32>(nc * nn) }?;
             let (npi, nci, nni) = (np as i32, nc as i32, nn as i32);
             let cfg = LaunchConfig {
@@ -147,12 +140,14 @@ impl DeviceGradient {
                     block_dim: ((p2 as u32 / 2).min(SORT_BLOCK), 1, 1),
                     shared_mem_bytes: (p2 * 12) as u32,
                 };
+                // SAFETY: poly_order: as declared; writes skey and order, nprev per point (ncur * nprev allocated)
                 unsafe { b.launch(sort_cfg) }.map_err(launch_err("poly_order"))?;
                 let mut b = stream.launch_builder(&sorted_fn);
                 b.arg(&skey).arg(&order);
                 b.arg(&dirs[k - 1]).arg(&dirs[k]).arg(&scores[k]);
                 b.arg(&npi).arg(&nci).arg(&nni).arg(&cos_max);
                 b.arg(&mut out).arg(&mut arg);
+                // SAFETY: poly_stage_sorted: as declared; writes best[nc * nn] and arg[nc * nn], allocated so
                 unsafe { b.launch(cfg) }.map_err(launch_err("poly_stage_sorted"))?;
             } else {
                 let mut b = stream.launch_builder(&stage_fn);
@@ -162,6 +157,7 @@ impl DeviceGradient {
                     .arg(&scores[k]);
                 b.arg(&npi).arg(&nci).arg(&nni).arg(&cos_max);
                 b.arg(&mut out).arg(&mut arg);
+                // SAFETY: poly_stage: as declared; writes best[nc * nn] and arg[nc * nn], allocated so
                 unsafe { b.launch(cfg) }.map_err(launch_err("poly_stage"))?;
             }
             best = Some(out);

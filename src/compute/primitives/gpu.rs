@@ -40,6 +40,8 @@ pub struct Primitives {
     sort_tile: usize,
     scan_reduce_tiles: CudaFunction,
     scan_tiles_inplace: CudaFunction,
+    iota_u32: CudaFunction,
+    fill_u32: CudaFunction,
     flags_to_u32: CudaFunction,
     compact_scatter: CudaFunction,
     radix_global_hist: CudaFunction,
@@ -61,10 +63,6 @@ pub enum SortMethod {
 
 /// Largest n the one-sweep path accepts.
 pub const ONESWEEP_MAX_N: usize = (1 << 30) - 1;
-
-fn blocks(n: usize, per_block: usize) -> u32 {
-    n.div_ceil(per_block).max(1) as u32
-}
 
 fn cfg(grid: u32) -> LaunchConfig {
     LaunchConfig {
@@ -97,6 +95,8 @@ impl Primitives {
             sort_tile: SORT_THREADS * sort.items_per_thread as usize,
             scan_reduce_tiles: f("scan_reduce_tiles")?,
             scan_tiles_inplace: f("scan_tiles_inplace")?,
+            iota_u32: f("iota_u32")?,
+            fill_u32: f("fill_u32")?,
             flags_to_u32: f("flags_to_u32")?,
             compact_scatter: f("compact_scatter")?,
             radix_global_hist: f("radix_global_hist")?,
@@ -110,10 +110,28 @@ impl Primitives {
         &self.rt
     }
 
-    /// Grid for grid-stride kernels: enough blocks to fill the device, no more than needed.
-    fn stride_grid(&self, n: usize) -> u32 {
-        let fill = (self.rt.info().multiprocessors.max(1) as u32) * 16;
-        blocks(n, THREADS as usize).min(fill)
+    /// A new device buffer holding 0, 1, ..., n - 1 (n < 2^32).
+    pub fn iota(&self, n: usize) -> Result<CudaSlice<u32>> {
+        let n32 = u32_len("iota", n)?;
+        // SAFETY: iota_u32 writes all n elements before the buffer is returned.
+        let mut out = unsafe { self.rt.alloc::<u32>(n) }?;
+        let mut b = self.rt.stream().launch_builder(&self.iota_u32);
+        b.arg(&mut out).arg(&n32);
+        // SAFETY: (u32*, u32) as the kernel declares; it writes out[0..n), out holds n.
+        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }.map_err(launch_err("iota_u32"))?;
+        Ok(out)
+    }
+
+    /// A new device buffer of n copies of `v` (n < 2^32).
+    pub fn filled(&self, n: usize, v: u32) -> Result<CudaSlice<u32>> {
+        let n32 = u32_len("fill", n)?;
+        // SAFETY: fill_u32 writes all n elements before the buffer is returned.
+        let mut out = unsafe { self.rt.alloc::<u32>(n) }?;
+        let mut b = self.rt.stream().launch_builder(&self.fill_u32);
+        b.arg(&mut out).arg(&n32).arg(&v);
+        // SAFETY: (u32*, u32, u32) as the kernel declares; it writes out[0..n), out holds n.
+        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }.map_err(launch_err("fill_u32"))?;
+        Ok(out)
     }
 
     /// Exclusive scan of the first `n` elements of `data`, in place (wrapping u32 adds).
@@ -136,10 +154,12 @@ impl Primitives {
         let mut sums = unsafe { self.rt.alloc::<u32>(tiles) }?;
         let mut b = stream.launch_builder(&self.scan_reduce_tiles);
         b.arg(&*data).arg(&n32).arg(&mut sums);
+        // SAFETY: scan_reduce_tiles: (in, n, tile_sums) as declared; writes one sum per tile, `tiles` allocated
         unsafe { b.launch(cfg(tiles as u32)) }.map_err(launch_err("scan_reduce_tiles"))?;
         self.exclusive_scan_in_place(&mut sums, tiles)?;
         let mut b = stream.launch_builder(&self.scan_tiles_inplace);
         b.arg(data).arg(&n32).arg(&sums);
+        // SAFETY: scan_tiles_inplace: (data, n, offsets) as declared; rewrites data[0..n) in place
         unsafe { b.launch(cfg(tiles as u32)) }.map_err(launch_err("scan_tiles_inplace"))?;
         Ok(())
     }
@@ -152,6 +172,7 @@ impl Primitives {
         n: usize,
     ) -> Result<(CudaSlice<u32>, usize)> {
         if n == 0 {
+            // SAFETY: an empty buffer: nothing to read.
             return Ok((unsafe { self.rt.alloc::<u32>(0) }?, 0));
         }
         let stream = self.rt.stream();
@@ -160,7 +181,8 @@ impl Primitives {
         let mut pos = unsafe { self.rt.alloc::<u32>(n) }?;
         let mut b = stream.launch_builder(&self.flags_to_u32);
         b.arg(flags).arg(&mut pos).arg(&n32);
-        unsafe { b.launch(cfg(self.stride_grid(n))) }.map_err(launch_err("flags_to_u32"))?;
+        // SAFETY: flags_to_u32: (flags, out, n) as declared; writes out[0..n), allocated n
+        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }.map_err(launch_err("flags_to_u32"))?;
         self.exclusive_scan_in_place(&mut pos, n)?;
         let last_pos = self.rt.download_range(&pos, n - 1..n)?[0];
         let last_flag = self.rt.download_range(flags, n - 1..n)?[0];
@@ -169,7 +191,9 @@ impl Primitives {
         let mut out = unsafe { self.rt.alloc::<u32>(count) }?;
         let mut b = stream.launch_builder(&self.compact_scatter);
         b.arg(values).arg(flags).arg(&pos).arg(&mut out).arg(&n32);
-        unsafe { b.launch(cfg(self.stride_grid(n))) }.map_err(launch_err("compact_scatter"))?;
+        // SAFETY: compact_scatter: as declared; writes out[pos[i]] for kept i, below the kept count it was allocated for
+        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }
+            .map_err(launch_err("compact_scatter"))?;
         Ok((out, count))
     }
 
@@ -211,7 +235,9 @@ impl Primitives {
         let mut hist = self.rt.alloc_zeros::<u32>(DIGITS * RADIX)?;
         let mut b = stream.launch_builder(&self.radix_global_hist);
         b.arg(&*keys).arg(&n32).arg(&mut hist);
-        unsafe { b.launch(cfg(self.stride_grid(n))) }.map_err(launch_err("radix_global_hist"))?;
+        // SAFETY: radix_global_hist: (keys, n, hist) as declared; atomically adds into the 8 x RADIX counts allocated
+        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }
+            .map_err(launch_err("radix_global_hist"))?;
         let hist = self.rt.download(&hist, DIGITS * RADIX)?;
         let passes: Vec<usize> = (0..DIGITS)
             .filter(|&d| {
@@ -226,6 +252,7 @@ impl Primitives {
         let tiles = n.div_ceil(self.sort_tile);
         // SAFETY: every buffer below is fully written by the kernel that first uses it.
         let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
+        // SAFETY: uninitialised; radix_onesweep writes all of it before anything reads it.
         let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
         if onesweep {
             // Where each digit starts in the output, per digit position: an exclusive scan of
@@ -252,12 +279,14 @@ impl Primitives {
                     .arg(&base)
                     .arg(&mut st)
                     .arg(&mut counter);
+                // SAFETY: radix_onesweep: as declared; reads n pairs, writes n pairs to the alternate buffers (both n long) and its look-back slots (tiles x RADIX)
                 unsafe { b.launch(cfg(tiles as u32)) }.map_err(launch_err("radix_onesweep"))?;
                 std::mem::swap(keys, &mut keys_alt);
                 std::mem::swap(values, &mut values_alt);
             }
         } else {
             let tiles32 = tiles as u32;
+            // SAFETY: uninitialised; radix_upsweep writes all of it before anything reads it.
             let mut tile_hist = unsafe { self.rt.alloc::<u32>(RADIX * tiles) }?;
             for &digit in &passes {
                 let shift = (8 * digit) as u32;
@@ -267,6 +296,7 @@ impl Primitives {
                     .arg(&shift)
                     .arg(&mut tile_hist)
                     .arg(&tiles32);
+                // SAFETY: radix_upsweep: as declared; writes RADIX counts per tile into tile_hist (RADIX * tiles)
                 unsafe { b.launch(cfg(tiles32)) }.map_err(launch_err("radix_upsweep"))?;
                 self.exclusive_scan_in_place(&mut tile_hist, RADIX * tiles)?;
                 let mut b = stream.launch_builder(&self.radix_downsweep);
@@ -278,6 +308,7 @@ impl Primitives {
                     .arg(&shift)
                     .arg(&tile_hist)
                     .arg(&tiles32);
+                // SAFETY: radix_downsweep: as declared; reads n pairs, writes n pairs to the alternate buffers, both n long
                 unsafe { b.launch(cfg(tiles32)) }.map_err(launch_err("radix_downsweep"))?;
                 std::mem::swap(keys, &mut keys_alt);
                 std::mem::swap(values, &mut values_alt);
@@ -326,4 +357,9 @@ impl Primitives {
     pub fn synchronize(&self) -> Result<()> {
         self.rt.stream().synchronize().map_err(gpu_err)
     }
+}
+
+/// `n` as the kernels' u32 length, or an error naming the operation.
+fn u32_len(what: &str, n: usize) -> Result<u32> {
+    u32::try_from(n).map_err(|_| Error::invalid(what, format!("{n} elements exceed u32 indices")))
 }
