@@ -1,6 +1,6 @@
 // Balanced k-d tree (src/kdtree/gpu.rs drives these): sort keys for Brown's presorts and the
 // breadth-first levels, dedupe, and exact k-nearest queries. Distances: square roots of f32
-// sums of squared differences in dimension order, explicitly rounded, as src/kdtree/query.rs
+// sums of squared differences in dimension order, explicitly rounded, as src/kdtree/cpu.rs
 // computes them; neighbours ranked by (distance, input index).
 //
 // Kernels:

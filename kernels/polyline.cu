@@ -1,6 +1,6 @@
 // Polyline DP (src/polyline/gpu.rs drives these). Every floating-point step uses explicit
 // round-to-nearest intrinsics, so no multiply-add is fused and each value is bit-identical to
-// the CPU reference (src/polyline/{score,geometry,dp}.rs), which performs the same operations
+// the CPU reference (src/polyline/{score,geometry,cpu}.rs), which performs the same operations
 // in the same order.
 //
 // Kernels:
