@@ -83,6 +83,9 @@ pub struct LeeParams {
     pub heightmap_frame: String,
     /// Maps with more cells are refused.
     pub max_cells: u64,
+    /// Compute and publish ~/distance_field with every plan even when nothing subscribes to
+    /// it (with a subscriber it is published anyway).
+    pub publish_distance_field: bool,
 }
 
 impl Default for LeeParams {
@@ -103,6 +106,7 @@ impl Default for LeeParams {
             heightmap: String::new(),
             heightmap_size: Vec::new(),
             heightmap_frame: "map".into(),
+            publish_distance_field: false,
             max_cells: 1 << 28,
         }
     }

@@ -236,7 +236,11 @@ pub fn with_fresh_nodes<T>(
         "-p".to_string(),
         format!("backend:={}", backend.name()),
     ])?;
-    let nodes = RosRuntime::new(args, ParamsFile::default(), Some(domain_id))?;
+    // Bags record ~/distance_field: the field goes out with every plan, whether or not the
+    // player's reader has been matched by the time the first goal arrives.
+    let params =
+        ParamsFile::parse("lee_planner:\n  ros__parameters:\n    publish_distance_field: true\n")?;
+    let nodes = RosRuntime::new(args, params, Some(domain_id))?;
     crate::nodes::start_all(&nodes)?;
     let player = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain_id))?;
     let threads: Vec<_> = [&nodes, &player]

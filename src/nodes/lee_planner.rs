@@ -50,6 +50,19 @@ struct Outputs {
     path: Publisher<Path>,
     field: Publisher<OccupancyGrid>,
     markers: Publisher<MarkerArray>,
+    /// The node that owns the publishers: it knows how many readers `field` has.
+    ctx: Arc<NodeContext>,
+    /// `publish_distance_field`: the field with every plan even when nobody subscribes.
+    always_field: bool,
+}
+
+impl Outputs {
+    /// Whether a plan should compute and publish the whole distance field. Without a reader
+    /// for it, a plan on the GPU descends on the device and downloads only the path (what
+    /// BENCHMARKS.md's "field + path" times), not the width x height labels.
+    fn wants_field(&self) -> bool {
+        self.always_field || self.field.get_subscription_count(self.ctx.node()) > 0
+    }
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
@@ -65,10 +78,18 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let start_sub: Subscription<PoseStamped> = ctx.subscription("start_pose", qos::sensor())?;
     let goal_sub: Subscription<PoseStamped> = ctx.subscription("goal_pose", qos::sensor())?;
     let server = ctx.server::<GetPlan>("~/get_plan")?;
+    let (path, field, markers) = (
+        ctx.publisher("~/path", qos::result())?,
+        ctx.publisher("~/distance_field", qos::result())?,
+        ctx.publisher("~/markers", qos::result())?,
+    );
+    let ctx = Arc::new(ctx);
     let out = Arc::new(Outputs {
-        path: ctx.publisher("~/path", qos::result())?,
-        field: ctx.publisher("~/distance_field", qos::result())?,
-        markers: ctx.publisher("~/markers", qos::result())?,
+        path,
+        field,
+        markers,
+        ctx: ctx.clone(),
+        always_field: params.publish_distance_field,
     });
     if !params.heightmap.is_empty() {
         // A bad heightmap stops the node at start: it was asked for by name.
@@ -332,7 +353,8 @@ async fn solve_and_publish(
         .cell_of(&goal.pose.position)
         .map_err(|e| rename(e, "goal."))?;
     let m = map.clone();
-    let plan = cancel::unblock(cancel, move || m.planner.plan(s, g, true)).await?;
+    let with_field = out.wants_field();
+    let plan = cancel::unblock(cancel, move || m.planner.plan(s, g, with_field)).await?;
     let header = Header {
         stamp: Time::now(),
         frame_id: map.frame_id.clone(),

@@ -150,13 +150,29 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
         futures::pin_mut!(s);
         let published = within("~/path", s.next()).await.unwrap().unwrap().0;
         assert_eq!(published.poses.len(), want.len());
+        // The field goes out with a plan once the node has matched a reader for it (it is not
+        // computed for nobody): plan again until this reader has one.
         let f = field_sub.async_stream();
         futures::pin_mut!(f);
-        let field = within("~/distance_field", f.next())
-            .await
-            .unwrap()
-            .unwrap()
-            .0;
+        let mut field = None;
+        for _ in 0..100 {
+            let next = async { f.next().await.and_then(|r| r.ok()) };
+            let timeout = async {
+                smol::Timer::after(Duration::from_millis(200)).await;
+                None
+            };
+            if let Some((m, _)) = smol::future::or(next, timeout).await {
+                field = Some(m);
+                break;
+            }
+            let req = GetPlanRequest {
+                start: pose(1.3, 2.1),
+                goal: pose(5.4, 2.2),
+                tolerance: 0.0,
+            };
+            call(&client, req).await;
+        }
+        let field = field.expect("~/distance_field was never published to its subscriber");
         assert_eq!((field.info.width, field.info.height), (w, h));
         assert_eq!(field.data[8], 0); // the goal
         assert_eq!(field.data[4], -1); // a wall cell
