@@ -24,7 +24,6 @@ use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
-use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav_msgs::{
@@ -355,8 +354,10 @@ async fn solve_and_publish(
     let m = map.clone();
     let with_field = out.wants_field();
     let plan = cancel::unblock(cancel, move || m.planner.plan(s, g, with_field)).await?;
+    // As nav2's planner server: the plan is stamped with the node clock (sim time under
+    // use_sim_time), the moment it was made.
     let header = Header {
-        stamp: Time::now(),
+        stamp: out.ctx.clock().now(),
         frame_id: map.frame_id.clone(),
     };
     let path = Path {
@@ -401,14 +402,14 @@ pub fn field_grid(frame: &CellFrame, header: Header, labels: &[u32]) -> Occupanc
         .unwrap_or(0)
         .max(1) as u64;
     OccupancyGrid {
-        header,
         info: MapMetaData {
-            map_load_time: Time::now(),
+            map_load_time: header.stamp.clone(),
             resolution: frame.resolution as f32,
             width: frame.width,
             height: frame.height,
             origin: frame.origin.clone(),
         },
+        header,
         data: labels
             .iter()
             .map(|&l| {

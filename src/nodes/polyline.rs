@@ -42,6 +42,8 @@ struct ImageState {
     grad: Gradient,
     device: Option<DeviceGradient>,
     frame_id: String,
+    /// The image's stamp: results computed from it carry it.
+    stamp: Time,
 }
 
 type Shared = Arc<Mutex<Option<Arc<ImageState>>>>;
@@ -99,7 +101,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                         extract(&img, &p, fallback, &req).map(|r| (img, r))
                     })
                     .await?;
-                    publish(&out, &params, &img.frame_id, &r);
+                    publish(&out, &params, &img, &r);
                     Ok(ExtractPolylineResponse {
                         success: true,
                         error: String::new(),
@@ -141,6 +143,7 @@ fn image_state(
         grad,
         device,
         frame_id: img.header.frame_id,
+        stamp: img.header.stamp,
     })
 }
 
@@ -200,11 +203,11 @@ struct Outputs {
 
 /// The result as a Path and as markers: pixel coordinates, or metres with `pixel_size` (the
 /// service answers in pixels, like its request).
-fn publish(out: &Outputs, p: &PolylineParams, image_frame: &str, r: &Polyline) {
+fn publish(out: &Outputs, p: &PolylineParams, img: &ImageState, r: &Polyline) {
     let header = Header {
-        stamp: Time::now(),
+        stamp: img.stamp.clone(),
         frame_id: if p.output_frame.is_empty() {
-            image_frame.to_string()
+            img.frame_id.clone()
         } else {
             p.output_frame.clone()
         },

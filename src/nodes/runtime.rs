@@ -13,16 +13,17 @@ use crate::config::RuntimeParams;
 use crate::error::{Error, Result};
 use crate::nodes::map_summary;
 use crate::nodes::subscribe::messages;
-use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::gpu_planning::{GetStatus, GetStatusResponse, RuntimeStatus};
 use crate::ros::msg::nav_msgs::OccupancyGrid;
 use crate::ros::msg::std_msgs::Header;
+use crate::ros::Clock;
 use crate::ros::{qos, NodeContext, RosRuntime};
 
 pub const NODE_NAME: &str = "gpu_planning";
 
 struct State {
     status: RuntimeStatus,
+    clock: Clock,
     backend: Backend,
     started: Instant,
     params: RuntimeParams,
@@ -37,7 +38,7 @@ impl State {
                 }
             }
         }
-        self.status.header.stamp = Time::now();
+        self.status.header.stamp = self.clock.now();
         self.status.uptime_s = self.started.elapsed().as_secs_f64();
         self.status.clone()
     }
@@ -68,7 +69,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
 
     let mut status = RuntimeStatus {
         header: Header {
-            stamp: Time::now(),
+            stamp: ctx.clock().now(),
             frame_id: String::new(),
         },
         backend: backend.name().into(),
@@ -91,6 +92,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let period = Duration::from_secs_f64(params.status_period_s);
     let state = Arc::new(Mutex::new(State {
         status,
+        clock: ctx.clock(),
         backend,
         started: Instant::now(),
         params,

@@ -13,6 +13,7 @@ use ros2_client::{
 
 use crate::error::{Error, Result};
 use crate::ros::args::Remap;
+use crate::ros::clock::Clock;
 use crate::ros::msg::{RosMessage, RosService};
 use crate::ros::names;
 use crate::ros::qos;
@@ -25,6 +26,7 @@ pub struct NodeContext {
     remaps: Vec<Remap>,
     params: Mapping,
     service_mapping: ServiceMapping,
+    clock: Clock,
 }
 
 impl NodeContext {
@@ -56,14 +58,26 @@ impl NodeContext {
                 tracing::error!("node {spin_name}: spinner stopped: {e:?}");
             }
         });
-        Ok(NodeContext {
+        let use_sim_time = params.get("use_sim_time").and_then(Value::as_bool) == Some(true);
+        let mut ctx = NodeContext {
             node,
             namespace,
             name,
             remaps: args.remaps.clone(),
             params,
             service_mapping,
-        })
+            clock: Clock::system(),
+        };
+        if use_sim_time {
+            ctx.clock = Clock::simulated(rt, &mut ctx)?;
+        }
+        Ok(ctx)
+    }
+
+    /// The node's clock: system time, or `/clock` with `use_sim_time` (as rclcpp's
+    /// `Node::now()`); outputs not derived from a stamped input are stamped with it.
+    pub fn clock(&self) -> Clock {
+        self.clock.clone()
     }
 
     pub fn name(&self) -> &str {

@@ -2,6 +2,7 @@
 //! needed to build or run, and rclcpp/rclpy nodes over Fast DDS or Cyclone DDS see our topics.
 
 pub mod args;
+pub mod clock;
 pub mod context;
 pub mod idl;
 pub mod msg;
@@ -11,6 +12,7 @@ pub mod qos;
 pub mod runtime;
 
 pub use args::RosArgs;
+pub use clock::Clock;
 pub use context::NodeContext;
 pub use params::ParamsFile;
 pub use runtime::RosRuntime;

@@ -17,3 +17,4 @@ mod lee_node;
 mod load;
 mod nearest_neighbors_node;
 mod polyline_node;
+mod sim_time;

@@ -91,6 +91,11 @@ fn extract_over_dds_matches_the_cpu_dp() {
         ..Default::default()
     };
     img.header.frame_id = "camera".into();
+    // The result is computed from this image and carries its stamp.
+    img.header.stamp = gpu_planning::ros::msg::builtin_interfaces::Time {
+        sec: 1234,
+        nanosec: 5678,
+    };
     let gray = Gray::new(
         w,
         h,
@@ -140,6 +145,10 @@ fn extract_over_dds_matches_the_cpu_dp() {
         futures::pin_mut!(s);
         let path = s.next().await.unwrap().unwrap().0;
         assert_eq!(path.header.frame_id, "base");
+        assert_eq!(
+            (path.header.stamp.sec, path.header.stamp.nanosec),
+            (1234, 5678)
+        );
         let metric: Vec<(f64, f64)> = path
             .poses
             .iter()

@@ -10,6 +10,7 @@ pub mod geometry_msgs;
 pub mod gpu_planning;
 pub mod grid_map_msgs;
 pub mod nav_msgs;
+pub mod rosgraph_msgs;
 pub mod sensor_msgs;
 pub mod service_msgs;
 pub mod std_msgs;
