@@ -185,11 +185,12 @@ fn expect_cycle(g: &Graph, on_cycle: &[u32]) {
         match solve(&Backend::Cpu, g, &model(m)) {
             Err(Error::NegativeCycle { vertex, cycle }) => {
                 assert!(on_cycle.contains(&vertex), "{m:?}: vertex {vertex}");
-                if let Some(c) = cycle {
-                    assert_eq!(c.first(), c.last());
-                    let total: i64 = c.windows(2).map(|s| lightest(g, s[0], s[1]).unwrap()).sum();
-                    assert!(total < 0, "{m:?}: reported cycle {c:?} weighs {total}");
-                }
+                // Integer weights: the cycle is always named, closed, and really negative.
+                let c = cycle.unwrap_or_else(|| panic!("{m:?}: no cycle reported"));
+                assert_eq!(c.first(), c.last());
+                assert!(c.iter().all(|v| on_cycle.contains(v)), "{m:?}: {c:?}");
+                let total: i64 = c.windows(2).map(|s| lightest(g, s[0], s[1]).unwrap()).sum();
+                assert!(total < 0, "{m:?}: reported cycle {c:?} weighs {total}");
             }
             other => panic!("{m:?}: expected a negative cycle, got {other:?}"),
         }
@@ -513,7 +514,11 @@ fn gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles() {
     };
     for m in MemoryModel::ALL {
         match solve(&backend, &g, &model(m)) {
-            Err(Error::NegativeCycle { vertex, .. }) => assert!(vertex < 130),
+            Err(Error::NegativeCycle { vertex, cycle }) => {
+                assert!(vertex < 130);
+                let c = cycle.unwrap_or_else(|| panic!("{m:?}: no cycle reported"));
+                assert_eq!((c.len(), c.first()), (131, c.last()), "{m:?}: {c:?}");
+            }
             other => panic!("{m:?}: expected a negative cycle, got {other:?}"),
         }
     }
@@ -541,4 +546,46 @@ fn graph_file_claiming_billions_of_vertices_is_refused() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("vertices") && e.contains("3333333333"), "{e}");
+}
+
+/// Bellman–Ford's cycle (the fallback when successors do not close a cycle) against the
+/// definition on random small integer graphs: Some exactly when some vertex reaches itself at
+/// negative cost (the textbook Floyd–Warshall diagonal), and then a closed, negative walk
+/// along edges of the graph.
+#[test]
+fn bellman_ford_finds_a_negative_cycle_exactly_when_there_is_one() {
+    use gpu_planning::apsp::paths::bellman_ford_cycle;
+    let seed = 0xb0f0 ^ std::process::id() as u64;
+    println!("seed {seed:#x}");
+    let (mut with, mut without) = (0, 0);
+    for i in 0..300u64 {
+        let n = 1 + (i % 9) as u32;
+        let g = random_graph(n, 0.4, -6, 9, 0, seed.wrapping_add(i));
+        let Weights::Int(w) = &g.weights else {
+            unreachable!()
+        };
+        let n = n as usize;
+        let (mut d, mut h) = dense(n, n, &g.from, &g.to, w);
+        cpu::textbook(&mut d, &mut h, n).unwrap();
+        let negative = (0..n).any(|v| d[v * n + v] < 0);
+        let c = bellman_ford_cycle(&g.from, &g.to, w, n, |u, v| {
+            lightest(&g, u, v).map(|x| x as i32)
+        });
+        assert_eq!(c.is_some(), negative, "seed {:#x}, graph {g:?}", seed + i);
+        if let Some(c) = c {
+            with += 1;
+            assert_eq!(c.first(), c.last(), "{c:?}");
+            let total: i64 = c
+                .windows(2)
+                .map(|s| lightest(&g, s[0], s[1]).unwrap())
+                .sum();
+            assert!(total < 0, "seed {:#x}: {c:?} weighs {total}", seed + i);
+        } else {
+            without += 1;
+        }
+    }
+    assert!(
+        with > 20 && without > 20,
+        "{with} with a cycle, {without} without"
+    );
 }

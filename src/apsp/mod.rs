@@ -25,7 +25,7 @@ use std::time::Instant;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 use graph::{dense, padded};
-use paths::{negative_cycle, repair_circular_successors};
+use paths::{bellman_ford_cycle, negative_cycle, repair_circular_successors};
 
 // The dispatch: a graph in, distances and successors out, on the CPU or a GPU memory model.
 
@@ -66,10 +66,14 @@ fn solve_typed<T: Weight>(
     let (mut d, mut h) = dense(n, np, &graph.from, &graph.to, w);
     run(backend, &mut d, &mut h, np, config)?;
     let (d, mut h) = finish(&d, &h, n, np);
-    if let Some(c) = negative_cycle(&d, &h, n, |u, v| lightest_edge(graph, w, u, v)) {
+    let edge = |u, v| lightest_edge(graph, w, u, v);
+    if let Some(c) = negative_cycle(&d, &h, n, edge) {
+        let cycle = c
+            .cycle
+            .or_else(|| bellman_ford_cycle(&graph.from, &graph.to, w, n, edge));
         return Err(Error::NegativeCycle {
             vertex: c.vertex,
-            cycle: c.cycle,
+            cycle,
         });
     }
     let repaired = repair_circular_successors(&graph.from, &graph.to, w, &d, &mut h, n);

@@ -64,6 +64,56 @@ pub fn negative_cycle<T: Weight>(
     Some(NegativeCycle { vertex: v, cycle })
 }
 
+/// A negative cycle of the edge list, by Bellman–Ford from a virtual source joined to every
+/// vertex: when a relaxation still happens in round n, following parents n times from the last
+/// relaxed vertex lands on a cycle of the parent graph, and that cycle is negative. Used when
+/// the successor matrix does not close the cycle (the blocked order can leave it open). Sums
+/// in f64 (exact for the i32 weights, which stay below 2^53 over n rounds); the cycle is kept
+/// only if its weight in `T` (by `edge`) is negative, so a float "cycle" made of rounding is
+/// not reported. Stops with `None` when the request's cancel flag is set.
+pub fn bellman_ford_cycle<T: Weight>(
+    from: &[u32],
+    to: &[u32],
+    w: &[T],
+    n: usize,
+    edge: impl Fn(u32, u32) -> Option<T>,
+) -> Option<Vec<u32>> {
+    let mut d = vec![0f64; n];
+    let mut parent = vec![NO_VERTEX; n];
+    let mut last = None;
+    for _ in 0..n {
+        crate::cancel::checkpoint().ok()?;
+        last = None;
+        for ((&u, &v), &x) in from.iter().zip(to).zip(w) {
+            let c = d[u as usize] + x.to_f64();
+            if c < d[v as usize] {
+                d[v as usize] = c;
+                parent[v as usize] = u;
+                last = Some(v);
+            }
+        }
+        last?;
+    }
+    let mut x = last?;
+    for _ in 0..n {
+        x = parent[x as usize];
+    }
+    // Parents point backwards along edges: collect them, then reverse into walking order.
+    let mut c = vec![x];
+    let mut y = parent[x as usize];
+    while y != x {
+        c.push(y);
+        y = parent[y as usize];
+    }
+    c.push(x);
+    c.reverse();
+    let mut total = T::ZERO;
+    for p in c.windows(2) {
+        total = T::add(total, edge(p[0], p[1])?);
+    }
+    (total < T::ZERO).then_some(c)
+}
+
 /// Successors that lead in circles, which the blocked relaxation order can leave behind on
 /// cycles of total weight zero (the textbook order never does), are rebuilt column by column:
 /// for each affected target j, a breadth-first search backwards from j over tight edges
