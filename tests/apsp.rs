@@ -421,8 +421,7 @@ fn gpu_models_match_cpu_references() {
         return;
     };
     let backend = Backend::Cuda(rt);
-    let seed = 0xf10d ^ std::process::id() as u64;
-    eprintln!("seed {seed}");
+    let seed = gpu_planning::compute::testing::seed(0xf10d);
     let shapes = [
         (16, 1),
         (16, 4),
@@ -494,7 +493,7 @@ fn gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles() {
         return;
     };
     let backend = Backend::Cuda(rt);
-    let seed = 0xbeef ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0xbeef);
     let g = random_graph(777, 0.3, 0, 9, 50, seed);
     let Weights::Int(w) = &g.weights else {
         unreachable!()
@@ -555,8 +554,7 @@ fn graph_file_claiming_billions_of_vertices_is_refused() {
 #[test]
 fn bellman_ford_finds_a_negative_cycle_exactly_when_there_is_one() {
     use gpu_planning::apsp::paths::bellman_ford_cycle;
-    let seed = 0xb0f0 ^ std::process::id() as u64;
-    println!("seed {seed:#x}");
+    let seed = gpu_planning::compute::testing::seed(0xb0f0);
     let (mut with, mut without) = (0, 0);
     for i in 0..300u64 {
         let n = 1 + (i % 9) as u32;

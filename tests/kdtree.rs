@@ -126,7 +126,7 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
         return;
     };
     use gpu_planning::kdtree::gpu::DeviceTree;
-    let seed = 0xd7 ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0xd7);
     for (case, (n, dims, levels)) in [
         (1usize, 3usize, 10u64),
         (2, 2, 10),

@@ -198,7 +198,7 @@ fn gpu_models_match_cpu_on_random_terrain() {
         return;
     };
     let backend = Backend::Cuda(rt);
-    let seed = 0x1ee ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0x1ee);
     for (w, h) in [
         (1, 1),
         (1, 37),
@@ -232,7 +232,7 @@ fn gpu_models_match_cpu_on_mazes() {
         return;
     };
     let backend = Backend::Cuda(rt);
-    let seed = 0x3a2e ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0x3a2e);
     for (w, h) in [(3, 3), (63, 65), (199, 101), (301, 301)] {
         for conn in [Connectivity::Four, Connectivity::Eight] {
             let heights = maze(w, h, seed ^ w as u64);
@@ -257,7 +257,7 @@ fn gpu_default_model_matches_cpu_on_a_large_grid() {
     };
     let backend = Backend::Cuda(rt);
     let (w, h) = (2001, 1999);
-    let heights = random_terrain(w, h, 0.3, 77 ^ std::process::id() as u64);
+    let heights = random_terrain(w, h, 0.3, gpu_planning::compute::testing::seed(77));
     let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
     let expected = cpu::distance_field(&grid, (1000, 999));
     let p = Planner::new(&backend, grid, Config::default()).unwrap();
@@ -275,7 +275,7 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
         return;
     };
     let backend = Backend::Cuda(rt);
-    let seed = 0xb17 ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0xb17);
     let mut case = 0u64;
     for (w, h) in [
         (64, 32),
@@ -345,7 +345,7 @@ fn gpu_long_maze_path_matches_cpu() {
         let length = labels[grid.index(start.0, start.1)];
         (length != UNREACHED && length > 1 << 16).then_some(heights)
     };
-    let first = 0x10f6 ^ std::process::id() as u64;
+    let first = gpu_planning::compute::testing::seed(0x10f6);
     let heights = (first..first + 32)
         .find_map(long_path)
         .expect("32 mazes in a row with a corner-to-centre path under 65,536 cells");

@@ -102,7 +102,7 @@ fn gpu_sort_matches_cpu_reference() {
         return;
     };
     let p = Primitives::new(&rt).unwrap();
-    let mut rng = XorShift::new(0x5eed_0001 ^ std::process::id() as u64);
+    let mut rng = XorShift::new(gpu_planning::compute::testing::seed(0x5eed_0001));
     for &n in SIZES.iter().chain(&[1 << 20 | 17]) {
         for kind in KEY_KINDS {
             let keys = keys_of(kind, n, &mut rng);
@@ -123,7 +123,7 @@ fn gpu_scan_matches_cpu_reference() {
         return;
     };
     let p = Primitives::new(&rt).unwrap();
-    let mut rng = XorShift::new(0x5eed_0002 ^ std::process::id() as u64);
+    let mut rng = XorShift::new(gpu_planning::compute::testing::seed(0x5eed_0002));
     // 4_194_305 = 2048 * 2048 + 1 needs three levels of tile sums.
     for &n in SIZES.iter().chain(&[4_194_305, 5_000_011]) {
         let small: Vec<u32> = (0..n).map(|_| (rng.next_u64() % 5) as u32).collect();
@@ -143,7 +143,7 @@ fn gpu_compact_matches_cpu_reference() {
         return;
     };
     let p = Primitives::new(&rt).unwrap();
-    let mut rng = XorShift::new(0x5eed_0003 ^ std::process::id() as u64);
+    let mut rng = XorShift::new(gpu_planning::compute::testing::seed(0x5eed_0003));
     for &n in SIZES.iter().chain(&[3_000_017]) {
         let values: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32).collect();
         let patterns: [Vec<u8>; 4] = [
@@ -203,7 +203,7 @@ fn gpu_sort_is_exact_for_every_tile_shape() {
     let Some(rt) = cuda_or_skip("gpu_sort_is_exact_for_every_tile_shape") else {
         return;
     };
-    let mut rng = XorShift::new(0x5eed_0004 ^ std::process::id() as u64);
+    let mut rng = XorShift::new(gpu_planning::compute::testing::seed(0x5eed_0004));
     for (items, blocks) in [(1, 1), (5, 2), (12, 3), (18, 1)] {
         let config = SortConfig {
             items_per_thread: items,

@@ -29,3 +29,19 @@ pub fn cuda_or_skip(test: &str) -> Option<Arc<CudaRuntime>> {
         }
     }
 }
+
+/// Environment variable that fixes the run-dependent part of every random test's seed.
+pub const TEST_RUN_ENV: &str = "GPU_PLANNING_TEST_RUN";
+
+/// A random test's seed: `base` (one per test) mixed with a per-run value, the process id
+/// unless [`TEST_RUN_ENV`] names one. Printed (the harness shows it when the test fails), so a
+/// failure anywhere, the device included, reproduces with `GPU_PLANNING_TEST_RUN=<run>`.
+pub fn seed(base: u64) -> u64 {
+    let run = std::env::var(TEST_RUN_ENV)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(std::process::id() as u64);
+    let seed = base ^ run;
+    println!("seed {seed:#x} (base {base:#x}; reproduce with {TEST_RUN_ENV}={run})");
+    seed
+}

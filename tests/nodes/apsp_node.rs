@@ -93,7 +93,7 @@ fn check_over_dds(pairs: u32) {
     let _a = common::run_in_background(&server);
     let _b = common::run_in_background(&client_rt);
 
-    let seed = 0x9a9 ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0x9a9);
     let g = random_graph(150, 0.1, 0, 6, 20, seed);
     let want = gpu_planning::apsp::solve(&Backend::Cpu, &g, &Config::default()).unwrap();
     let n = g.vertices;

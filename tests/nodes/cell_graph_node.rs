@@ -80,7 +80,7 @@ fn cell_graph_over_dds_matches_the_cpu() {
     let _a = common::run_in_background(&server);
     let _b = common::run_in_background(&client_rt);
 
-    let arr = Arrangement::random(7, 0xc0 ^ std::process::id() as u64);
+    let arr = Arrangement::random(7, gpu_planning::compute::testing::seed(0xc0));
     smol::block_on(async {
         common::settle_discovery("build service", build_client.wait_for_service(peer.node())).await;
         // Topic: generated samples (sample_count, seed from the parameters).

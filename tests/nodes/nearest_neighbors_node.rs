@@ -101,7 +101,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
     let _a = common::run_in_background(&server);
     let _b = common::run_in_background(&client_rt);
 
-    let seed = std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0);
     let mut rng = gpu_planning::rng::XorShift::new(seed);
     let mut unit = move || (rng.next_u64() % 1000) as f32 / 100.0;
     let mut pts: Vec<[f32; 3]> = (0..2000).map(|_| [unit(), unit(), unit()]).collect();

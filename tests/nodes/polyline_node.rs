@@ -64,7 +64,7 @@ fn extract_over_dds_matches_the_cpu_dp() {
 
     // 40 x 30 rgb8, rows padded to 124 bytes; a bright diagonal band on noise.
     let (w, h, step) = (40u32, 30u32, 124usize);
-    let seed = 0x5eed ^ std::process::id() as u64;
+    let seed = gpu_planning::compute::testing::seed(0x5eed);
     let mut rng = gpu_planning::rng::XorShift::new(seed);
     let mut data = vec![0u8; step * h as usize];
     let mut rgb = Vec::new();
