@@ -293,3 +293,53 @@ fn gpu_equals_cpu() {
         "only {edges_seen} edges: the test checks too little"
     );
 }
+
+/// The sign of q^T A q with A the dense symmetric 4 x 4 matrix, summed over all 16 entries:
+/// the definition of a constraint's bit, independent of the library's 10-term `form`.
+fn dense_sign(c: &[f64; 10], q: &[f64; 4]) -> Option<bool> {
+    // Upper triangle row by row: a00 a01 a02 a03 a11 a12 a13 a22 a23 a33.
+    let at = |r: usize, col: usize| {
+        let (r, col) = (r.min(col), r.max(col));
+        let start = [0, 4, 7, 9][r];
+        c[start + col - r]
+    };
+    let mut v = 0.0;
+    for (r, qr) in q.iter().enumerate() {
+        for (col, qc) in q.iter().enumerate() {
+            v += qr * at(r, col) * qc;
+        }
+    }
+    // Rounding may differ from the library's order within a few ulps of zero: no claim there.
+    (v.abs() > 1e-12).then_some(v >= 0.0)
+}
+
+/// Every cell's bits on every backend are the signs of q^T A q of its representative sample,
+/// computed from the dense matrices (T6: the classification against its definition, not
+/// against the library's own `classify`).
+#[test]
+fn cell_bits_are_the_signs_of_the_dense_quadratic_forms() {
+    let seed = gpu_planning::compute::testing::seed(0xde45e);
+    let arr = Arrangement::random(70, seed);
+    let samples = shoemake(5000, seed);
+    let mut backends = vec![Backend::Cpu];
+    if let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("dense form check on CUDA") {
+        backends.push(Backend::Cuda(rt));
+    }
+    for backend in &backends {
+        let g = build(backend, &arr, &samples, &Config::default()).unwrap();
+        let words = g.cells.bits.words;
+        let mut checked = 0;
+        for (cell, &rep) in g.cells.representatives.iter().enumerate() {
+            let q = g.samples[rep as usize];
+            let row = &g.cells.bits.data[cell * words..(cell + 1) * words];
+            for (i, c) in arr.coefficients.iter().enumerate() {
+                if let Some(sign) = dense_sign(c, &q) {
+                    let bit = row[i / 64] >> (i % 64) & 1 == 1;
+                    assert_eq!(bit, sign, "{}: cell {cell}, constraint {i}", backend.name());
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 1000, "{}: only {checked} bits checked", backend.name());
+    }
+}
