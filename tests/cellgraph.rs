@@ -340,6 +340,10 @@ fn cell_bits_are_the_signs_of_the_dense_quadratic_forms() {
                 }
             }
         }
-        assert!(checked > 1000, "{}: only {checked} bits checked", backend.name());
+        assert!(
+            checked > 1000,
+            "{}: only {checked} bits checked",
+            backend.name()
+        );
     }
 }

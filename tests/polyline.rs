@@ -34,15 +34,14 @@ proptest! {
         let grad = Gradient::sobel(&random_image(w, h, seed));
         let p = Problem { a: (ax, ay), b: (bx, by), guides: m, points: d, half_width, max_angle };
         let dp = solve(&grad, &p).unwrap();
-        let (brute, count) = brute_force(&grad, &p).unwrap();
+        let (brute, _ties) = brute_force(&grad, &p).unwrap();
         match brute {
             None => prop_assert!(!dp.feasible),
             Some((score, choice)) => {
                 prop_assert!(dp.feasible);
                 prop_assert_eq!(dp.score, score);
-                if count == 1 {
-                    prop_assert_eq!(&dp.indices, &choice);
-                }
+                // Ties included: the DP's choice is the brute force's.
+                prop_assert_eq!(&dp.indices, &choice);
                 prop_assert_eq!(dp.points.len(), m as usize + 2);
                 prop_assert_eq!(dp.points[0], p.a);
                 prop_assert_eq!(*dp.points.last().unwrap(), p.b);
@@ -394,4 +393,45 @@ fn images_convert_from_every_supported_encoding() {
     nan.data[0..4].copy_from_slice(&f32::NAN.to_le_bytes());
     let e = gray_from_image(&nan, 100).unwrap_err().to_string();
     assert!(e.contains("image.data") && e.contains("NaN"), "{e}");
+}
+
+/// T7: on a flat image every link scores 0, so every feasible choice ties: the DP must return
+/// the brute force's choice by the stated rule (smallest index at each guide, from b back).
+#[test]
+fn polyline_ties_follow_the_stated_rule() {
+    let flat = Gradient::sobel(&Gray::new(24, 24, vec![50.0; 24 * 24]).unwrap());
+    let seed = gpu_planning::compute::testing::seed(0x71e5);
+    let mut rng = gpu_planning::rng::XorShift::new(seed);
+    let mut unit = || (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+    let cuda = gpu_planning::compute::testing::cuda_or_skip("polyline ties on CUDA");
+    let mut tied = 0;
+    for case in 0..200 {
+        let p = Problem {
+            a: (2.0 + 20.0 * unit(), 2.0 + 20.0 * unit()),
+            b: (2.0 + 20.0 * unit(), 2.0 + 20.0 * unit()),
+            guides: 1 + case % 4,
+            points: 2 + case % 5,
+            half_width: 1.0 + 6.0 * unit(),
+            max_angle: 0.2 + 2.0 * unit(),
+        };
+        if (p.a.0 - p.b.0).abs() + (p.a.1 - p.b.1).abs() < 0.5 {
+            continue;
+        }
+        let dp = solve(&flat, &p).unwrap();
+        if let Some(rt) = &cuda {
+            let backend = gpu_planning::compute::Backend::Cuda(rt.clone());
+            let gpu = gpu_planning::polyline::solve(&backend, &flat, &p).unwrap();
+            assert_eq!(gpu, dp, "case {case}: CUDA on ties");
+        }
+        let (brute, ties) = brute_force(&flat, &p).unwrap();
+        match brute {
+            None => assert!(!dp.feasible, "case {case}: {p:?}"),
+            Some((score, choice)) => {
+                assert_eq!(dp.score, score, "case {case}");
+                assert_eq!(dp.indices, choice, "case {case}: {p:?}, {ties} tied");
+                tied += (ties > 1) as usize;
+            }
+        }
+    }
+    assert!(tied > 100, "only {tied} cases had ties");
 }

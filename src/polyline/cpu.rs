@@ -9,7 +9,8 @@ use super::score::link;
 use crate::error::Result;
 
 /// The best polyline. Among equal scores the DP keeps, at each guide going back from b, the
-/// smallest point index.
+/// smallest point index: of all optimal choices, the first when compared from the last guide
+/// to the first (what [`brute_force`] returns).
 pub fn solve(g: &Gradient, p: &Problem) -> Result<Polyline> {
     p.validate()?;
     let m = p.guides;
@@ -100,11 +101,12 @@ pub fn solve(g: &Gradient, p: &Problem) -> Result<Polyline> {
     })
 }
 
-/// The best score with the lexicographically first choice of guide points reaching it.
+/// The best score with the DP's choice among those reaching it (see [`brute_force`]).
 pub type Best = Option<(f64, Vec<u32>)>;
 
-/// Every choice of one point per guide, in lexicographic order: the best score, the
-/// lexicographically first choice reaching it, and how many choices reach it exactly.
+/// Every choice of one point per guide, enumerated with the last guide slowest: the best score,
+/// the first choice reaching it in that order (the smallest compared from the last guide to
+/// the first: the DP's tie rule), and how many choices reach it exactly.
 pub fn brute_force(g: &Gradient, p: &Problem) -> Result<(Best, usize)> {
     p.validate()?;
     let m = p.guides as usize;
@@ -131,18 +133,18 @@ pub fn brute_force(g: &Gradient, p: &Problem) -> Result<(Best, usize)> {
                 }
             }
         }
-        // Next choice, last guide fastest.
-        let mut k = m;
+        // Next choice, first guide fastest.
+        let mut k = 0;
         loop {
-            if k == 0 {
+            if k == m {
                 return Ok((best, count));
             }
-            k -= 1;
             choice[k] += 1;
             if choice[k] < p.points {
                 break;
             }
             choice[k] = 0;
+            k += 1;
         }
     }
 }
