@@ -8,7 +8,8 @@ use std::path::Path;
 use gpu_planning::ros::idl::{parse_msg, parse_srv, FieldDef};
 use gpu_planning::ros::msg::{
     builtin_interfaces as bi, geometry_msgs as gm, gpu_planning as ours, grid_map_msgs as gmm,
-    nav_msgs as nav, sensor_msgs as sm, std_msgs as stdm, RosMessage, RosService,
+    nav_msgs as nav, rosgraph_msgs as rg, sensor_msgs as sm, std_msgs as stdm, RosMessage,
+    RosService,
 };
 
 type Fields = fn() -> Vec<(&'static str, String)>;
@@ -58,6 +59,7 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
         msg::<bi::Time>(),
         msg::<bi::Duration>(),
         msg::<stdm::Header>(),
+        msg::<rg::Clock>(),
         msg::<stdm::MultiArrayDimension>(),
         msg::<stdm::MultiArrayLayout>(),
         msg::<stdm::Float32MultiArray>(),
