@@ -111,44 +111,65 @@ pub fn read_f64_nd(path: &str, bytes: &[u8]) -> Result<(Vec<usize>, Vec<f64>)> {
     Ok((dims.iter().map(|&d| d as usize).collect(), values))
 }
 
-/// Writes a float64 array of any shape (tests and tools make inputs with it).
-pub fn write_f64_nd(shape: &[usize], values: &[f64]) -> Vec<u8> {
+/// An element type NumPy reads: its `descr` and little-endian bytes.
+pub trait Element: Copy {
+    const DESCR: &'static str;
+    fn extend_le(self, out: &mut Vec<u8>);
+}
+
+macro_rules! element {
+    ($t:ty, $d:literal) => {
+        impl Element for $t {
+            const DESCR: &'static str = $d;
+            fn extend_le(self, out: &mut Vec<u8>) {
+                out.extend(self.to_le_bytes());
+            }
+        }
+    };
+}
+element!(f64, "<f8");
+element!(f32, "<f4");
+element!(u64, "<u8");
+element!(u32, "<u4");
+element!(i32, "<i4");
+element!(u8, "|u1");
+
+/// Writes an array of any shape in C order (format 1.0; tests, tools and the benchmarks, which
+/// hand their inputs to the peer scripts this way).
+pub fn write<T: Element>(shape: &[usize], values: &[T]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let shape = if dims.len() == 1 {
         format!("({},)", dims[0])
     } else {
         format!("({})", dims.join(", "))
     };
-    let mut header = format!("{{'descr': '<f8', 'fortran_order': False, 'shape': {shape}, }}");
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend((header.len() as u16).to_le_bytes());
-    out.extend(header.as_bytes());
-    for v in values {
-        out.extend(v.to_le_bytes());
-    }
-    out
-}
-
-/// Writes a 2-D float32 array (used by tests and tools to make inputs).
-pub fn write_f32_2d(rows: u32, cols: u32, values: &[f32]) -> Vec<u8> {
-    let mut header =
-        format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({rows}, {cols}), }}");
+    let mut header = format!(
+        "{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}",
+        T::DESCR
+    );
     // Pad so that the data starts at a multiple of 64 bytes, newline-terminated.
     while (10 + header.len() + 1) % 64 != 0 {
         header.push(' ');
     }
     header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
+    let mut out = Vec::with_capacity(10 + header.len() + std::mem::size_of_val(values));
+    out.extend(b"\x93NUMPY\x01\x00");
     out.extend((header.len() as u16).to_le_bytes());
     out.extend(header.as_bytes());
-    for v in values {
-        out.extend(v.to_le_bytes());
+    for &v in values {
+        v.extend_le(&mut out);
     }
     out
+}
+
+/// Writes a float64 array of any shape (tests and tools make inputs with it).
+pub fn write_f64_nd(shape: &[usize], values: &[f64]) -> Vec<u8> {
+    write(shape, values)
+}
+
+/// Writes a 2-D float32 array (used by tests and tools to make inputs).
+pub fn write_f32_2d(rows: u32, cols: u32, values: &[f32]) -> Vec<u8> {
+    write(&[rows as usize, cols as usize], values)
 }
 
 #[cfg(test)]

@@ -1,8 +1,12 @@
 """Peers for `gpu_planning bench kdtree`: scipy's cKDTree (build, and queries with all host
-threads) and a torch brute-force kNN on the GPU (cdist + topk in query chunks), on uniform
-random float32 points of the same sizes (the figures do not depend on the values)."""
+threads) and a torch brute-force kNN on the GPU (cdist + topk in query chunks), on the
+benchmark's own points and queries (--dir: points_N_D.npy, queries_Q_D.npy written by
+`bench kdtree --npy-dir`). Whole calls from host memory, medians of --reps runs (cKDTree's
+build and queries: one run at 16.7M points, where each takes seconds)."""
 import argparse
+import glob
 import os
+import re
 import time
 
 import numpy as np
@@ -33,20 +37,30 @@ def torch_brute(points, queries, k, chunk=8192):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--dir", required=True, help="where bench kdtree --npy-dir wrote")
+    ap.add_argument("--cases", default="16777216:4:1,1048576:3:8", help="POINTS:DIMS:K")
+    ap.add_argument("--queries", type=int, default=1 << 20)
+    ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--brute-limit", type=int, default=1 << 20,
                     help="run the torch brute force only up to this many points")
     a = ap.parse_args()
-    rng = np.random.default_rng(1)
-    cases = [("4-D build + 1M 1-NN", 1 << 24, 4, 1), ("3-D 1M points, 1M 8-NN", 1 << 20, 3, 8)]
+    print(f"medians of {a.reps} runs (cKDTree above 1M points: one run)")
     print("| case | peer | build ms | queries ms |")
     print("|---|---|---:|---:|")
-    for name, n, dims, k in cases:
-        pts = rng.random((n, dims), dtype=np.float32)
-        qs = rng.random((1 << 20, dims), dtype=np.float32)
-        b, q = ckdtree(pts, qs, k)
+    for case in a.cases.split(","):
+        n, dims, k = (int(x) for x in case.split(":"))
+        pts = np.load(f"{a.dir}/points_{n}_{dims}.npy")
+        qs = np.load(f"{a.dir}/queries_{a.queries}_{dims}.npy")
+        name = f"{n} x {dims}-D, {qs.shape[0]} {k}-NN"
+        reps = a.reps if n <= 1 << 20 else 1
+        runs = [ckdtree(pts, qs, k) for _ in range(reps)]
+        b = float(np.median([r[0] for r in runs]))
+        q = float(np.median([r[1] for r in runs]))
         print(f"| {name} | scipy cKDTree ({os.cpu_count()} threads) | {b:.0f} | {q:.0f} |", flush=True)
         if n <= a.brute_limit:
-            print(f"| {name} | torch cdist + topk (GPU) | - | {torch_brute(pts, qs, k):.0f} |", flush=True)
+            torch_brute(pts, qs[:8192], k)  # warm-up
+            t = float(np.median([torch_brute(pts, qs, k) for _ in range(a.reps)]))
+            print(f"| {name} | torch cdist + topk (GPU) | - | {t:.0f} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
 """Peers for `gpu_planning bench lee`: scipy csgraph BFS (CPU) and scikit-image MCP on the same
 terrains, read from the .npy files the benchmark wrote (--npy-dir). 4-connectivity, max_step 1,
-goal at the first open cell from the centre in scan order, full distance field."""
+goal at the first open cell from the centre in scan order, full distance field. Medians of
+--reps runs."""
 import argparse
 import time
 
@@ -33,23 +34,32 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--sizes", default="1000,4000")
+    ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
+
+    def median_ms(fn):
+        times = []
+        for _ in range(a.reps):
+            t = time.perf_counter()
+            fn()
+            times.append((time.perf_counter() - t) * 1e3)
+        return float(np.median(times))
+
+    print(f"medians of {a.reps} runs")
     print("| terrain | size | peer | ms (field) |\n|---|---|---|---:|")
     for n in [int(s) for s in a.sizes.split(",")]:
         for terrain in ["random", "maze"]:
             h = np.load(f"{a.dir}/{terrain}_{n}.npy")
             goal = nearest_open(h, n // 2, n // 2)
             g = graph(h)
-            t = time.perf_counter()
-            breadth_first_order(g, goal, directed=False, return_predecessors=True)
-            print(f"| {terrain} | {n}² | scipy csgraph breadth_first_order (CPU) | {(time.perf_counter() - t) * 1e3:.1f} |")
+            ms = median_ms(lambda: breadth_first_order(g, goal, directed=False, return_predecessors=True))
+            print(f"| {terrain} | {n}² | scipy csgraph breadth_first_order (CPU) | {ms:.1f} |")
             if n <= 4000:
                 try:
                     from skimage.graph import MCP
                     costs = np.where(np.isnan(h), -1.0, 1.0)  # MCP ignores step limits: a looser problem
-                    t = time.perf_counter()
-                    MCP(costs, fully_connected=False).find_costs([np.unravel_index(goal, h.shape)])
-                    print(f"| {terrain} | {n}² | skimage MCP, NaN cells blocked, no step limit (CPU) | {(time.perf_counter() - t) * 1e3:.1f} |")
+                    ms = median_ms(lambda: MCP(costs, fully_connected=False).find_costs([np.unravel_index(goal, h.shape)]))
+                    print(f"| {terrain} | {n}² | skimage MCP, NaN cells blocked, no step limit (CPU) | {ms:.1f} |")
                 except Exception as e:  # noqa: BLE001
                     print(f"skimage MCP unavailable: {e}")
 

@@ -1,11 +1,14 @@
-"""Peers for `gpu_planning bench primitives`: torch and cupy on the same GPU, same sizes.
+"""Peers for `gpu_planning bench primitives`: torch and cupy on the same GPU, on the benchmark's
+own inputs (--dir: keys.npy, small.npy, flags.npy written by `bench primitives --npy-dir`).
 
-Sorts n (u64 key, u32 value) pairs stably (torch.sort(stable=True) + gather; cupy argsort
-(stable by default is not guaranteed, so cupy.lexsort on (index, key)) ), and measures the
-device copy bandwidth the same way as ours (device-to-device copy of n u64).
+Sorts n (u64 key, u32 value) pairs stably (torch.sort(stable=True) on the keys viewed as int64,
+which orders them as signed, the same cost, + a gather of the values); cupy.argsort (not stable)
++ gather; an inclusive int32 scan (torch.cumsum with dtype int32, so it writes 4 bytes per item
+like ours) and a boolean-mask compaction. Medians of --reps runs by CUDA events, after a warm-up.
 """
 import argparse
 
+import numpy as np
 import torch
 
 
@@ -20,20 +23,20 @@ def cuda_ms(fn, reps):
         stop.record()
         stop.synchronize()
         times.append(start.elapsed_time(stop))
-    times.sort()
-    return times[len(times) // 2]
+    return float(np.median(times))
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=1 << 24)
+    ap.add_argument("--dir", required=True, help="where bench primitives --npy-dir wrote")
     ap.add_argument("--reps", type=int, default=10)
     a = ap.parse_args()
-    n = a.n
-    g = torch.Generator(device="cuda").manual_seed(1)
-    # Full 64-bit random keys (torch has no uint64 sort; int64 covers 64 bits of entropy).
-    keys = torch.randint(-(2**63), 2**63 - 1, (n,), dtype=torch.int64, device="cuda", generator=g)
+    keys_u64 = np.load(f"{a.dir}/keys.npy")
+    n = keys_u64.size
+    keys = torch.from_numpy(keys_u64.view(np.int64)).cuda()
     vals = torch.arange(n, dtype=torch.int32, device="cuda")
+    print(f"n = {n} pairs (the benchmark's keys), medians of {a.reps} runs")
+    print("| operation | implementation | ms | notes |\n|---|---|---:|---|")
     dst = torch.empty_like(keys)
     copy = cuda_ms(lambda: dst.copy_(keys), a.reps)
     print(f"| copy (d2d) | torch copy_ | {copy:.3f} | {2 * n * 8 / copy / 1e6:.0f} GB/s |")
@@ -44,14 +47,16 @@ def main():
 
     print(f"| sort pairs | torch.sort(stable) + gather | {cuda_ms(tsort, a.reps):.3f} | |")
     print(f"| sort keys only | torch.sort(stable) | {cuda_ms(lambda: torch.sort(keys, stable=True), a.reps):.3f} | |")
-    x = torch.randint(0, 4, (n,), dtype=torch.int32, device="cuda", generator=g)
-    print(f"| inclusive scan int32 | torch.cumsum | {cuda_ms(lambda: torch.cumsum(x, 0), a.reps):.3f} | |")
-    f = torch.randint(0, 2, (n,), dtype=torch.bool, device="cuda", generator=g)
+    x = torch.from_numpy(np.load(f"{a.dir}/small.npy").view(np.int32)).cuda()
+    cs = torch.cumsum(x, 0, dtype=torch.int32)
+    assert cs.dtype == torch.int32
+    print(f"| inclusive scan int32 | torch.cumsum(dtype=int32) | {cuda_ms(lambda: torch.cumsum(x, 0, dtype=torch.int32), a.reps):.3f} | |")
+    f = torch.from_numpy(np.load(f"{a.dir}/flags.npy").astype(bool)).cuda()
     print(f"| compact u32 | torch boolean mask | {cuda_ms(lambda: vals[f], a.reps):.3f} | |")
     try:
         import cupy as cp
 
-        ck = cp.asarray(keys).view(cp.uint64)
+        ck = cp.asarray(keys_u64)
         cv = cp.asarray(vals)
 
         def csort():

@@ -1,15 +1,21 @@
 //! Floyd–Warshall benchmarks: every GPU memory model and the CPU solvers on the same random
 //! graphs (the seed's 15 % and 85 % densities), timed on the device without transfers.
+//! Every row is checked before it is printed: its distances equal the reference's (the CPU
+//! blocked solver where it runs, else the first CUDA model) and its successors are consistent
+//! (each first hop is an edge whose weight plus the hop's own distance is the pair's distance),
+//! which with equal distances proves every path; a failed check stops the benchmark.
 
 use std::time::Instant;
 
+use super::median;
 use crate::apsp::gpu::DeviceMatrices;
 use crate::apsp::graph::padded;
 use crate::apsp::synth::random_dense;
+use crate::apsp::weight::INT_INF;
 use crate::apsp::{finish, padded_size, run as run_model};
 use crate::apsp::{Config, MemoryModel};
 use crate::compute::{Backend, BackendKind};
-use crate::error::Result;
+use crate::error::{Error, Result};
 
 /// `gpu_planning bench apsp`: every memory model and the CPU solvers on random graphs.
 #[derive(clap::Args, Debug)]
@@ -33,6 +39,10 @@ pub struct Args {
     /// Also time tiled shapes, as TILE:THREAD_TILE pairs (e.g. 32:4,64:8).
     #[arg(long, value_delimiter = ',')]
     shapes: Vec<String>,
+    /// Write each start matrix as .npy here (apsp_N_DENSITY.npy, int32, 0x3fffffff for no
+    /// edge), for the peer scripts.
+    #[arg(long)]
+    npy_dir: Option<std::path::PathBuf>,
 }
 
 impl Args {
@@ -51,6 +61,7 @@ impl Args {
             slow_limit: self.slow_limit,
             cpu_limit: self.cpu_limit,
             shapes,
+            npy_dir: self.npy_dir,
         };
         run(&backend, &options)?;
         Ok(())
@@ -68,11 +79,35 @@ pub struct Options {
     pub cpu_limit: usize,
     /// Extra (tile, thread_tile) shapes of the tiled model to time.
     pub shapes: Vec<(u32, u32)>,
+    /// Where to write the start matrices for the peers (None: not written).
+    pub npy_dir: Option<std::path::PathBuf>,
 }
 
-fn median(mut t: Vec<f64>) -> f64 {
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+/// Successors consistent with distances: for every reached pair (i, j), i != j, the first hop
+/// s = h[i][j] has an edge i -> s in the start matrix with w(i, s) + d[s][j] = d[i][j]. The first
+/// offending pair, if any.
+fn inconsistent_successor(
+    start: &[i32],
+    np: usize,
+    d: &[i32],
+    h: &[u32],
+    n: usize,
+) -> Option<(usize, usize)> {
+    use rayon::prelude::*;
+    (0..n).into_par_iter().find_map_any(|i| {
+        (0..n).find_map(|j| {
+            let dij = d[i * n + j];
+            if i == j || dij >= INT_INF {
+                return None;
+            }
+            let s = h[i * n + j] as usize;
+            let ok = s < n && start[i * np + s] < INT_INF && {
+                let w = start[i * np + s] as i64;
+                w + d[s * n + j] as i64 == dij as i64
+            };
+            (!ok).then_some((i, j))
+        })
+    })
 }
 
 /// Prints the table row by row (long runs show progress) and returns it.
@@ -85,13 +120,32 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     };
     emit(
         &mut out,
-        "| n | density | implementation | compute ms | distances equal the tiled model's |".into(),
+        format!(
+            "median of {} runs (the per-k models, blocked and the CPU: 1 run); checked: distances equal the reference's, successors consistent",
+            o.reps.max(1)
+        ),
+    );
+    emit(
+        &mut out,
+        "| n | density | implementation | compute ms | check |".into(),
     );
     emit(&mut out, "|---:|---:|---|---:|---|".into());
     for &n in &o.sizes {
         for &density in &o.densities {
-            let mut reference: Option<Vec<i32>> = None;
+            let mut reference: Option<(String, Vec<i32>)> = None;
+            if let Some(dir) = &o.npy_dir {
+                let (d0, _) = random_dense(n, n, density, o.seed);
+                let name = format!("apsp_{n}_{:.0}.npy", density * 100.0);
+                super::write_npy(dir, &name, &[n, n], &d0)?;
+            }
             let mut models: Vec<(String, Backend, Config)> = Vec::new();
+            if n <= o.cpu_limit {
+                models.push((
+                    "cpu blocked (rayon)".into(),
+                    Backend::Cpu,
+                    Config::default(),
+                ));
+            }
             if let Backend::Cuda(_) = backend {
                 for m in [
                     MemoryModel::Tiled,
@@ -122,13 +176,6 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                         c,
                     ));
                 }
-            }
-            if n <= o.cpu_limit {
-                models.push((
-                    "cpu blocked (rayon)".into(),
-                    Backend::Cpu,
-                    Config::default(),
-                ));
             }
             if n <= o.cpu_limit / 4 {
                 let c = Config {
@@ -166,18 +213,30 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                             times.push(s.elapsed().as_secs_f64() * 1e3);
                         }
                     }
-                    result = Some(finish(&d, &h, n, np).0);
+                    result = Some(finish(&d, &h, n, np));
                 }
                 if !matches!(b, Backend::Cpu) {
                     times.remove(0); // the first run compiled the kernels
                 }
-                let dist = result.unwrap_or_default();
+                let (dist, succ) = result.unwrap_or_default();
+                if let Some((i, j)) = inconsistent_successor(&d0, np, &dist, &succ, n) {
+                    return Err(Error::Gpu(format!(
+                        "apsp n {n}: {label}: successor of ({i}, {j}) is not on a shortest path"
+                    )));
+                }
                 let same = match &reference {
                     None => {
-                        reference = Some(dist);
-                        "(reference)".to_string()
+                        reference = Some((label.clone(), dist));
+                        "reference; successors consistent".to_string()
                     }
-                    Some(r) => (r == &dist).to_string(),
+                    Some((by, r)) if *r == dist => {
+                        format!("distances equal {by}'s; successors consistent")
+                    }
+                    Some((by, _)) => {
+                        return Err(Error::Gpu(format!(
+                            "apsp n {n}: {label}: distances differ from {by}'s"
+                        )))
+                    }
                 };
                 emit(
                     &mut out,

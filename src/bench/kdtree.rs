@@ -3,9 +3,13 @@
 //! the CPU builder and queries in the same run up to a size limit, results compared.
 //! Build phases are timed on device-resident points; queries as device work (query sort and
 //! search) and as the whole call (Morton codes on the host, upload, download of the results).
+//! Every case is checked: the tree by its checker (and equal to the CPU's where the CPU runs),
+//! the answers equal to the CPU's where it runs, and always a sample of queries equal to brute
+//! force over every point.
 
 use std::time::Instant;
 
+use super::median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::DeviceTree;
@@ -32,6 +36,13 @@ pub struct Args {
     /// The CPU builds and queries only up to this many points.
     #[arg(long, default_value_t = 1 << 20)]
     cpu_limit: usize,
+    /// Queries checked against brute force over every point, in every case.
+    #[arg(long, default_value_t = 200)]
+    brute_sample: usize,
+    /// Write the points and queries as .npy here (points_N_D.npy, queries_Q_D.npy, float32),
+    /// for the peer scripts.
+    #[arg(long)]
+    npy_dir: Option<std::path::PathBuf>,
 }
 
 impl Args {
@@ -57,6 +68,8 @@ impl Args {
             reps: self.reps,
             seed: self.seed,
             cpu_limit: self.cpu_limit,
+            brute_sample: self.brute_sample,
+            npy_dir: self.npy_dir,
         };
         run(&backend, &options)
     }
@@ -70,6 +83,48 @@ pub struct Options {
     pub seed: u64,
     /// The CPU builds and queries only up to this many points.
     pub cpu_limit: usize,
+    /// Queries checked against brute force in every case.
+    pub brute_sample: usize,
+    /// Where to write the inputs for the peers (None: not written).
+    pub npy_dir: Option<std::path::PathBuf>,
+}
+
+/// The k nearest distinct points of `q` by brute force over every point: (distance, index of
+/// the first copy), ordered by distance then index, as the trees answer.
+fn brute_knn(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
+    use rayon::prelude::*;
+    // Keep extra candidates so that copies of a point can be dropped afterwards.
+    let keep = k + 16;
+    let best = (0..p.len())
+        .into_par_iter()
+        .fold(Vec::new, |mut acc: Vec<(f32, u32)>, i| {
+            acc.push((crate::kdtree::query::dist2(q, p.point(i)), i as u32));
+            if acc.len() >= 4 * keep {
+                acc.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                acc.truncate(keep);
+            }
+            acc
+        })
+        .reduce(Vec::new, |mut a, b| {
+            a.extend(b);
+            a.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            a.truncate(keep);
+            a
+        });
+    let mut out: Vec<(f32, u32)> = Vec::with_capacity(k);
+    for (d, i) in best {
+        if out.len() == k {
+            break;
+        }
+        // Candidates come by (distance, index), so the first copy of a point comes first.
+        if !out
+            .iter()
+            .any(|&(_, j)| p.point(j as usize) == p.point(i as usize))
+        {
+            out.push((d.sqrt(), i));
+        }
+    }
+    out
 }
 
 fn uniform(n: usize, dims: usize, seed: u64) -> Result<Points> {
@@ -91,11 +146,26 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
             "the k-d tree benchmark needs CUDA",
         ));
     };
-    println!("| points | dims | k | implementation | sort ms | dedupe ms | build ms | total build ms | {} queries ms | equal to the CPU |", o.queries);
+    println!(
+        "build: the fastest of {} (after a warm-up); queries: median of {}; checked as the last column says",
+        o.reps.max(1),
+        o.reps.max(1)
+    );
+    println!("| points | dims | k | implementation | sort ms | dedupe ms | build ms | total build ms | {} queries ms | check |", o.queries);
     println!("|---:|---:|---:|---|---:|---:|---:|---:|---:|---|");
     for &(n, dims, k) in &o.cases {
         let p = uniform(n, dims, o.seed)?;
         let q = uniform(o.queries, dims, o.seed ^ 0x51)?;
+        if let Some(dir) = &o.npy_dir {
+            super::write_npy(
+                dir,
+                &format!("points_{n}_{dims}.npy"),
+                &[n, dims],
+                &p.coords,
+            )?;
+            let name = format!("queries_{}_{dims}.npy", o.queries);
+            super::write_npy(dir, &name, &[o.queries, dims], &q.coords)?;
+        }
         let cpu = if n <= o.cpu_limit {
             let s = Instant::now();
             let t = cpu::build(&p);
@@ -135,27 +205,37 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
             let rows = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
             qms.push(s.elapsed().as_secs_f64() * 1e3);
             dms.push(rows.device_ms);
-            if cpu.is_some() {
-                r = rows.nested();
+            r = rows.nested();
+        }
+        let sample = o.brute_sample.min(q.len());
+        for i in 0..sample {
+            // Spread over the whole query set (queries are answered in Morton order).
+            let qi = i * q.len() / sample.max(1);
+            if r[qi] != brute_knn(&p, q.point(qi), k) {
+                return Err(Error::invalid(
+                    "kdtree",
+                    format!("{n} x {dims}-D: query {qi} differs from brute force"),
+                ));
             }
         }
-        qms.sort_by(f64::total_cmp);
-        dms.sort_by(f64::total_cmp);
-        let same = cpu
-            .as_ref()
-            .map(|(ct, cr)| -> Result<String> {
-                Ok((dev.download(p.len())? == *ct && r == *cr).to_string())
-            })
-            .transpose()?
-            .unwrap_or_else(|| "(no CPU run; checker passed)".into());
+        let mut same = format!("tree checker passed; {sample} queries equal brute force");
+        if let Some((ct, cr)) = &cpu {
+            if dev.download(p.len())? != *ct || r != *cr {
+                return Err(Error::invalid(
+                    "kdtree",
+                    format!("{n} x {dims}-D: tree or answers differ from the CPU's"),
+                ));
+            }
+            same.push_str("; tree and every answer equal the CPU's");
+        }
         println!(
             "| {n} | {dims} | {k} | cuda | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} ({:.1} with transfers) | {same} |",
             t.sort_ms,
             t.dedupe_ms,
             t.build_ms,
             t.sort_ms + t.dedupe_ms + t.build_ms,
-            dms[dms.len() / 2],
-            qms[qms.len() / 2]
+            median(dms),
+            median(qms)
         );
     }
     Ok(())

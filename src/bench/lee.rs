@@ -1,10 +1,12 @@
 //! Lee benchmarks: every memory model and the CPU reference on the same grids, at several
-//! sizes, random terrain (30 % of transitions blocked) and mazes. Every model's field is
-//! compared with the CPU BFS; a difference stops the benchmark with an error.
+//! sizes, random terrain (30 % of transitions blocked) and mazes. Every model's field and path
+//! are compared with the CPU BFS and its descent; a difference stops the benchmark with an
+//! error. Times are medians of `--reps` runs after a warm-up; the CPU and the sweep models
+//! (one launch per wave) take the median of at most 3, as the table's header says.
 
 use std::fmt::Write;
-use std::time::Instant;
 
+use super::try_median_ms as median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
 use crate::lee::synth::{maze, nearest_open, random_terrain};
@@ -70,20 +72,14 @@ pub struct Options {
     pub models: Vec<MemoryModel>,
 }
 
-fn median<F: FnMut() -> Result<()>>(reps: usize, mut f: F) -> Result<f64> {
-    f()?;
-    let mut t = Vec::new();
-    for _ in 0..reps.max(1) {
-        let s = Instant::now();
-        f()?;
-        t.push(s.elapsed().as_secs_f64() * 1e3);
-    }
-    t.sort_by(f64::total_cmp);
-    Ok(t[t.len() / 2])
-}
-
 pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "medians of {} runs after a warm-up (cpu and sweep models: of {}); fields and paths equal the CPU's",
+        o.reps.max(1),
+        o.reps.clamp(1, 3)
+    );
     let _ = writeln!(
         out,
         "| terrain | size | implementation | field ms | field + path ms | path length |"
@@ -110,6 +106,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             );
             // Every timed variant is checked against this before its row is written.
             let reference = crate::lee::cpu::distance_field(&grid, goal);
+            let reference_path = crate::lee::cpu::descend(&grid, &reference, start);
             let mut runs: Vec<(String, Backend, Config)> = vec![(
                 "cpu BFS (reference)".into(),
                 Backend::Cpu,
@@ -142,11 +139,18 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 };
                 let planner = Planner::new(&b, grid.clone(), config)?;
                 let field = median(reps, || planner.compute_field(g))?;
-                let mut length = None;
+                let mut plan = None;
                 let both = median(reps, || {
-                    length = planner.plan(s, g, false)?.length;
+                    plan = Some(planner.plan(s, g, false)?);
                     Ok(())
                 })?;
+                let length = plan.as_ref().and_then(|p| p.length);
+                let path = plan.map(|p| p.path).filter(|p| !p.is_empty());
+                if path != reference_path {
+                    return Err(crate::Error::Gpu(format!(
+                        "{terrain} {n}²: {label} path differs from the CPU descent"
+                    )));
+                }
                 let len = length
                     .map(|l| l.to_string())
                     .unwrap_or_else(|| "unreachable".into());

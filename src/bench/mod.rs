@@ -50,16 +50,55 @@ fn parse_pair_u32(flag: &str, s: &str) -> Result<(u32, u32)> {
     Ok((a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?))
 }
 
+/// The median of timings: the middle one, or the mean of the two middle ones for an even
+/// count (so a "median of 2" is not the slower run). 0 for no timings.
+pub fn median(mut t: Vec<f64>) -> f64 {
+    if t.is_empty() {
+        return 0.0;
+    }
+    t.sort_by(f64::total_cmp);
+    let m = t.len() / 2;
+    if t.len() % 2 == 1 {
+        t[m]
+    } else {
+        (t[m - 1] + t[m]) / 2.0
+    }
+}
+
 /// Median wall time in milliseconds of `reps` runs of `f` after one warm-up run.
 pub fn median_ms<F: FnMut()>(reps: usize, mut f: F) -> f64 {
     f();
-    let mut t: Vec<f64> = (0..reps.max(1))
-        .map(|_| {
-            let s = Instant::now();
-            f();
-            s.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
+    median(
+        (0..reps.max(1))
+            .map(|_| {
+                let s = Instant::now();
+                f();
+                s.elapsed().as_secs_f64() * 1e3
+            })
+            .collect(),
+    )
+}
+
+/// As `median_ms`, for work that can fail (the first error ends the timing).
+pub fn try_median_ms<F: FnMut() -> Result<()>>(reps: usize, mut f: F) -> Result<f64> {
+    f()?;
+    let mut t = Vec::with_capacity(reps.max(1));
+    for _ in 0..reps.max(1) {
+        let s = Instant::now();
+        f()?;
+        t.push(s.elapsed().as_secs_f64() * 1e3);
+    }
+    Ok(median(t))
+}
+
+/// Writes a NumPy array file for the peer scripts, so they run on exactly our inputs.
+pub fn write_npy<T: crate::npy::Element>(
+    dir: &std::path::Path,
+    name: &str,
+    shape: &[usize],
+    values: &[T],
+) -> Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, crate::npy::write(shape, values))
+        .map_err(|e| Error::io(path.display().to_string(), e))
 }

@@ -73,7 +73,11 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
         ],
         Backend::Cpu => vec![],
     };
-    println!("| guides x points | implementation | ms | score | equal to the CPU |");
+    println!(
+        "median of {} runs after a warm-up; the CPU: one run; a GPU result that differs from the CPU's (score bits, indices) stops the benchmark",
+        o.reps.max(1)
+    );
+    println!("| guides x points | implementation | ms | score | check |");
     println!("|---|---|---:|---:|---|");
     for &(m, d) in &o.shapes {
         let p = Problem {
@@ -104,16 +108,20 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
                 r = dev.solve(&p)?;
                 t.push(s.elapsed().as_secs_f64() * 1e3);
             }
-            t.sort_by(f64::total_cmp);
-            let same = cpu
-                .as_ref()
-                .map(|c| {
-                    (c.score.to_bits() == r.score.to_bits() && c.indices == r.indices).to_string()
-                })
-                .unwrap_or_else(|| "(no CPU run)".into());
+            let same = match &cpu {
+                Some(c) if c.score.to_bits() == r.score.to_bits() && c.indices == r.indices => {
+                    "score bits and indices equal the CPU's"
+                }
+                Some(_) => {
+                    return Err(crate::Error::Gpu(format!(
+                        "polyline {m} x {d}: {name} differs from the CPU DP"
+                    )))
+                }
+                None => "(no CPU run)",
+            };
             println!(
                 "| {m} x {d} | {name} | {:.2} | {:.3} | {same} |",
-                t[t.len() / 2],
+                super::median(t),
                 r.score
             );
         }

@@ -1,6 +1,8 @@
 //! Primitive benchmarks: radix sort of (u64, u32) pairs, exclusive scan and compaction, on the
 //! GPU (device-resident data, CUDA events) against the CPU (rayon) in the same run, with the
-//! device's measured copy bandwidth as the yardstick.
+//! device's measured copy bandwidth as the yardstick. Every GPU output is checked before its
+//! row is printed: sorted pairs equal the CPU's stable sort (keys and values, so order and
+//! stability), the scan and the compaction equal the CPU's; a difference stops the benchmark.
 
 use std::fmt::Write;
 
@@ -29,6 +31,10 @@ pub struct Args {
     /// Also time one-sweep sort shapes, as ITEMS:BLOCKS pairs (e.g. 12:3,16:2).
     #[arg(long, value_delimiter = ',')]
     sweep: Vec<String>,
+    /// Write the inputs as .npy here (keys.npy u64, small.npy u32, flags.npy u8), for the peer
+    /// scripts.
+    #[arg(long)]
+    npy_dir: Option<std::path::PathBuf>,
 }
 
 impl Args {
@@ -44,6 +50,7 @@ impl Args {
             reps: self.reps,
             seed: self.seed,
             sweep,
+            npy_dir: self.npy_dir,
         };
         println!("{}", run(&backend, &options)?);
         Ok(())
@@ -65,6 +72,12 @@ pub struct Options {
     pub seed: u64,
     /// Also time these sort shapes (one-sweep), to tune SortConfig's defaults.
     pub sweep: Vec<SortConfig>,
+    /// Where to write the inputs for the peers (None: not written).
+    pub npy_dir: Option<std::path::PathBuf>,
+}
+
+fn mismatch(what: &str) -> crate::Error {
+    crate::Error::Gpu(format!("benchmark: {what} differs from the CPU's"))
 }
 
 /// Runs the benchmark and returns a Markdown table.
@@ -74,6 +87,15 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let values: Vec<u32> = (0..o.n as u32).collect();
     let small: Vec<u32> = (0..o.n).map(|_| (rng.next_u64() % 4) as u32).collect();
     let flags: Vec<u8> = (0..o.n).map(|_| (rng.next_u64() & 1) as u8).collect();
+    if let Some(dir) = &o.npy_dir {
+        super::write_npy(dir, "keys.npy", &[o.n], &keys)?;
+        super::write_npy(dir, "small.npy", &[o.n], &small)?;
+        super::write_npy(dir, "flags.npy", &[o.n], &flags)?;
+    }
+    // The references every GPU output is compared with.
+    let sorted_ref = cpu::sort_pairs_parallel(&keys, &values);
+    let scan_ref = cpu::exclusive_scan(&small).0;
+    let compact_ref = cpu::compact(&values, &flags);
 
     let mut rows: Vec<(String, String, f64, String)> = Vec::new();
     let mut pairs: Vec<(u64, u32)> = keys.iter().copied().zip(values.iter().copied()).collect();
@@ -171,11 +193,8 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     100.0 * eff / gbs
                 ),
             ));
-            let sorted = rt.download(&k, o.n)?;
-            if sorted.windows(2).any(|w| w[0] > w[1]) {
-                return Err(crate::Error::Gpu(format!(
-                    "benchmark {label} produced unsorted keys"
-                )));
+            if rt.download(&k, o.n)? != sorted_ref.0 || rt.download(&v, o.n)? != sorted_ref.1 {
+                return Err(mismatch(label));
             }
         }
 
@@ -190,6 +209,9 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 passes = tuned.sort_pairs_with(&mut k, &mut v, o.n, SortMethod::Onesweep)?;
                 Ok(())
             })?;
+            if rt.download(&k, o.n)? != sorted_ref.0 || rt.download(&v, o.n)? != sorted_ref.1 {
+                return Err(mismatch("a swept sort shape"));
+            }
             let eff = (passes * 24 + 8) as f64 * o.n as f64 / (sort_ms * 1e6);
             rows.push((
                 "sort pairs (sweep)".into(),
@@ -209,6 +231,9 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             timed.start()?;
             p.exclusive_scan_in_place(&mut s, o.n)
         })?;
+        if rt.download(&s, o.n)? != scan_ref {
+            return Err(mismatch("the exclusive scan"));
+        }
         let eff = 8.0 * o.n as f64 / (scan_ms * 1e6);
         rows.push((
             "exclusive scan u32".into(),
@@ -218,10 +243,19 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
         ));
 
         let f_dev = rt.upload(&flags)?;
+        let mut kept = None;
         let compact_ms = gpu_median_ms(rt, o.reps, |timed| {
             timed.start()?;
-            p.compact(&v_dev, &f_dev, o.n).map(|_| ())
+            kept = Some(p.compact(&v_dev, &f_dev, o.n)?);
+            Ok(())
         })?;
+        let compacted = match kept {
+            Some((out, count)) => rt.download(&out, count)?,
+            None => Vec::new(),
+        };
+        if compacted != compact_ref {
+            return Err(mismatch("the compaction"));
+        }
         rows.push((
             "compact u32".into(),
             "cuda (incl. count read-back)".into(),
@@ -233,8 +267,11 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "n = {} pairs, median of {} runs, seed {}",
-        o.n, o.reps, o.seed
+        "n = {} pairs, median of {} runs (CPU rows: of {}), seed {}; every GPU output equal to the CPU's",
+        o.n,
+        o.reps.max(1),
+        o.reps.clamp(1, 3),
+        o.seed
     );
     if let Backend::Cuda(rt) = backend {
         let _ = writeln!(
@@ -294,6 +331,5 @@ where
             times.push(f64::from(start.elapsed_ms(&stop).map_err(gpu_err)?));
         }
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times[times.len() / 2])
+    Ok(super::median(times))
 }

@@ -92,6 +92,28 @@ pub(crate) async fn call<Q: Message + Clone + 'static, R: Message + 'static>(
     panic!("no response within 60 s");
 }
 
+/// Calls until an answer satisfies `ok` (the input it needs may still be in flight): up to 100
+/// tries 100 ms apart, `resend` before every tenth (a sample sent before the match settled can
+/// be lost). The first satisfying answer, or None.
+pub(crate) async fn call_until<Q: Message + Clone + 'static, R: Message + 'static>(
+    c: &Client<Q, R>,
+    q: Q,
+    ok: impl Fn(&R) -> bool,
+    mut resend: impl FnMut(),
+) -> Option<R> {
+    for attempt in 0..100 {
+        if attempt % 10 == 9 {
+            resend();
+        }
+        let r = call(c, q.clone()).await;
+        if ok(&r) {
+            return Some(r);
+        }
+        smol::Timer::after(Duration::from_millis(100)).await;
+    }
+    None
+}
+
 pub(crate) fn runtimes(params: &str) -> (RosRuntime, RosRuntime) {
     logs();
     let domain = common::unique_domain();
@@ -159,16 +181,15 @@ fn lee_planner_refuses_bad_maps_and_requests_and_keeps_serving() {
             .async_publish(occupancy(5, 3, good.clone(), "good"))
             .await
             .unwrap();
-        let mut first = None;
-        for _ in 0..100 {
-            let r = call(&plan, req((0.5, 0.5), (4.5, 0.5))).await;
-            if !r.plan.poses.is_empty() {
-                first = Some(r.plan);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        let first = first.expect("a plan on the good map");
+        let first = call_until(
+            &plan,
+            req((0.5, 0.5), (4.5, 0.5)),
+            |r| !r.plan.poses.is_empty(),
+            || {},
+        )
+        .await
+        .expect("a plan on the good map")
+        .plan;
         assert_eq!(first.header.frame_id, "good");
         assert_eq!(first.poses.len(), 9, "around the wall through the gap");
 
@@ -298,16 +319,9 @@ fn nearest_neighbors_refuses_bad_clouds_and_requests_and_keeps_serving() {
     smol::block_on(async {
         common::settle_discovery("knn", knn.wait_for_service(peer.node())).await;
         cloud_pub.async_publish(cloud(&pts)).await.unwrap();
-        let mut first = None;
-        for _ in 0..100 {
-            let r = call(&knn, ask(vec![0.9, 0.1, 0.0], 1)).await;
-            if r.success {
-                first = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        let first = first.expect("an answer on the good cloud");
+        let first = call_until(&knn, ask(vec![0.9, 0.1, 0.0], 1), |r| r.success, || {})
+            .await
+            .expect("an answer on the good cloud");
         assert_eq!(first.neighbors.indices, vec![1]);
 
         // Bad clouds: refused, the field named; the good cloud stays.
@@ -439,16 +453,9 @@ fn apsp_polyline_and_cell_graph_refuse_bad_input_and_keep_serving() {
             sources: vec![0],
             targets: vec![2],
         };
-        let mut first = None;
-        for _ in 0..100 {
-            let r = call(&sp, pair.clone()).await;
-            if r.success {
-                first = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        let first = first.expect("the good graph solved");
+        let first = call_until(&sp, pair.clone(), |r| r.success, || {})
+            .await
+            .expect("the good graph solved");
         assert_eq!(first.distances, vec![3.0]);
         let statuses = status_sub.async_stream();
         futures::pin_mut!(statuses);
@@ -531,16 +538,9 @@ fn apsp_polyline_and_cell_graph_refuse_bad_input_and_keep_serving() {
             points_per_guide: 9,
             ..Default::default()
         };
-        let mut first = None;
-        for _ in 0..100 {
-            let r = call(&extract, good.clone()).await;
-            if r.success {
-                first = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        let first = first.expect("a polyline on the good image");
+        let first = call_until(&extract, good.clone(), |r| r.success, || {})
+            .await
+            .expect("a polyline on the good image");
         for (i, needles) in [
             (
                 img("yuv422", w * 2, vec![0; (w * h * 2) as usize]),

@@ -6,7 +6,6 @@
 
 use std::io::Read;
 use std::process::{Command, Stdio};
-use std::time::Duration;
 
 use futures::StreamExt;
 use gpu_planning::compute::testing::cuda_or_skip;
@@ -19,7 +18,7 @@ use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
 use gpu_planning::ros::msg::sensor_msgs::{Image, PointCloud2};
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
-use crate::bad_input::{call, occupancy, pose};
+use crate::bad_input::{call, call_until, occupancy, pose};
 use crate::common;
 use crate::nearest_neighbors_node::cloud;
 
@@ -121,55 +120,38 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
             status.backend, "cpu",
             "solved on the CPU after the fallback"
         );
-        let mut path = None;
-        for _ in 0..100 {
-            let r = call(
-                &plan,
-                GetPlanRequest {
-                    start: pose(0.5, 0.5, "map"),
-                    goal: pose(63.5, 0.5, "map"),
-                    tolerance: 0.0,
-                },
-            )
-            .await;
-            if !r.plan.poses.is_empty() {
-                path = Some(r.plan);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        assert_eq!(path.expect("a plan").poses.len(), 64);
-        let mut extracted = None;
-        for attempt in 0..100 {
-            if attempt % 10 == 9 {
-                // A sample sent before the match settled can be lost: send it again.
-                image_pub.async_publish(image.clone()).await.unwrap();
-            }
-            let r = call(
-                &extract,
-                ExtractPolylineRequest {
-                    a: Point {
-                        x: 20.0,
-                        y: 2.0,
-                        z: 0.0,
-                    },
-                    b: Point {
-                        x: 20.0,
-                        y: 27.0,
-                        z: 0.0,
-                    },
-                    guides: 3,
-                    points_per_guide: 9,
-                    ..Default::default()
-                },
-            )
-            .await;
-            if r.success {
-                extracted = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
+        let req = GetPlanRequest {
+            start: pose(0.5, 0.5, "map"),
+            goal: pose(63.5, 0.5, "map"),
+            tolerance: 0.0,
+        };
+        let path = call_until(&plan, req, |r| !r.plan.poses.is_empty(), || {}).await;
+        assert_eq!(path.expect("a plan").plan.poses.len(), 64);
+        let req = ExtractPolylineRequest {
+            a: Point {
+                x: 20.0,
+                y: 2.0,
+                z: 0.0,
+            },
+            b: Point {
+                x: 20.0,
+                y: 27.0,
+                z: 0.0,
+            },
+            guides: 3,
+            points_per_guide: 9,
+            ..Default::default()
+        };
+        // A sample sent before the match settled can be lost: it is sent again while waiting.
+        let extracted = call_until(
+            &extract,
+            req,
+            |r| r.success,
+            || {
+                let _ = image_pub.publish(image.clone());
+            },
+        )
+        .await;
         assert!(extracted.expect("a polyline").feasible);
         let mut coefficients = vec![0.0; 10];
         coefficients[0] = -1.0;
@@ -189,26 +171,20 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
         )
         .await;
         assert!(built.success, "{}", built.error);
-        let mut found = None;
-        for attempt in 0..100 {
-            if attempt % 10 == 9 {
-                cloud_pub.async_publish(cloud(&pts)).await.unwrap();
-            }
-            let r = call(
-                &knn,
-                KNearestRequest {
-                    dimensions: 3,
-                    points: vec![7.2, 0.0, 0.0],
-                    k: 1,
-                },
-            )
-            .await;
-            if r.success {
-                found = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
+        let req = KNearestRequest {
+            dimensions: 3,
+            points: vec![7.2, 0.0, 0.0],
+            k: 1,
+        };
+        let found = call_until(
+            &knn,
+            req,
+            |r| r.success,
+            || {
+                let _ = cloud_pub.publish(cloud(&pts));
+            },
+        )
+        .await;
         assert_eq!(found.expect("a neighbour").neighbors.indices, vec![7]);
     });
     client_rt.shutdown().trigger();

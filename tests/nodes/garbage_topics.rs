@@ -20,7 +20,7 @@ use gpu_planning::ros::{qos, NodeContext};
 use ros2_client::QosProfile;
 use serde::{Serialize, Serializer};
 
-use crate::bad_input::{call, logged, occupancy, pose, runtimes};
+use crate::bad_input::{call_until, logged, occupancy, pose, runtimes};
 use crate::common;
 use crate::nearest_neighbors_node::cloud;
 
@@ -330,15 +330,8 @@ fn every_node_keeps_reading_a_topic_after_a_sample_it_cannot_decode() {
             points_per_guide: 5,
             ..Default::default()
         };
-        let mut extracted = false;
-        for _ in 0..100 {
-            if call(&extract, req.clone()).await.success {
-                extracted = true;
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        assert!(extracted, "polyline acts on the good image");
+        let extracted = call_until(&extract, req.clone(), |r| r.success, || {}).await;
+        assert!(extracted.is_some(), "polyline acts on the good image");
 
         // One constraint w^2 - x^2 >= 0, then three sample rotations.
         let mut coefficients = vec![0.0; 10];
@@ -396,24 +389,21 @@ fn every_node_keeps_reading_a_topic_after_a_sample_it_cannot_decode() {
             })
             .await
             .unwrap();
-        let mut answered = false;
-        for _ in 0..100 {
-            let r = call(
-                &knn,
-                KNearestRequest {
-                    dimensions: 4,
-                    points: vec![0.0, 0.0, 0.0, 1.0],
-                    k: 1,
-                },
-            )
-            .await;
-            if r.success {
-                answered = true;
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        assert!(answered, "nearest_neighbors acts on the good orientations");
+        let answered = call_until(
+            &knn,
+            KNearestRequest {
+                dimensions: 4,
+                points: vec![0.0, 0.0, 0.0, 1.0],
+                k: 1,
+            },
+            |r| r.success,
+            || {},
+        )
+        .await;
+        assert!(
+            answered.is_some(),
+            "nearest_neighbors acts on the good orientations"
+        );
     });
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
