@@ -86,6 +86,8 @@ pub struct LeeParams {
     /// Compute and publish ~/distance_field with every plan even when nothing subscribes to
     /// it (with a subscriber it is published anyway).
     pub publish_distance_field: bool,
+    /// Metres: cells within this distance of an obstacle cell are blocked (0: none).
+    pub robot_radius: f64,
 }
 
 impl Default for LeeParams {
@@ -108,6 +110,7 @@ impl Default for LeeParams {
             heightmap_frame: "map".into(),
             publish_distance_field: false,
             max_cells: 1 << 28,
+            robot_radius: 0.0,
         }
     }
 }
@@ -132,6 +135,7 @@ impl LeeParams {
         self.heightmap_size()?;
         self.planner_config().validate()?;
         crate::lee::Connectivity::from_number(self.connectivity)?;
+        crate::lee::clearance::check_radius("robot_radius", self.robot_radius)?;
         if !(self.max_step.is_finite() && self.max_step >= 0.0) {
             return Err(Error::invalid(
                 "max_step",

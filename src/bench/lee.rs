@@ -36,6 +36,10 @@ pub struct Args {
         default_value = "global,texture,shared,bitwave"
     )]
     models: Vec<String>,
+    /// Also time the clearance transform for this robot radius (cells of 0.05 m) on the CPU
+    /// and CUDA, flags checked equal (0: not timed).
+    #[arg(long, default_value_t = 0.0)]
+    robot_radius: f64,
 }
 
 impl Args {
@@ -53,6 +57,7 @@ impl Args {
             sweep_limit_cells: self.sweep_limit_cells,
             npy_dir: self.npy_dir,
             models,
+            robot_radius: self.robot_radius,
         };
         println!("{}", run(&backend, &options)?);
         Ok(())
@@ -70,6 +75,48 @@ pub struct Options {
     pub npy_dir: Option<std::path::PathBuf>,
     /// CUDA memory models to run, in this order.
     pub models: Vec<MemoryModel>,
+    /// Time the clearance transform for this radius (0: not timed).
+    pub robot_radius: f64,
+}
+
+/// Rows timing the clearance transform (distance transform + flags, from the host grid to
+/// host flags, as a node computes it once per map) on the CPU and CUDA, checked equal.
+fn clearance_rows(
+    out: &mut String,
+    backend: &Backend,
+    grid: &Grid,
+    label: &str,
+    radius: f64,
+    reps: usize,
+) -> Result<()> {
+    use crate::lee::clearance::blocked;
+    let res = 0.05;
+    let mut want = Vec::new();
+    let cpu = median(reps.clamp(1, 3), || {
+        want = blocked(&Backend::Cpu, grid, res, radius)?;
+        Ok(())
+    })?;
+    let _ = writeln!(
+        out,
+        "| {label} | clearance {radius} m, cpu (rayon), whole call | {cpu:.3} | | |"
+    );
+    if let Backend::Cuda(_) = backend {
+        let mut got = Vec::new();
+        let ms = median(reps, || {
+            got = blocked(backend, grid, res, radius)?;
+            Ok(())
+        })?;
+        if got != want {
+            return Err(crate::Error::Gpu(format!(
+                "{label}: clearance flags differ from the CPU's"
+            )));
+        }
+        let _ = writeln!(
+            out,
+            "| {label} | clearance {radius} m, cuda, whole call (upload, transform, flags back) | {ms:.3} | | equal to the CPU's |"
+        );
+    }
+    Ok(())
 }
 
 pub fn run(backend: &Backend, o: &Options) -> Result<String> {
@@ -98,6 +145,10 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     .map_err(|e| crate::Error::io(path.display().to_string(), e))?;
             }
             let grid = Grid::from_elevation(n, n, &heights, 1.0, Connectivity::Four)?;
+            if o.robot_radius > 0.0 {
+                let label = format!("{terrain} | {n}²");
+                clearance_rows(&mut out, backend, &grid, &label, o.robot_radius, o.reps)?;
+            }
             let goal = nearest_open(&heights, n, n / 2, n / 2).unwrap_or((0, 0));
             let start = nearest_open(&heights, n, 0, 0).unwrap_or((0, 0));
             let (g, s) = (

@@ -12,6 +12,11 @@ pub const LEE: KernelSource = KernelSource {
     code: include_str!("../../kernels/lee.cu"),
 };
 
+pub const CLEARANCE: KernelSource = KernelSource {
+    name: "clearance",
+    code: include_str!("../../kernels/clearance.cu"),
+};
+
 pub const APSP: KernelSource = KernelSource {
     name: "apsp",
     code: include_str!("../../kernels/apsp.cu"),

@@ -50,6 +50,12 @@ pub struct LeeArgs {
     pub block_y: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
+    /// Robot radius in metres: cells within it of an obstacle are blocked (0: none).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub robot_radius: f64,
+    /// Metres per cell of an --elevation grid (a map YAML and a heightmap carry their own).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub resolution: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -107,14 +113,25 @@ pub fn run(a: LeeArgs) -> Result<()> {
             ),
         )
     })?;
-    let (grid, heights) = if let Some(path) = &a.elevation {
+    crate::lee::clearance::check_radius("--robot-radius", a.robot_radius)?;
+    let (grid, heights, resolution) = if let Some(path) = &a.elevation {
         let name = path.display().to_string();
         let bytes = std::fs::read(path).map_err(|e| Error::io(&name, e))?;
         let (rows, cols, h) = npy::read_f32_2d(&name, &bytes)?;
         let step = max_step(a.max_step)?;
+        if !(a.resolution.is_finite() && a.resolution > 0.0) {
+            return Err(Error::invalid(
+                "--resolution",
+                format!(
+                    "{} is not a positive number of metres per cell",
+                    a.resolution
+                ),
+            ));
+        }
         (
             Grid::from_elevation(cols, rows, &h, step, connectivity)?,
             Some(h),
+            a.resolution,
         )
     } else if let Some(path) = &a.heightmap {
         let size = a
@@ -124,15 +141,18 @@ pub fn run(a: LeeArgs) -> Result<()> {
             .transpose()?;
         let m = heightmap::load(path, size, [0.0; 3])?;
         let step = max_step(a.max_step)?;
+        let resolution = m.resolution();
         (
             Grid::from_elevation(m.width, m.height, &m.heights, step, connectivity)?,
             Some(m.heights),
+            resolution,
         )
     } else if let Some(path) = &a.map {
         let m = map_yaml::load(path)?;
         (
             Grid::from_occupancy(m.width, m.height, &m.data, 65, false, connectivity)?,
             None,
+            m.meta.resolution,
         )
     } else {
         return Err(Error::invalid(
@@ -146,6 +166,14 @@ pub fn run(a: LeeArgs) -> Result<()> {
         block_x: a.block_x,
         block_y: a.block_y,
     };
+    let grid = crate::lee::clearance::inflate(&backend, grid, resolution, a.robot_radius).map_err(
+        |e| match e {
+            Error::InvalidInput { field, reason } if field == "robot_radius" => {
+                Error::invalid("--robot-radius", reason)
+            }
+            other => other,
+        },
+    )?;
     let planner = Planner::new(&backend, grid, config)?;
     let plan = planner.plan(start, goal, a.png.is_some())?;
     if a.json {
@@ -170,7 +198,7 @@ pub fn run(a: LeeArgs) -> Result<()> {
     Ok(())
 }
 
-/// Terrain in grey (blocked black), distance field tinted blue (near) to yellow (far), path
+/// Terrain in grey (blocked black, the robot radius's inflated zone dark red), distance field tinted blue (near) to yellow (far), path
 /// red, start green, goal magenta; small grids scaled up so a person can see cells.
 fn draw(grid: &Grid, heights: Option<&[f32]>, plan: &Plan, out: &std::path::Path) -> Result<()> {
     let (w, h) = (grid.width, grid.height);
@@ -195,7 +223,10 @@ fn draw(grid: &Grid, heights: Option<&[f32]>, plan: &Plan, out: &std::path::Path
     for y in 0..h {
         for x in 0..w {
             let i = grid.index(x, y);
-            let mut c = if !grid.free[i] {
+            let inflated = grid.clearance.as_ref().is_some_and(|c| c.inflated[i]);
+            let mut c = if inflated {
+                [90, 30, 30]
+            } else if !grid.free[i] {
                 [0, 0, 0]
             } else {
                 let g = heights

@@ -76,6 +76,17 @@ pub struct Grid {
     pub masks: Vec<u8>,
     /// Cells a robot may occupy.
     pub free: Vec<bool>,
+    /// Set when cells near obstacles were blocked for a robot's radius (lee::clearance).
+    pub clearance: Option<Clearance>,
+}
+
+/// What a robot radius blocked, so a start or goal there is named for what it is.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Clearance {
+    /// Metres.
+    pub robot_radius: f64,
+    /// Cells free on the map but within the radius of an obstacle.
+    pub inflated: Vec<bool>,
 }
 
 impl Grid {
@@ -173,7 +184,54 @@ impl Grid {
             connectivity,
             masks,
             free,
+            clearance: None,
         }
+    }
+
+    /// This grid with the cells flagged in `blocked` (one per cell) blocked as well: they are
+    /// no longer free, and every move into, out of or (diagonally) past one is removed. Moves
+    /// between cells that stay free keep the map's own rule (steps, detours).
+    pub fn with_blocked(mut self, blocked: &[bool], robot_radius: f64) -> Grid {
+        let (w, h) = (self.width as i64, self.height as i64);
+        let inflated: Vec<bool> = self
+            .free
+            .iter()
+            .zip(blocked)
+            .map(|(&f, &b)| f && b)
+            .collect();
+        let free: Vec<bool> = self
+            .free
+            .iter()
+            .zip(blocked)
+            .map(|(&f, &b)| f && !b)
+            .collect();
+        let dirs = self.connectivity.directions();
+        let ok = |x: i64, y: i64| x >= 0 && y >= 0 && x < w && y < h && free[(y * w + x) as usize];
+        self.masks
+            .par_chunks_mut(self.width.max(1) as usize)
+            .enumerate()
+            .for_each(|(y, row)| {
+                let y = y as i64;
+                for (x, m) in row.iter_mut().enumerate() {
+                    let x = x as i64;
+                    for (k, &(dx, dy)) in DIRECTIONS.iter().enumerate().take(dirs) {
+                        let (dx, dy) = (dx as i64, dy as i64);
+                        // A diagonal also passes both detour cells (no corner cutting).
+                        let keep = ok(x, y)
+                            && ok(x + dx, y + dy)
+                            && (dx == 0 || dy == 0 || (ok(x + dx, y) && ok(x, y + dy)));
+                        if !keep {
+                            *m &= !(1 << k);
+                        }
+                    }
+                }
+            });
+        self.free = free;
+        self.clearance = Some(Clearance {
+            robot_radius,
+            inflated,
+        });
+        self
     }
 
     pub fn len(&self) -> usize {
@@ -201,6 +259,17 @@ impl Grid {
             ));
         }
         let (x, y) = (x as u32, y as u32);
+        if let Some(c) = &self.clearance {
+            if c.inflated[self.index(x, y)] {
+                return Err(Error::invalid(
+                    what,
+                    format!(
+                        "({x}, {y}) is within robot_radius {} m of an obstacle",
+                        c.robot_radius
+                    ),
+                ));
+            }
+        }
         if !self.free[self.index(x, y)] {
             return Err(Error::invalid(
                 what,

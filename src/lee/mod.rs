@@ -3,6 +3,7 @@
 //! them from a start. The CPU BFS in [`cpu`] is the reference; every GPU memory model in
 //! [`gpu`] must return identical labels.
 
+pub mod clearance;
 pub mod cli;
 pub mod config;
 pub mod cpu;

@@ -198,8 +198,16 @@ fn connectivity(p: &LeeParams) -> Result<Connectivity> {
     Connectivity::from_number(p.connectivity)
 }
 
-/// The planner of a new map, on the CPU when the device has no room and `fallback` allows.
-fn planner(backend: &Backend, p: &LeeParams, fallback: bool, grid: Grid) -> Result<Planner> {
+/// The planner of a new map (cells within `robot_radius` of an obstacle blocked, the distance
+/// transform on the backend), on the CPU when the device has no room and `fallback` allows.
+fn planner(
+    backend: &Backend,
+    p: &LeeParams,
+    fallback: bool,
+    grid: Grid,
+    resolution: f64,
+) -> Result<Planner> {
+    let grid = crate::lee::clearance::inflate(backend, grid, resolution, p.robot_radius)?;
     if fallback {
         Planner::with_cpu_fallback(backend, grid, p.planner_config())
     } else {
@@ -260,7 +268,7 @@ fn occupancy_state(
         height: i.height,
     };
     Ok(MapState {
-        planner: planner(backend, p, fallback, grid)?,
+        planner: planner(backend, p, fallback, grid, frame.resolution)?,
         frame,
         frame_id: map.header.frame_id,
     })
@@ -275,7 +283,7 @@ fn elevation_state(
     let (grid, frame) = grid_from_gridmap(&map, &p.layer, p.max_step as f32, connectivity(p)?)?;
     check_cells(p, "elevation_map.info.length", frame.width, frame.height)?;
     Ok(MapState {
-        planner: planner(backend, p, fallback, grid)?,
+        planner: planner(backend, p, fallback, grid, frame.resolution)?,
         frame,
         frame_id: map.header.frame_id,
     })
@@ -309,7 +317,7 @@ fn heightmap_state(backend: &Backend, p: &LeeParams, fallback: bool) -> Result<M
         height: m.height,
     };
     Ok(MapState {
-        planner: planner(backend, p, fallback, grid)?,
+        planner: planner(backend, p, fallback, grid, frame.resolution)?,
         frame,
         frame_id: p.heightmap_frame.clone(),
     })

@@ -727,3 +727,74 @@ fn polyline_work_stops_at_its_deadline_and_links_are_bounded() {
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
+
+#[test]
+fn lee_planner_keeps_robot_radius_off_the_walls_and_names_inflated_poses() {
+    // A negative radius is refused when the node starts, naming the parameter.
+    let domain = common::unique_domain();
+    let bad = RosRuntime::new(
+        RosArgs::default(),
+        ParamsFile::parse("lee_planner:\n  ros__parameters:\n    robot_radius: -0.2\n").unwrap(),
+        Some(domain),
+    )
+    .unwrap();
+    let e = gpu_planning::nodes::start(&bad, &["lee_planner"]).unwrap_err();
+    assert!(e.to_string().contains("robot_radius"), "{e}");
+    bad.shutdown().trigger();
+
+    let (server, client_rt) =
+        runtimes("lee_planner:\n  ros__parameters:\n    robot_radius: 0.25\n    backend: auto\n");
+    let mut peer = NodeContext::new(&client_rt, "radius_lee").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    // 12 x 7 room of 0.1 m cells walled all round; a free path exists along every row.
+    let (w, h) = (12u32, 7u32);
+    let wall = |x: u32, y: u32| x == 0 || y == 0 || x == w - 1 || y == h - 1;
+    let data: Vec<i8> = (0..w * h)
+        .map(|c| if wall(c % w, c / w) { 100 } else { 0 })
+        .collect();
+    let mut map = occupancy(w, h, data, "map");
+    map.info.resolution = 0.1;
+    let req = |s: (f64, f64), g: (f64, f64)| GetPlanRequest {
+        start: pose(s.0, s.1, ""),
+        goal: pose(g.0, g.1, ""),
+        tolerance: 0.0,
+    };
+    smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        map_pub.async_publish(map.clone()).await.unwrap();
+        // Cells (3..=8, 3): 0.3 m from every wall cell centre, the only row clear of 0.25 m.
+        let got = call_until(
+            &plan,
+            req((0.35, 0.35), (0.85, 0.35)),
+            |r| !r.plan.poses.is_empty(),
+            || {
+                let _ = map_pub.publish(map.clone());
+            },
+        )
+        .await
+        .expect("a plan with the radius")
+        .plan;
+        for p in &got.poses {
+            let (x, y) = (p.pose.position.x, p.pose.position.y);
+            assert!(
+                (0.3..=0.9).contains(&x) && (y - 0.35).abs() < 1e-6,
+                "({x}, {y}) is within 0.25 m of a wall"
+            );
+        }
+        assert_eq!(got.poses.len(), 6);
+        // A start next to the wall: refused, the zone named.
+        let near = call(&plan, req((0.15, 0.35), (0.85, 0.35))).await;
+        assert!(near.plan.poses.is_empty());
+        logged(&[
+            "~/get_plan",
+            "start",
+            "(1, 3) is within robot_radius 0.25 m of an obstacle",
+        ])
+        .await;
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
