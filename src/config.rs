@@ -88,6 +88,16 @@ pub struct LeeParams {
     pub publish_distance_field: bool,
     /// Metres: cells within this distance of an obstacle cell are blocked (0: none).
     pub robot_radius: f64,
+    /// unit (moves) | costmap (nav2's inflation costs, least total cost).
+    pub cost_model: crate::lee::costmap::CostModel,
+    /// Costmap: cost of entering a cell of value 0 (NavFn's neutral_cost).
+    pub neutral_cost: u32,
+    /// Costmap: percent of a cell's value added when entering it (NavFn's cost_factor x 100).
+    pub cost_factor: u32,
+    /// Costmap: metres from an obstacle within which the inflation cost decays.
+    pub inflation_radius: f64,
+    /// Costmap: decay per metre of the inflation cost.
+    pub cost_scaling_factor: f64,
 }
 
 impl Default for LeeParams {
@@ -111,6 +121,11 @@ impl Default for LeeParams {
             publish_distance_field: false,
             max_cells: 1 << 28,
             robot_radius: 0.0,
+            cost_model: crate::lee::costmap::CostModel::Unit,
+            neutral_cost: 50,
+            cost_factor: 80,
+            inflation_radius: 0.55,
+            cost_scaling_factor: 10.0,
         }
     }
 }
@@ -136,6 +151,9 @@ impl LeeParams {
         self.planner_config().validate()?;
         crate::lee::Connectivity::from_number(self.connectivity)?;
         crate::lee::clearance::check_radius("robot_radius", self.robot_radius)?;
+        if self.cost_model == crate::lee::costmap::CostModel::Costmap {
+            self.cost_params().validate()?;
+        }
         if !(self.max_step.is_finite() && self.max_step >= 0.0) {
             return Err(Error::invalid(
                 "max_step",
@@ -155,6 +173,18 @@ impl LeeParams {
             return Err(Error::invalid("max_cells", "0 would refuse every map"));
         }
         Ok(())
+    }
+
+    /// The costmap model's parameters.
+    pub fn cost_params(&self) -> crate::lee::costmap::CostParams {
+        crate::lee::costmap::CostParams {
+            neutral_cost: self.neutral_cost,
+            cost_factor: self.cost_factor,
+            robot_radius: self.robot_radius,
+            inflation_radius: self.inflation_radius,
+            cost_scaling_factor: self.cost_scaling_factor,
+            unknown_is_free: self.unknown_is_free,
+        }
     }
 
     pub fn planner_config(&self) -> crate::lee::Config {

@@ -17,6 +17,11 @@ pub const CLEARANCE: KernelSource = KernelSource {
     code: include_str!("../../kernels/clearance.cu"),
 };
 
+pub const COSTFIELD: KernelSource = KernelSource {
+    name: "costfield",
+    code: include_str!("../../kernels/costfield.cu"),
+};
+
 pub const APSP: KernelSource = KernelSource {
     name: "apsp",
     code: include_str!("../../kernels/apsp.cu"),

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::costmap::{inflation_values, CostModel, CostParams, CostPlanner};
 use super::io::{heightmap, map_yaml, npy};
 use super::{Config, Connectivity, Grid, MemoryModel, Plan, Planner, UNREACHED};
 use crate::compute::{Backend, BackendKind};
@@ -56,6 +57,21 @@ pub struct LeeArgs {
     /// Metres per cell of an --elevation grid (a map YAML and a heightmap carry their own).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub resolution: f64,
+    /// unit (moves, the default) or costmap (nav2's inflation costs, least total cost).
+    #[arg(long, default_value = "unit")]
+    pub cost_model: String,
+    /// Costmap: cost of entering a cell of value 0 (NavFn's neutral_cost).
+    #[arg(long, default_value_t = 50)]
+    pub neutral_cost: u32,
+    /// Costmap: percent of a cell's value added when entering it (NavFn's cost_factor 0.8).
+    #[arg(long, default_value_t = 80)]
+    pub cost_factor: u32,
+    /// Costmap: metres from an obstacle within which cells get the decaying inflation cost.
+    #[arg(long, default_value_t = 0.55, allow_negative_numbers = true)]
+    pub inflation_radius: f64,
+    /// Costmap: decay per metre of the inflation cost.
+    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    pub cost_scaling_factor: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
@@ -161,6 +177,23 @@ pub fn run(a: LeeArgs) -> Result<()> {
         ));
     };
     let backend = Backend::select(a.backend)?;
+    let cost_model: CostModel = a.cost_model.parse().map_err(|_| {
+        Error::invalid(
+            "--cost-model",
+            format!("'{}' is not unit or costmap", a.cost_model),
+        )
+    })?;
+    if cost_model == CostModel::Costmap {
+        return run_costmap(
+            &a,
+            &backend,
+            grid,
+            heights.as_deref(),
+            resolution,
+            start,
+            goal,
+        );
+    }
     let config = Config {
         memory_model,
         block_x: a.block_x,
@@ -178,8 +211,12 @@ pub fn run(a: LeeArgs) -> Result<()> {
     let plan = planner.plan(start, goal, a.png.is_some())?;
     if a.json {
         let path: Vec<[u32; 2]> = plan.path.iter().map(|&(x, y)| [x, y]).collect();
-        let v =
-            serde_json::json!({ "reachable": plan.reachable, "length": plan.length, "path": path });
+        let v = serde_json::json!({
+            "reachable": plan.reachable,
+            "length": plan.length,
+            "cost": plan.length,
+            "path": path
+        });
         println!("{v}");
     } else if plan.reachable {
         println!(
@@ -193,14 +230,82 @@ pub fn run(a: LeeArgs) -> Result<()> {
         println!("unreachable (backend {})", planner.backend_name());
     }
     if let Some(png) = &a.png {
-        draw(planner.grid(), heights.as_deref(), &plan, png)?;
+        draw(planner.grid(), heights.as_deref(), None, &plan, png)?;
+    }
+    Ok(())
+}
+
+/// `--cost-model costmap`: nav2's inflation layer from the distance transform, then the
+/// least-cost path.
+fn run_costmap(
+    a: &LeeArgs,
+    backend: &Backend,
+    grid: Grid,
+    heights: Option<&[f32]>,
+    resolution: f64,
+    start: (i64, i64),
+    goal: (i64, i64),
+) -> Result<()> {
+    let flag = |e: Error| match e {
+        Error::InvalidInput { field, reason } => {
+            Error::invalid(format!("--{}", field.replace('_', "-")), reason)
+        }
+        other => other,
+    };
+    let p = CostParams {
+        neutral_cost: a.neutral_cost,
+        cost_factor: a.cost_factor,
+        robot_radius: a.robot_radius,
+        inflation_radius: a.inflation_radius,
+        cost_scaling_factor: a.cost_scaling_factor,
+        unknown_is_free: false,
+    };
+    p.validate().map_err(flag)?;
+    let values = inflation_values(backend, &grid, resolution, &p)?;
+    let planner = CostPlanner::new(backend, grid, &values, &p)?;
+    let plan = planner.plan(start, goal)?;
+    let length = (!plan.path.is_empty()).then(|| plan.path.len() as u32 - 1);
+    if a.json {
+        let path: Vec<[u32; 2]> = plan.path.iter().map(|&(x, y)| [x, y]).collect();
+        let v = serde_json::json!({
+            "reachable": plan.reachable,
+            "length": length,
+            "cost": plan.cost,
+            "path": path
+        });
+        println!("{v}");
+    } else if plan.reachable {
+        println!(
+            "reachable: cost {}, {} moves, backend {} (costmap)",
+            plan.cost.unwrap_or(0),
+            length.unwrap_or(0),
+            planner.backend_name()
+        );
+    } else {
+        println!("unreachable (backend {})", planner.backend_name());
+    }
+    if let Some(png) = &a.png {
+        let shown = Plan {
+            reachable: plan.reachable,
+            length,
+            path: plan.path,
+            labels: None,
+        };
+        draw(planner.grid(), heights, Some(&values), &shown, png)?;
     }
     Ok(())
 }
 
 /// Terrain in grey (blocked black, the robot radius's inflated zone dark red), distance field tinted blue (near) to yellow (far), path
 /// red, start green, goal magenta; small grids scaled up so a person can see cells.
-fn draw(grid: &Grid, heights: Option<&[f32]>, plan: &Plan, out: &std::path::Path) -> Result<()> {
+/// With `values` (costmap mode), free cells are tinted red by their cost value.
+fn draw(
+    grid: &Grid,
+    heights: Option<&[f32]>,
+    values: Option<&[u8]>,
+    plan: &Plan,
+    out: &std::path::Path,
+) -> Result<()> {
     let (w, h) = (grid.width, grid.height);
     let scale = (768 / w.max(h)).clamp(1, 16);
     let labels = plan.labels.as_deref().unwrap_or(&[]);
@@ -241,7 +346,17 @@ fn draw(grid: &Grid, heights: Option<&[f32]>, plan: &Plan, out: &std::path::Path
                             (g as f32 * 0.4 + 150.0 * (1.0 - t)) as u8,
                         ]
                     }
-                    _ => [g, g, g],
+                    _ => match values.map(|v| v[i]) {
+                        Some(v) if v > 0 => {
+                            let t = v as f32 / 252.0;
+                            [
+                                (g as f32 + (220.0 - g as f32) * t) as u8,
+                                (g as f32 * (1.0 - 0.6 * t)) as u8,
+                                (g as f32 * (1.0 - 0.6 * t)) as u8,
+                            ]
+                        }
+                        _ => [g, g, g],
+                    },
                 }
             };
             if on_path.contains(&(x, y)) {

@@ -6,6 +6,7 @@
 pub mod clearance;
 pub mod cli;
 pub mod config;
+pub mod costmap;
 pub mod cpu;
 pub mod gpu;
 pub mod grid;

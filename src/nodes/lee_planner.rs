@@ -18,7 +18,10 @@ use crate::cancel::{self, CancelFlag};
 use crate::compute::Backend;
 use crate::config::LeeParams;
 use crate::error::{Error, Result};
+use crate::lee::costmap::config::occupancy_value;
+use crate::lee::costmap::{inflation_values, CostModel, CostPlanner};
 use crate::lee::io::heightmap;
+use crate::lee::Plan;
 use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
 use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
 use crate::nodes::markers;
@@ -36,9 +39,45 @@ use crate::sync::lock;
 
 pub const NODE_NAME: &str = "lee_planner";
 
+/// The planner of one map, by `cost_model`.
+enum MapPlanner {
+    /// Moves, as the seed (cells within robot_radius blocked).
+    Unit(Box<Planner>),
+    /// nav2's inflation costs (its cell values kept for ~/costmap), least total cost.
+    Costmap {
+        planner: Box<CostPlanner>,
+        values: Vec<u8>,
+    },
+}
+
+impl MapPlanner {
+    fn backend_name(&self) -> &'static str {
+        match self {
+            MapPlanner::Unit(p) => p.backend_name(),
+            MapPlanner::Costmap { planner, .. } => planner.backend_name(),
+        }
+    }
+
+    /// A path (and with `with_field`, in unit mode, the wave-number field).
+    fn plan(&self, s: (i64, i64), g: (i64, i64), with_field: bool) -> Result<Plan> {
+        match self {
+            MapPlanner::Unit(p) => p.plan(s, g, with_field),
+            MapPlanner::Costmap { planner, .. } => {
+                let c = planner.plan(s, g)?;
+                Ok(Plan {
+                    reachable: c.reachable,
+                    length: (!c.path.is_empty()).then(|| c.path.len() as u32 - 1),
+                    path: c.path,
+                    labels: None,
+                })
+            }
+        }
+    }
+}
+
 /// One map, replaced whole: a query holds its own Arc, so it never sees a half-updated grid.
 struct MapState {
-    planner: Planner,
+    planner: MapPlanner,
     frame: CellFrame,
     frame_id: String,
 }
@@ -53,6 +92,8 @@ struct Outputs {
     ctx: Arc<NodeContext>,
     /// `publish_distance_field`: the field with every plan even when nobody subscribes.
     always_field: bool,
+    /// ~/costmap: the cell costs a costmap-mode map plans on (latched).
+    costmap: Publisher<OccupancyGrid>,
 }
 
 impl Outputs {
@@ -77,10 +118,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let start_sub: Subscription<PoseStamped> = ctx.subscription("start_pose", qos::sensor())?;
     let goal_sub: Subscription<PoseStamped> = ctx.subscription("goal_pose", qos::sensor())?;
     let server = ctx.server::<GetPlan>("~/get_plan")?;
-    let (path, field, markers) = (
+    let (path, field, markers, costmap) = (
         ctx.publisher("~/path", qos::result())?,
         ctx.publisher("~/distance_field", qos::result())?,
         ctx.publisher("~/markers", qos::result())?,
+        ctx.publisher("~/costmap", qos::map())?,
     );
     let ctx = Arc::new(ctx);
     let out = Arc::new(Outputs {
@@ -89,18 +131,20 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         markers,
         ctx: ctx.clone(),
         always_field: params.publish_distance_field,
+        costmap,
     });
     if !params.heightmap.is_empty() {
         // A bad heightmap stops the node at start: it was asked for by name.
         let m = heightmap_state(&backend, &params, limits.cpu_fallback)
             .map_err(|e| prefixed(&ctx, e))?;
-        replace(&state, m);
+        replace(&state, &out, m);
     }
     let params = Arc::new(params);
     let shutdown = rt.shutdown().clone();
 
     let maps = {
         let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
+        let out = out.clone();
         async move {
             let s = messages(&map_sub, NODE_NAME, "map");
             futures::pin_mut!(s);
@@ -108,7 +152,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 match smol::unblock(move || occupancy_state(&b, &p, fallback, map)).await {
-                    Ok(m) => replace(&state, m),
+                    Ok(m) => replace(&state, &out, m),
                     Err(e) => tracing::error!("{NODE_NAME}: map rejected: {e}"),
                 }
             }
@@ -116,6 +160,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let elevations = {
         let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
+        let out = out.clone();
         async move {
             let s = messages(&elev_sub, NODE_NAME, "elevation_map");
             futures::pin_mut!(s);
@@ -123,7 +168,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
                 match smol::unblock(move || elevation_state(&b, &p, fallback, map)).await {
-                    Ok(m) => replace(&state, m),
+                    Ok(m) => replace(&state, &out, m),
                     Err(e) => tracing::error!("{NODE_NAME}: elevation_map rejected: {e}"),
                 }
             }
@@ -183,7 +228,29 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     Ok(fq)
 }
 
-fn replace(state: &Shared, m: MapState) {
+/// Makes `m` the current map; in costmap mode its cell costs go out on ~/costmap first, as
+/// nav2's costmap publisher translates them.
+fn replace(state: &Shared, out: &Outputs, m: MapState) {
+    if let MapPlanner::Costmap { values, .. } = &m.planner {
+        let header = Header {
+            stamp: out.ctx.clock().now(),
+            frame_id: m.frame_id.clone(),
+        };
+        let grid = OccupancyGrid {
+            info: MapMetaData {
+                map_load_time: header.stamp.clone(),
+                resolution: m.frame.resolution as f32,
+                width: m.frame.width,
+                height: m.frame.height,
+                origin: m.frame.origin.clone(),
+            },
+            header,
+            data: values.iter().map(|&v| occupancy_value(v)).collect(),
+        };
+        if let Err(e) = out.costmap.publish(grid) {
+            tracing::warn!("{NODE_NAME}: publishing ~/costmap failed: {e:?}");
+        }
+    }
     tracing::info!(
         "{NODE_NAME}: map {} x {} ({}) on {}",
         m.frame.width,
@@ -206,13 +273,22 @@ fn planner(
     fallback: bool,
     grid: Grid,
     resolution: f64,
-) -> Result<Planner> {
-    let grid = crate::lee::clearance::inflate(backend, grid, resolution, p.robot_radius)?;
-    if fallback {
-        Planner::with_cpu_fallback(backend, grid, p.planner_config())
-    } else {
-        Planner::new(backend, grid, p.planner_config())
+) -> Result<MapPlanner> {
+    if p.cost_model == CostModel::Costmap {
+        let cp = p.cost_params();
+        let values = inflation_values(backend, &grid, resolution, &cp)?;
+        let planner = CostPlanner::new(backend, grid, &values, &cp)?;
+        return Ok(MapPlanner::Costmap {
+            planner: Box::new(planner),
+            values,
+        });
     }
+    let grid = crate::lee::clearance::inflate(backend, grid, resolution, p.robot_radius)?;
+    Ok(MapPlanner::Unit(Box::new(if fallback {
+        Planner::with_cpu_fallback(backend, grid, p.planner_config())?
+    } else {
+        Planner::new(backend, grid, p.planner_config())?
+    })))
 }
 
 /// Empty maps, and maps above `max_cells` (before anything is allocated for them), are refused.

@@ -798,3 +798,99 @@ fn lee_planner_keeps_robot_radius_off_the_walls_and_names_inflated_poses() {
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
+
+#[test]
+fn lee_planner_in_costmap_mode_publishes_its_costs_and_plans_least_cost() {
+    use futures::StreamExt;
+    use gpu_planning::compute::Backend;
+    use gpu_planning::lee::costmap::config::occupancy_value;
+    use gpu_planning::lee::costmap::{inflation_values, CostParams, CostPlanner};
+    use gpu_planning::lee::{Connectivity, Grid};
+
+    let (server, client_rt) = runtimes(
+        "lee_planner:\n  ros__parameters:\n    cost_model: costmap\n    robot_radius: 0.1\n    inflation_radius: 0.4\n    cost_scaling_factor: 5.0\n    connectivity: 8\n",
+    );
+    let mut peer = NodeContext::new(&client_rt, "costmap_lee").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let costs = peer
+        .subscription::<OccupancyGrid>("/lee_planner/costmap", qos::map())
+        .unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    // 16 x 9 room of 0.1 m cells, walled, with a pillar in the middle: the cheap way round
+    // keeps away from it.
+    let (w, h) = (16u32, 9u32);
+    let data: Vec<i8> = (0..w * h)
+        .map(|c| {
+            let (x, y) = (c % w, c / w);
+            let wall = x == 0 || y == 0 || x == w - 1 || y == h - 1;
+            if wall || ((7..=8).contains(&x) && (3..=5).contains(&y)) {
+                100
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut map = occupancy(w, h, data.clone(), "map");
+    map.info.resolution = 0.1;
+    // The reference: the same costs and the same least-cost path on the CPU.
+    let p = CostParams {
+        robot_radius: 0.1,
+        inflation_radius: 0.4,
+        cost_scaling_factor: 5.0,
+        ..CostParams::default()
+    };
+    let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight).unwrap();
+    let values = inflation_values(&Backend::Cpu, &grid, 0.1f32 as f64, &p).unwrap();
+    let reference = CostPlanner::new(&Backend::Cpu, grid, &values, &p)
+        .unwrap()
+        .plan((2, 4), (13, 4))
+        .unwrap();
+    assert!(reference.reachable);
+    smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        map_pub.async_publish(map.clone()).await.unwrap();
+        let got = call_until(
+            &plan,
+            GetPlanRequest {
+                start: pose(0.25, 0.45, ""),
+                goal: pose(1.35, 0.45, ""),
+                tolerance: 0.0,
+            },
+            |r| !r.plan.poses.is_empty(),
+            || {
+                let _ = map_pub.publish(map.clone());
+            },
+        )
+        .await
+        .expect("a costmap plan")
+        .plan;
+        let cells: Vec<(u32, u32)> = got
+            .poses
+            .iter()
+            .map(|p| {
+                (
+                    (p.pose.position.x / 0.1f32 as f64).floor() as u32,
+                    (p.pose.position.y / 0.1f32 as f64).floor() as u32,
+                )
+            })
+            .collect();
+        assert_eq!(cells, reference.path);
+        let s = costs.async_stream();
+        futures::pin_mut!(s);
+        let published = smol::future::or(async { s.next().await }, async {
+            smol::Timer::after(Duration::from_secs(20)).await;
+            None
+        })
+        .await
+        .expect("~/costmap within 20 s")
+        .expect("a decodable ~/costmap")
+        .0;
+        let want: Vec<i8> = values.iter().map(|&v| occupancy_value(v)).collect();
+        assert_eq!(published.data, want);
+        assert_eq!((published.info.width, published.info.height), (w, h));
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}

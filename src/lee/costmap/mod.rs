@@ -1,0 +1,128 @@
+//! Least-cost planning on nav2-style costmaps: every cell has a value 0..=255 with
+//! nav2_costmap_2d's meaning (254 lethal, 253 inscribed, 255 unknown), cells of 253 and above
+//! are blocked (255 unless unknown_is_free), entering a cell costs NavFn's integer
+//! `neutral_cost + cost_factor * v / 100` (a diagonal `that * 141 / 100`), and the planner finds
+//! the least total cost exactly: the CPU by Dijkstra ([`cpu`]), the device by tile relaxation
+//! to the same fixed point ([`gpu`]). Among paths of equal cost the one returned is fixed by
+//! the descent's rule ([`cpu::descend`]: at each cell the first direction, in DIRECTIONS order,
+//! that stays on a least-cost path), so both backends return the same path.
+//!
+//! Maps without costs (OccupancyGrid, elevation) get nav2's inflation layer here, from the
+//! exact distance transform of [`crate::lee::clearance`].
+
+pub mod config;
+pub mod cpu;
+pub mod gpu;
+
+pub use config::{CostModel, CostParams};
+
+use super::grid::Grid;
+use crate::compute::Backend;
+use crate::error::{Error, Result};
+
+/// A least-cost plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CostPlan {
+    pub reachable: bool,
+    /// The total cost (sum of the step costs) when reachable.
+    pub cost: Option<u64>,
+    /// Cells (x, y) from start to goal, both included; empty when unreachable.
+    pub path: Vec<(u32, u32)>,
+}
+
+/// The cell values of a map without costs: nav2's inflation layer from the exact distance to
+/// the nearest obstacle cell (a cell that is not free).
+pub fn inflation_values(
+    backend: &Backend,
+    grid: &Grid,
+    resolution: f64,
+    p: &CostParams,
+) -> Result<Vec<u8>> {
+    p.validate()?;
+    if !(resolution.is_finite() && resolution > 0.0) {
+        return Err(Error::invalid(
+            "resolution",
+            format!("{resolution} is not a positive number of metres per cell"),
+        ));
+    }
+    let d2 = crate::lee::clearance::squared_distances(backend, grid)?;
+    let table = cpu::inflation_table(resolution, p);
+    Ok(cpu::values_from_d2(&d2, &table))
+}
+
+/// The grid with every cell whose value blocks it (>= 253, or 255 unless unknown_is_free)
+/// blocked as well.
+pub fn block_values(grid: Grid, values: &[u8], p: &CostParams) -> Result<Grid> {
+    if values.len() != grid.len() {
+        return Err(Error::invalid(
+            "costs",
+            format!(
+                "length {} differs from the grid's {} cells",
+                values.len(),
+                grid.len()
+            ),
+        ));
+    }
+    let blocked: Vec<bool> = values.iter().map(|&v| p.blocks(v)).collect();
+    Ok(grid.with_blocked(&blocked, p.robot_radius))
+}
+
+/// The planner of one costmap: the grid (blocked cells already removed), the cells' straight
+/// step costs, and on CUDA their device copies.
+pub struct CostPlanner {
+    grid: Grid,
+    enter: Vec<u32>,
+    device: Option<gpu::DeviceCosts>,
+}
+
+impl CostPlanner {
+    /// `values` are the cells' cost values; cells they block are blocked in the grid here.
+    pub fn new(backend: &Backend, grid: Grid, values: &[u8], p: &CostParams) -> Result<Self> {
+        p.validate()?;
+        let grid = block_values(grid, values, p)?;
+        let enter = cpu::enter_costs(values, p);
+        let device = match backend {
+            Backend::Cpu => None,
+            Backend::Cuda(rt) => Some(gpu::DeviceCosts::upload(rt, &grid, &enter)?),
+        };
+        Ok(CostPlanner {
+            grid,
+            enter,
+            device,
+        })
+    }
+
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    pub fn backend_name(&self) -> &'static str {
+        if self.device.is_some() {
+            "cuda"
+        } else {
+            "cpu"
+        }
+    }
+
+    /// The least total cost from every cell to `goal`.
+    pub fn cost_field(&self, goal: (i64, i64)) -> Result<Vec<u64>> {
+        let goal = self.grid.check_cell("goal", goal)?;
+        match &self.device {
+            None => Ok(cpu::cost_field(&self.grid, &self.enter, goal)),
+            Some(d) => d.field(goal),
+        }
+    }
+
+    /// A least-cost path from `start` to `goal` (the tie rule in the module's header).
+    pub fn plan(&self, start: (i64, i64), goal: (i64, i64)) -> Result<CostPlan> {
+        let s = self.grid.check_cell("start", start)?;
+        let field = self.cost_field(goal)?;
+        let path = cpu::descend(&self.grid, &self.enter, &field, s).unwrap_or_default();
+        let cost = (!path.is_empty()).then(|| field[self.grid.index(s.0, s.1)]);
+        Ok(CostPlan {
+            reachable: !path.is_empty(),
+            cost,
+            path,
+        })
+    }
+}

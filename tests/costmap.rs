@@ -1,0 +1,337 @@
+//! Costmap planning: the Dijkstra reference against a Bellman-Ford fixed point, its paths
+//! (allowed moves, summed step costs, the stated tie rule), the inflation layer against nav2's
+//! formula on brute-force distances, unit costs against the BFS, and the device field equal to
+//! the CPU's on random maps, mazes, nav2's real maps, sizes that are not multiples of the tile.
+
+use gpu_planning::compute::testing::{cuda_or_skip, seed};
+use gpu_planning::compute::Backend;
+use gpu_planning::lee::costmap::cpu::{self, UNREACHED_COST};
+use gpu_planning::lee::costmap::{inflation_values, CostParams, CostPlanner};
+use gpu_planning::lee::synth::maze;
+use gpu_planning::lee::{Connectivity, Grid, DIRECTIONS};
+use gpu_planning::rng::XorShift;
+use proptest::prelude::*;
+
+fn open_grid(w: u32, h: u32, c: Connectivity) -> Grid {
+    Grid::from_occupancy(w, h, &vec![0i8; (w * h) as usize], 65, false, c).unwrap()
+}
+
+/// Random cost values: mostly low, some inflated, some lethal / inscribed / unknown.
+fn random_values(n: usize, s: u64) -> Vec<u8> {
+    let mut rng = XorShift::new(s);
+    (0..n)
+        .map(|_| match rng.next_u64() % 20 {
+            0 => 254,
+            1 => 253,
+            2 => 255,
+            3..=6 => (rng.next_u64() % 253) as u8,
+            _ => 0,
+        })
+        .collect()
+}
+
+/// The fixed point by plain Bellman-Ford rounds over every cell: an oracle independent of the
+/// heap order.
+fn bellman_ford(g: &Grid, enter: &[u32], goal: (u32, u32)) -> Vec<u64> {
+    let w = g.width as i64;
+    let mut f = vec![UNREACHED_COST; g.len()];
+    f[g.index(goal.0, goal.1)] = 0;
+    loop {
+        let mut changed = false;
+        for c in 0..g.len() {
+            let (x, y) = (c as i64 % w, c as i64 / w);
+            for (k, &(dx, dy)) in DIRECTIONS
+                .iter()
+                .enumerate()
+                .take(g.connectivity.directions())
+            {
+                if g.masks[c] & (1 << k) == 0 {
+                    continue;
+                }
+                let n = ((y + dy as i64) * w + x + dx as i64) as usize;
+                if f[n] != UNREACHED_COST && f[n] + cpu::step(k, enter[n]) < f[c] {
+                    f[c] = f[n] + cpu::step(k, enter[n]);
+                    changed = true;
+                }
+            }
+        }
+        if !changed {
+            return f;
+        }
+    }
+}
+
+fn check_path(p: &CostPlanner, enter: &[u32], field: &[u64], path: &[(u32, u32)]) {
+    let g = p.grid();
+    let mut total = 0u64;
+    for s in path.windows(2) {
+        let (a, b) = (g.index(s[0].0, s[0].1), g.index(s[1].0, s[1].1));
+        let (dx, dy) = (s[1].0 as i64 - s[0].0 as i64, s[1].1 as i64 - s[0].1 as i64);
+        let k = DIRECTIONS
+            .iter()
+            .position(|&d| (d.0 as i64, d.1 as i64) == (dx, dy))
+            .expect("a unit move");
+        assert!(g.masks[a] & (1 << k) != 0, "{s:?} is no allowed move");
+        total += cpu::step(k, enter[b]);
+        // Tie rule: no earlier direction stays on a least-cost path.
+        let w = g.width as i64;
+        for (j, &(ex, ey)) in DIRECTIONS.iter().enumerate().take(k) {
+            if j >= g.connectivity.directions() || g.masks[a] & (1 << j) == 0 {
+                continue;
+            }
+            let n = ((s[0].1 as i64 + ey as i64) * w + s[0].0 as i64 + ex as i64) as usize;
+            assert!(
+                field[n] == UNREACHED_COST || field[n] + cpu::step(j, enter[n]) != field[a],
+                "direction {j} ties at {:?} but {k} was taken",
+                s[0]
+            );
+        }
+    }
+    let start = path[0];
+    assert_eq!(total, field[g.index(start.0, start.1)]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 60, ..ProptestConfig::default() })]
+    #[test]
+    fn dijkstra_is_the_fixed_point_and_paths_follow_the_tie_rule(
+        w in 1u32..24, h in 1u32..24, s in any::<u64>(), eight in any::<bool>(),
+        neutral in 1u32..80, factor in 0u32..200, unknown in any::<bool>()) {
+        let c = if eight { Connectivity::Eight } else { Connectivity::Four };
+        let values = random_values((w * h) as usize, s);
+        let p = CostParams { neutral_cost: neutral, cost_factor: factor, unknown_is_free: unknown, ..CostParams::default() };
+        let planner = CostPlanner::new(&Backend::Cpu, open_grid(w, h, c), &values, &p).unwrap();
+        let enter = cpu::enter_costs(&values, &p);
+        let free: Vec<usize> = (0..(w * h) as usize).filter(|&i| planner.grid().free[i]).collect();
+        prop_assume!(!free.is_empty());
+        let mut rng = XorShift::new(s ^ 0x77);
+        let pick = |rng: &mut XorShift| {
+            let i = free[(rng.next_u64() % free.len() as u64) as usize];
+            ((i as u32 % w) as i64, (i as u32 / w) as i64)
+        };
+        let (a, b) = (pick(&mut rng), pick(&mut rng));
+        let field = planner.cost_field(b).unwrap();
+        prop_assert_eq!(&field, &bellman_ford(planner.grid(), &enter, (b.0 as u32, b.1 as u32)));
+        let plan = planner.plan(a, b).unwrap();
+        prop_assert_eq!(plan.reachable, field[(a.1 * w as i64 + a.0) as usize] != UNREACHED_COST);
+        if plan.reachable {
+            check_path(&planner, &enter, &field, &plan.path);
+            prop_assert_eq!(plan.cost, Some(field[(a.1 * w as i64 + a.0) as usize]));
+        }
+    }
+}
+
+#[test]
+fn unit_step_costs_give_the_bfs() {
+    let heights = maze(37, 29, 3);
+    let g = Grid::from_elevation(37, 29, &heights, 1.0, Connectivity::Four).unwrap();
+    let p = CostParams {
+        neutral_cost: 1,
+        cost_factor: 0,
+        ..CostParams::default()
+    };
+    let values = vec![0u8; g.len()];
+    let planner = CostPlanner::new(&Backend::Cpu, g.clone(), &values, &p).unwrap();
+    let goal = gpu_planning::lee::synth::nearest_open(&heights, 37, 18, 14).unwrap();
+    let bfs = gpu_planning::lee::cpu::distance_field(&g, goal);
+    let field = planner.cost_field((goal.0 as i64, goal.1 as i64)).unwrap();
+    for (b, f) in bfs.iter().zip(&field) {
+        let want = if *b == u32::MAX {
+            UNREACHED_COST
+        } else {
+            *b as u64
+        };
+        assert_eq!(*f, want);
+    }
+}
+
+#[test]
+fn inflation_follows_nav2s_formula() {
+    let (w, h) = (41usize, 23usize);
+    let mut rng = XorShift::new(seed(0x1f1));
+    let occ: Vec<i8> = (0..w * h)
+        .map(|_| {
+            if rng.next_u64().is_multiple_of(40) {
+                100
+            } else {
+                0
+            }
+        })
+        .collect();
+    let g = Grid::from_occupancy(w as u32, h as u32, &occ, 65, false, Connectivity::Four).unwrap();
+    for (res, r, infl, k) in [
+        (0.05, 0.2, 0.55, 10.0),
+        (0.1, 0.0, 0.5, 3.0),
+        (0.05, 0.1, 0.1, 10.0),
+    ] {
+        let p = CostParams {
+            robot_radius: r,
+            inflation_radius: infl,
+            cost_scaling_factor: k,
+            ..CostParams::default()
+        };
+        let values = inflation_values(&Backend::Cpu, &g, res, &p).unwrap();
+        for (i, &value) in values.iter().enumerate() {
+            let (x, y) = ((i % w) as i64, (i / w) as i64);
+            let d = (0..w * h)
+                .filter(|&j| occ[j] == 100)
+                .map(|j| {
+                    let (dx, dy) = (x - (j % w) as i64, y - (j / w) as i64);
+                    ((dx * dx + dy * dy) as f64).sqrt() * res
+                })
+                .fold(f64::INFINITY, f64::min);
+            let want = if d == 0.0 {
+                254
+            } else if d <= r {
+                253
+            } else if d <= infl {
+                (252.0 * (-k * (d - r)).exp()).floor() as u8
+            } else {
+                0
+            };
+            assert_eq!(
+                value, want,
+                "cell ({x}, {y}) at {d} m, radius {r}, inflation {infl}"
+            );
+        }
+    }
+    // Bad parameters are refused, named.
+    let bad = CostParams {
+        robot_radius: 0.5,
+        inflation_radius: 0.2,
+        ..CostParams::default()
+    };
+    let e = inflation_values(&Backend::Cpu, &g, 0.05, &bad).unwrap_err();
+    assert!(e.to_string().contains("inflation_radius"), "{e}");
+}
+
+fn device_equals_cpu(
+    rt: &std::sync::Arc<gpu_planning::compute::CudaRuntime>,
+    g: Grid,
+    values: &[u8],
+    p: &CostParams,
+    s: u64,
+    what: &str,
+) {
+    let cpu = CostPlanner::new(&Backend::Cpu, g.clone(), values, p).unwrap();
+    let dev = CostPlanner::new(&Backend::Cuda(rt.clone()), g, values, p).unwrap();
+    let w = cpu.grid().width;
+    let free: Vec<usize> = (0..cpu.grid().len())
+        .filter(|&i| cpu.grid().free[i])
+        .collect();
+    if free.is_empty() {
+        return;
+    }
+    let mut rng = XorShift::new(s);
+    for _ in 0..3 {
+        let pick = |rng: &mut XorShift| {
+            let i = free[(rng.next_u64() % free.len() as u64) as usize];
+            ((i as u32 % w) as i64, (i as u32 / w) as i64)
+        };
+        let (a, b) = (pick(&mut rng), pick(&mut rng));
+        assert_eq!(
+            dev.cost_field(b).unwrap(),
+            cpu.cost_field(b).unwrap(),
+            "{what}, goal {b:?}, seed {s:#x}"
+        );
+        assert_eq!(
+            dev.plan(a, b).unwrap(),
+            cpu.plan(a, b).unwrap(),
+            "{what}, seed {s:#x}"
+        );
+        assert_eq!(
+            dev.plan(b, b).unwrap(),
+            cpu.plan(b, b).unwrap(),
+            "{what}: start = goal"
+        );
+    }
+}
+
+#[test]
+fn gpu_cost_fields_equal_the_cpu() {
+    let Some(rt) = cuda_or_skip("gpu_cost_fields_equal_the_cpu") else {
+        return;
+    };
+    let base = seed(0xc057);
+    for (i, &(w, h)) in [
+        (1, 1),
+        (1, 77),
+        (77, 1),
+        (31, 33),
+        (64, 32),
+        (100, 67),
+        (333, 129),
+    ]
+    .iter()
+    .enumerate()
+    {
+        for (j, c) in [Connectivity::Four, Connectivity::Eight]
+            .into_iter()
+            .enumerate()
+        {
+            let s = base ^ ((i as u64) << 4 | j as u64);
+            let values = random_values((w * h) as usize, s);
+            let p = CostParams::default();
+            device_equals_cpu(
+                &rt,
+                open_grid(w, h, c),
+                &values,
+                &p,
+                s,
+                &format!("random {w} x {h}"),
+            );
+            // A maze: corridors one cell wide, costs on top.
+            let heights = maze(w, h, s);
+            let g = Grid::from_elevation(w, h, &heights, 1.0, c).unwrap();
+            let values: Vec<u8> = random_values((w * h) as usize, s ^ 1)
+                .into_iter()
+                .map(|v| if v >= 253 { 0 } else { v })
+                .collect();
+            device_equals_cpu(&rt, g, &values, &p, s, &format!("maze {w} x {h}"));
+        }
+    }
+}
+
+#[test]
+fn real_nav2_maps_in_costmap_mode_on_every_backend() {
+    let cuda = cuda_or_skip("real_nav2_maps_in_costmap_mode_on_every_backend (CUDA part)");
+    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let s = seed(0xde90);
+    for name in ["depot", "tb3_sandbox"] {
+        let path = std::path::Path::new(&repo).join(format!("tests/data/maps/{name}.yaml"));
+        let m = gpu_planning::lee::io::map_yaml::load(&path).unwrap();
+        let g = Grid::from_occupancy(m.width, m.height, &m.data, 65, false, Connectivity::Eight)
+            .unwrap();
+        let p = CostParams {
+            robot_radius: 0.2,
+            ..CostParams::default()
+        };
+        let values = inflation_values(&Backend::Cpu, &g, m.meta.resolution, &p).unwrap();
+        if let Some(rt) = &cuda {
+            let dev_values =
+                inflation_values(&Backend::Cuda(rt.clone()), &g, m.meta.resolution, &p).unwrap();
+            assert_eq!(dev_values, values, "{name}: device inflation differs");
+            device_equals_cpu(rt, g.clone(), &values, &p, s, name);
+        }
+        // The path keeps to the cheapest cells: a costmap plan never costs more than the unit
+        // plan's cells priced the same way, and never enters a blocked cell.
+        let planner = CostPlanner::new(&Backend::Cpu, g, &values, &p).unwrap();
+        let free: Vec<usize> = (0..planner.grid().len())
+            .filter(|&i| planner.grid().free[i])
+            .collect();
+        let w = planner.grid().width;
+        let (a, b) = (free[free.len() / 7], free[free.len() * 5 / 7]);
+        let plan = planner
+            .plan(
+                ((a as u32 % w) as i64, (a as u32 / w) as i64),
+                ((b as u32 % w) as i64, (b as u32 / w) as i64),
+            )
+            .unwrap();
+        for &(x, y) in &plan.path {
+            assert!(
+                values[(y * w + x) as usize] < 253,
+                "{name}: ({x}, {y}) is blocked"
+            );
+        }
+    }
+}
