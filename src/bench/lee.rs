@@ -40,11 +40,35 @@ pub struct Args {
     /// and CUDA, flags checked equal (0: not timed).
     #[arg(long, default_value_t = 0.0)]
     robot_radius: f64,
+    /// Plan on this map_server map instead of synthetic terrain (see bench::lee_map).
+    #[arg(long)]
+    map: Option<std::path::PathBuf>,
+    /// With --map: upscale it this many times (nearest neighbour).
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// With --map: seeded random start/goal pairs in its largest free component.
+    #[arg(long, default_value_t = 20)]
+    pairs: usize,
+    /// With --map: unit or costmap.
+    #[arg(long, default_value = "unit")]
+    cost_model: crate::lee::costmap::CostModel,
 }
 
 impl Args {
     pub fn run(self) -> Result<()> {
         let backend = Backend::select(self.backend)?;
+        if let Some(map) = self.map {
+            let o = super::lee_map::MapOptions {
+                map,
+                scale: self.scale,
+                pairs: self.pairs,
+                cost_model: self.cost_model,
+                robot_radius: self.robot_radius,
+                seed: self.seed,
+            };
+            println!("{}", super::lee_map::run(&backend, &o)?);
+            return Ok(());
+        }
         let models = self
             .models
             .iter()

@@ -4,6 +4,7 @@ pub mod apsp;
 pub mod cellgraph;
 pub mod kdtree;
 pub mod lee;
+pub mod lee_map;
 pub mod polyline;
 pub mod primitives;
 

@@ -5,14 +5,14 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use gpu_planning::ros::RosRuntime;
 
-/// A DDS domain no other test of this process uses (up to 25 tests), spread by process id so
+/// A DDS domain no other test of this process uses (up to 40 tests), spread by process id so
 /// that test binaries running side by side rarely meet (domains 20..=219; the demo test takes
-/// 220 and up). Past 25 it panics: a silent wrap would put two tests on one domain, where each
+/// 220 and up). Past 40 it panics: a silent wrap would put two tests on one domain, where each
 /// sees the other's topics.
 pub fn unique_domain() -> u16 {
-    const PER_PROCESS: u16 = 25;
+    const PER_PROCESS: u16 = 40;
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20 + (std::process::id() % 8) as u16 * PER_PROCESS;
+    let base = 20 + (std::process::id() % 5) as u16 * PER_PROCESS;
     let i = NEXT.fetch_add(1, Ordering::Relaxed);
     assert!(
         i < PER_PROCESS,

@@ -1,0 +1,190 @@
+//! `bench lee --map`: a real map_server map, upscaled K x (nearest neighbour), N seeded random
+//! start/goal pairs in its largest free component (8-connected), planned on the CPU reference
+//! and on CUDA in the chosen cost model; every CUDA answer checked equal to the CPU's (path and
+//! length or cost) before the row is printed. Times per query are field + path, medians over
+//! the pairs (the CPU: over at most 3 of them).
+
+use std::collections::VecDeque;
+use std::fmt::Write;
+use std::time::Instant;
+
+use super::{median, try_median_ms};
+use crate::compute::Backend;
+use crate::error::{Error, Result};
+use crate::lee::costmap::{inflation_values, CostModel, CostParams, CostPlanner};
+use crate::lee::{clearance, Config, Connectivity, Grid, Planner, DIRECTIONS};
+use crate::rng::XorShift;
+
+pub struct MapOptions {
+    pub map: std::path::PathBuf,
+    pub scale: u32,
+    pub pairs: usize,
+    pub cost_model: CostModel,
+    pub robot_radius: f64,
+    pub seed: u64,
+}
+
+/// The cells of the largest 8-connected component of free cells.
+fn largest_component(g: &Grid) -> Vec<usize> {
+    let (w, h) = (g.width as i64, g.height as i64);
+    let mut seen = vec![false; g.len()];
+    let mut best = Vec::new();
+    for s in 0..g.len() {
+        if seen[s] || !g.free[s] {
+            continue;
+        }
+        seen[s] = true;
+        let mut comp = vec![s];
+        let mut q = VecDeque::from([s]);
+        while let Some(c) = q.pop_front() {
+            let (x, y) = (c as i64 % w, c as i64 / w);
+            for &(dx, dy) in &DIRECTIONS {
+                let (nx, ny) = (x + dx as i64, y + dy as i64);
+                if nx < 0 || ny < 0 || nx >= w || ny >= h {
+                    continue;
+                }
+                let n = (ny * w + nx) as usize;
+                if g.free[n] && !seen[n] {
+                    seen[n] = true;
+                    comp.push(n);
+                    q.push_back(n);
+                }
+            }
+        }
+        if comp.len() > best.len() {
+            best = comp;
+        }
+    }
+    best
+}
+
+/// One plan's answer, comparable across backends: (path, length or cost).
+type Answer = (Vec<(u32, u32)>, Option<u64>);
+
+enum Either {
+    Unit(Box<Planner>),
+    Cost(Box<CostPlanner>),
+}
+
+impl Either {
+    fn plan(&self, s: (i64, i64), g: (i64, i64)) -> Result<Answer> {
+        Ok(match self {
+            Either::Unit(p) => {
+                let r = p.plan(s, g, false)?;
+                (r.path, r.length.map(u64::from))
+            }
+            Either::Cost(p) => {
+                let r = p.plan(s, g)?;
+                (r.path, r.cost)
+            }
+        })
+    }
+}
+
+pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
+    let m = crate::lee::io::map_yaml::load(&o.map)?;
+    let k = o.scale.max(1);
+    let (w, h) = (m.width * k, m.height * k);
+    let data: Vec<i8> = (0..h as usize * w as usize)
+        .map(|i| {
+            let (x, y) = (i % w as usize, i / w as usize);
+            m.data[(y / k as usize) * m.width as usize + x / k as usize]
+        })
+        .collect();
+    let res = m.meta.resolution / k as f64;
+    let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight)?;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "map {} x{k}: {w} x {h} = {} cells at {res} m, 8-connected, {:?}, robot_radius {} m; {} pairs",
+        o.map.display(),
+        w as u64 * h as u64,
+        o.cost_model,
+        o.robot_radius,
+        o.pairs
+    );
+    let _ = writeln!(
+        out,
+        "| implementation | map setup ms (once per map) | field + path ms, median per query | check |"
+    );
+    let _ = writeln!(out, "|---|---:|---:|---|");
+    let p = CostParams {
+        robot_radius: o.robot_radius,
+        inflation_radius: o.robot_radius.max(0.55),
+        ..CostParams::default()
+    };
+    let setup = |b: &Backend| -> Result<Either> {
+        Ok(match o.cost_model {
+            CostModel::Unit => {
+                let g = clearance::inflate(b, grid.clone(), res, o.robot_radius)?;
+                Either::Unit(Box::new(Planner::new(b, g, Config::default())?))
+            }
+            CostModel::Costmap => {
+                let values = inflation_values(b, &grid, res, &p)?;
+                Either::Cost(Box::new(CostPlanner::new(b, grid.clone(), &values, &p)?))
+            }
+        })
+    };
+    let s = Instant::now();
+    let cpu = setup(&Backend::Cpu)?;
+    let cpu_setup = s.elapsed().as_secs_f64() * 1e3;
+    let free_grid = match &cpu {
+        Either::Unit(p) => p.grid().clone(),
+        Either::Cost(p) => p.grid().clone(),
+    };
+    let comp = largest_component(&free_grid);
+    if comp.is_empty() {
+        return Err(Error::invalid("--map", "no free cell at this robot radius"));
+    }
+    let mut rng = XorShift::new(o.seed);
+    let cell = |i: usize| ((i as u32 % w) as i64, (i as u32 / w) as i64);
+    let pairs: Vec<((i64, i64), (i64, i64))> = (0..o.pairs.max(1))
+        .map(|_| {
+            let a = comp[(rng.next_u64() % comp.len() as u64) as usize];
+            let b = comp[(rng.next_u64() % comp.len() as u64) as usize];
+            (cell(a), cell(b))
+        })
+        .collect();
+    let mut want = Vec::new();
+    let mut cpu_times = Vec::new();
+    for (i, &(a, b)) in pairs.iter().enumerate() {
+        if i < 3 {
+            let s = Instant::now();
+            want.push(cpu.plan(a, b)?);
+            cpu_times.push(s.elapsed().as_secs_f64() * 1e3);
+        } else {
+            want.push(cpu.plan(a, b)?);
+        }
+    }
+    let _ = writeln!(
+        out,
+        "| cpu (reference) | {cpu_setup:.1} | {:.2} | (reference) |",
+        median(cpu_times)
+    );
+    if let Backend::Cuda(_) = backend {
+        let dev = setup(backend)?; // warm-up: kernels compile
+        drop(dev);
+        let s = Instant::now();
+        let dev = setup(backend)?;
+        let dev_setup = s.elapsed().as_secs_f64() * 1e3;
+        let mut times = Vec::new();
+        for (i, &(a, b)) in pairs.iter().enumerate() {
+            let mut got = None;
+            times.push(try_median_ms(1, || {
+                got = Some(dev.plan(a, b)?);
+                Ok(())
+            })?);
+            if got.as_ref() != Some(&want[i]) {
+                return Err(Error::Gpu(format!(
+                    "map bench: pair {a:?} -> {b:?} differs from the CPU's"
+                )));
+            }
+        }
+        let _ = writeln!(
+            out,
+            "| cuda | {dev_setup:.1} | {:.2} | every pair equal to the CPU's |",
+            median(times)
+        );
+    }
+    Ok(out)
+}
