@@ -58,6 +58,22 @@ impl MapPlanner {
         }
     }
 
+    /// Per cell: reachable from `start` (moves are symmetric, so also: can reach it).
+    fn reachable_from(&self, start: (i64, i64)) -> Result<Vec<bool>> {
+        Ok(match self {
+            MapPlanner::Unit(p) => p
+                .distance_field(start)?
+                .into_iter()
+                .map(|l| l != UNREACHED)
+                .collect(),
+            MapPlanner::Costmap { planner, .. } => planner
+                .cost_field(start)?
+                .into_iter()
+                .map(|c| c != crate::lee::costmap::cpu::UNREACHED_COST)
+                .collect(),
+        })
+    }
+
     /// A path (and with `with_field`, in unit mode, the wave-number field).
     fn plan(&self, s: (i64, i64), g: (i64, i64), with_field: bool) -> Result<Plan> {
         match self {
@@ -196,7 +212,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     continue;
                 };
                 let cancel = CancelFlag::new();
-                if let Err(e) = solve_and_publish(&state, &out, start, goal, &cancel).await {
+                if let Err(e) = solve_and_publish(&state, &out, start, goal, 0.0, &cancel).await {
                     tracing::error!("{NODE_NAME}: goal_pose: {e}");
                 }
             }
@@ -212,8 +228,10 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             move |req: GetPlanRequest, cancel: CancelFlag| {
                 let (state, out) = (state.clone(), out.clone());
                 async move {
+                    let tolerance = req.tolerance as f64;
                     let plan =
-                        solve_and_publish(&state, &out, req.start, req.goal, &cancel).await?;
+                        solve_and_publish(&state, &out, req.start, req.goal, tolerance, &cancel)
+                            .await?;
                     Ok(GetPlanResponse { plan })
                 }
             },
@@ -411,8 +429,15 @@ async fn solve_and_publish(
     out: &Outputs,
     start: PoseStamped,
     goal: PoseStamped,
+    tolerance: f64,
     cancel: &CancelFlag,
 ) -> Result<Path> {
+    if !(tolerance.is_finite() && tolerance >= 0.0) {
+        return Err(Error::invalid(
+            "tolerance",
+            format!("{tolerance} is not a finite non-negative number of metres"),
+        ));
+    }
     let map = lock(state)
         .clone()
         .ok_or_else(|| Error::invalid("map", "no map received yet"))?;
@@ -437,7 +462,39 @@ async fn solve_and_publish(
         .map_err(|e| rename(e, "goal."))?;
     let m = map.clone();
     let with_field = out.wants_field();
-    let plan = cancel::unblock(cancel, move || m.planner.plan(s, g, with_field)).await?;
+    let goal_point = goal.pose.position.clone();
+    let plan = cancel::unblock(cancel, move || {
+        let first = m.planner.plan(s, g, with_field);
+        let missed = match &first {
+            Ok(p) => !p.reachable,
+            Err(Error::InvalidInput { field, .. }) => field == "goal",
+            Err(_) => false,
+        };
+        if tolerance == 0.0 || !missed {
+            return first;
+        }
+        let near = nearest_reachable(&m, s, &goal_point, g, tolerance)?;
+        let Some((cell, d)) = near else {
+            return first.and_then(|_| {
+                Err(Error::invalid(
+                    "goal",
+                    format!(
+                        "no cell reachable from the start within tolerance {tolerance} m of ({}, {})",
+                        goal_point.x, goal_point.y
+                    ),
+                ))
+            });
+        };
+        tracing::info!(
+            "{NODE_NAME}: goal cell ({}, {}) is blocked or unreachable; planning to ({}, {}), {d:.3} m from the goal (tolerance {tolerance} m)",
+            g.0,
+            g.1,
+            cell.0,
+            cell.1
+        );
+        m.planner.plan(s, cell, with_field)
+    })
+    .await?;
     // As nav2's planner server: the plan is stamped with the node clock (sim time under
     // use_sim_time), the moment it was made.
     let header = Header {
@@ -474,6 +531,36 @@ async fn solve_and_publish(
         }
     }
     Ok(path)
+}
+
+/// GetPlan's `tolerance`, as nav2 users expect it: the cell reachable from `s` whose centre is
+/// nearest to the goal position, if it is within `tolerance` metres (ties: the smaller row,
+/// then column). One field from the start answers it.
+fn nearest_reachable(
+    map: &MapState,
+    s: (i64, i64),
+    goal: &Point,
+    g: (i64, i64),
+    tolerance: f64,
+) -> Result<Option<((i64, i64), f64)>> {
+    let reach = map.planner.reachable_from(s)?;
+    let f = &map.frame;
+    let r = (tolerance / f.resolution).ceil() as i64 + 1;
+    let (w, h) = (f.width as i64, f.height as i64);
+    let mut best: Option<((i64, i64), f64)> = None;
+    for y in (g.1 - r).max(0)..=(g.1 + r).min(h - 1) {
+        for x in (g.0 - r).max(0)..=(g.0 + r).min(w - 1) {
+            if !reach[(y * w + x) as usize] {
+                continue;
+            }
+            let c = f.centre(x as u32, y as u32);
+            let d = (c.x - goal.x).hypot(c.y - goal.y);
+            if d <= tolerance && best.is_none_or(|(_, bd)| d < bd) {
+                best = Some(((x, y), d));
+            }
+        }
+    }
+    Ok(best)
 }
 
 /// Wave numbers scaled to 0..100 of the largest reached one; -1 where unreached.

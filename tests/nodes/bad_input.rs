@@ -894,3 +894,78 @@ fn lee_planner_in_costmap_mode_publishes_its_costs_and_plans_least_cost() {
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
+
+#[test]
+fn lee_planner_plans_to_the_nearest_reachable_cell_within_tolerance() {
+    let (server, client_rt) = runtimes("lee_planner:\n  ros__parameters:\n    backend: auto\n");
+    let mut peer = NodeContext::new(&client_rt, "tolerance_lee").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    // 9 x 5, 1 m cells: a wall at x = 4 except (4, 0); a closed pocket: (7, 2) walled in by
+    // (6, 2), (8, 2), (7, 1), (7, 3).
+    let (w, h) = (9u32, 5u32);
+    let blocked =
+        |x: u32, y: u32| (x == 4 && y > 0) || [(6, 2), (8, 2), (7, 1), (7, 3)].contains(&(x, y));
+    let data: Vec<i8> = (0..w * h)
+        .map(|c| if blocked(c % w, c / w) { 100 } else { 0 })
+        .collect();
+    let map = occupancy(w, h, data, "map");
+    let req = |g: (f64, f64), tolerance: f32| GetPlanRequest {
+        start: pose(0.5, 2.5, ""),
+        goal: pose(g.0, g.1, ""),
+        tolerance,
+    };
+    let last = |r: &gpu_planning::ros::msg::nav_msgs::GetPlanResponse| {
+        r.plan
+            .poses
+            .last()
+            .map(|p| (p.pose.position.x, p.pose.position.y))
+    };
+    smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        map_pub.async_publish(map.clone()).await.unwrap();
+        // Tolerance 0: a goal on the wall is refused, as before.
+        call_until(
+            &plan,
+            req((2.5, 2.5), 0.0),
+            |r| !r.plan.poses.is_empty(),
+            || {
+                let _ = map_pub.publish(map.clone());
+            },
+        )
+        .await
+        .expect("the map is in");
+        assert!(call(&plan, req((4.5, 2.5), 0.0))
+            .await
+            .plan
+            .poses
+            .is_empty());
+        // Tolerance 1.2 m: the goal on the wall (4, 2) moves to its nearest reachable cell;
+        // (3, 2) and (5, 2) are both 1 m away, and on a tie the smaller row, then column wins.
+        let r = call(&plan, req((4.5, 2.5), 1.2)).await;
+        assert_eq!(last(&r), Some((3.5, 2.5)));
+        logged(&["goal cell (4, 2)", "planning to (3, 2)", "tolerance 1.2"]).await;
+        // The walled-in pocket (7, 2) is unreachable: within 1.5 m the nearest reachable cells
+        // are the four diagonal ones at 1.41 m, and (6, 1) comes first.
+        let r = call(&plan, req((7.5, 2.5), 1.5)).await;
+        assert_eq!(last(&r), Some((6.5, 1.5)));
+        // Nothing within 0.5 m of the pocket: an empty path and a log line.
+        assert!(call(&plan, req((7.5, 2.5), 0.5))
+            .await
+            .plan
+            .poses
+            .is_empty());
+        logged(&["no cell reachable from the start within tolerance 0.5"]).await;
+        // A bad tolerance is refused, named.
+        assert!(call(&plan, req((2.5, 2.5), -1.0))
+            .await
+            .plan
+            .poses
+            .is_empty());
+        logged(&["tolerance", "-1"]).await;
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
