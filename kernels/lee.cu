@@ -473,12 +473,27 @@ __device__ __forceinline__ void grid_barrier(u32 *bar) {
     __syncthreads();
 }
 
-extern "C" __global__ void lee_bitwave_rounds(const u8 *__restrict__ masks,
-                                              const u64 *__restrict__ planes, u32 *labels, u32 w,
-                                              u32 h, u32 wwords, u32 ndirs, u32 tiles_x,
-                                              u32 tiles_y, u32 *lists, u32 *counts, u32 *queued,
-                                              u32 first_round, u32 max_rounds, u64 goal,
-                                              u32 *bar) {
+// The round kernel's arguments in one struct (src/lee/gpu.rs's BitwaveArgs, #[repr(C)], the
+// same fields in the same order): the grid, its bit planes and labels, its tile lists, the
+// round range of this launch, the goal and the barrier / state slots.
+struct BitwaveArgs {
+    const u8 *masks;
+    const u64 *planes;
+    u32 *labels;
+    u32 w, h, wwords, ndirs, tiles_x, tiles_y;
+    u32 *lists, *counts, *queued;
+    u32 first_round, max_rounds;
+    u64 goal;
+    u32 *bar;
+};
+
+extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
+    const u8 *__restrict__ masks = a.masks;
+    const u64 *__restrict__ planes = a.planes;
+    u32 *labels = a.labels, *lists = a.lists, *counts = a.counts, *queued = a.queued, *bar = a.bar;
+    const u32 w = a.w, h = a.h, wwords = a.wwords, ndirs = a.ndirs, tiles_x = a.tiles_x,
+              tiles_y = a.tiles_y, first_round = a.first_round, max_rounds = a.max_rounds;
+    const u64 goal = a.goal;
     extern __shared__ u32 smem[];
     const u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
     u32 *old = smem + warp * 32 * BW_ROW;

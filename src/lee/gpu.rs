@@ -3,7 +3,9 @@
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 
 use super::config::{Config, MemoryModel};
 use super::grid::Grid;
@@ -57,6 +59,33 @@ const BW_MAX_WARPS: u32 = 4;
 /// Rounds one launch may run before the host looks (a launch ends early when a round queues
 /// nothing); bounds how long one launch holds the device.
 const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
+
+/// lee_bitwave_rounds' one argument (kernels/lee.cu's BitwaveArgs: the same fields, in the
+/// same order, so the C layout matches): device pointers as CUdeviceptr.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BitwaveArgs {
+    masks: sys::CUdeviceptr,
+    planes: sys::CUdeviceptr,
+    labels: sys::CUdeviceptr,
+    w: u32,
+    h: u32,
+    wwords: u32,
+    ndirs: u32,
+    tiles_x: u32,
+    tiles_y: u32,
+    lists: sys::CUdeviceptr,
+    counts: sys::CUdeviceptr,
+    queued: sys::CUdeviceptr,
+    first_round: u32,
+    max_rounds: u32,
+    goal: u64,
+    bar: sys::CUdeviceptr,
+}
+
+// SAFETY: plain old data of the C layout the kernel declares; the pointers stay valid for the
+// launch (their buffers live in the grid and its scratch, guarded above the launch).
+unsafe impl DeviceRepr for BitwaveArgs {}
 
 struct Kernels {
     fill: CudaFunction,
@@ -469,39 +498,55 @@ impl DeviceGrid {
         // this cap is never reached by a correct kernel; it only turns a hang into an error.
         let cap = 4 * self.cells() as u64 + 64;
         let mut round = 1u32;
+        if resident == 0 {
+            return Err(Error::Gpu(
+                "lee bitwave: the round kernel cannot be resident on this device".into(),
+            ));
+        }
         loop {
-            let Scratch {
-                labels,
-                lists,
-                counts,
-                queued,
-                state,
-                ..
-            } = &mut *scratch;
-            let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
-            b.arg(&self.masks)
-                .arg(&self.planes)
-                .arg(&mut *labels)
-                .arg(&w)
-                .arg(&h)
-                .arg(&wwords)
-                .arg(&nd)
-                .arg(&tiles.0)
-                .arg(&tiles.1)
-                .arg(&mut *lists)
-                .arg(&mut *counts)
-                .arg(&mut *queued)
-                .arg(&round)
-                .arg(&BW_ROUNDS_PER_LAUNCH)
-                .arg(&goal_idx)
-                .arg(&mut *state);
-            if resident == 0 {
-                return Err(Error::Gpu(
-                    "lee bitwave: the round kernel cannot be resident on this device".into(),
-                ));
+            {
+                let Scratch {
+                    labels,
+                    lists,
+                    counts,
+                    queued,
+                    state,
+                    ..
+                } = &mut *scratch;
+                // The guards keep each buffer's stream order (cudarc's events) until the launch.
+                let (masks, _g0) = self.masks.device_ptr(&stream);
+                let (planes, _g1) = self.planes.device_ptr(&stream);
+                let (labels, _g2) = labels.device_ptr_mut(&stream);
+                let (lists, _g3) = lists.device_ptr_mut(&stream);
+                let (counts, _g4) = counts.device_ptr_mut(&stream);
+                let (queued, _g5) = queued.device_ptr_mut(&stream);
+                let (bar, _g6) = state.device_ptr_mut(&stream);
+                let args = BitwaveArgs {
+                    masks,
+                    planes,
+                    labels,
+                    w,
+                    h,
+                    wwords,
+                    ndirs: nd,
+                    tiles_x: tiles.0,
+                    tiles_y: tiles.1,
+                    lists,
+                    counts,
+                    queued,
+                    first_round: round,
+                    max_rounds: BW_ROUNDS_PER_LAUNCH,
+                    goal: goal_idx,
+                    bar,
+                };
+                let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
+                b.arg(&args);
+                // SAFETY: lee_bitwave_rounds(BitwaveArgs): writes labels (w x h), the tile lists,
+                // counts and queued flags (sized for every tile) and the state slots; blocks <= the
+                // occupancy bound, as a cooperative launch requires.
+                unsafe { b.launch_cooperative(launch) }
+                    .map_err(launch_err("lee_bitwave_rounds"))?;
             }
-            // SAFETY: blocks <= the occupancy bound, as a cooperative launch requires.
-            unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_rounds"))?;
             // Queued right behind: when the rounds converged, one download below answers both.
             if let Some(s) = start {
                 self.launch_descend(scratch, s, goal_idx)?;
