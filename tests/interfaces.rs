@@ -71,6 +71,8 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
         msg::<nav::MapMetaData>(),
         msg::<nav::OccupancyGrid>(),
         msg::<nav::Path>(),
+        msg::<gpu_planning::ros::msg::nav2_msgs::CostmapMetaData>(),
+        msg::<gpu_planning::ros::msg::nav2_msgs::Costmap>(),
         msg::<sm::PointField>(),
         msg::<sm::PointCloud2>(),
         msg::<sm::Image>(),

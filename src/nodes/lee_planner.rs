@@ -29,6 +29,7 @@ use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
+use crate::ros::msg::nav2_msgs::Costmap;
 use crate::ros::msg::nav_msgs::{
     GetPlan, GetPlanRequest, GetPlanResponse, MapMetaData, OccupancyGrid, Path,
 };
@@ -131,6 +132,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let state: Shared = Arc::new(Mutex::new(None));
     let map_sub: Subscription<OccupancyGrid> = ctx.subscription("map", qos::map())?;
     let elev_sub: Subscription<GridMap> = ctx.subscription("elevation_map", qos::map())?;
+    let costmap_sub: Subscription<Costmap> = ctx.subscription("costmap", qos::map())?;
     let start_sub: Subscription<PoseStamped> = ctx.subscription("start_pose", qos::sensor())?;
     let goal_sub: Subscription<PoseStamped> = ctx.subscription("goal_pose", qos::sensor())?;
     let server = ctx.server::<GetPlan>("~/get_plan")?;
@@ -190,6 +192,22 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             }
         }
     };
+    let costmaps = {
+        let (state, params, backend) = (state.clone(), params.clone(), backend.clone());
+        let out = out.clone();
+        async move {
+            let s = messages(&costmap_sub, NODE_NAME, "costmap");
+            futures::pin_mut!(s);
+            while let Some(map) = s.next().await {
+                let (p, b) = (params.clone(), backend.clone());
+                let fallback = limits.cpu_fallback;
+                match smol::unblock(move || costmap_state(&b, &p, fallback, map)).await {
+                    Ok(m) => replace(&state, &out, m),
+                    Err(e) => tracing::error!("{NODE_NAME}: costmap rejected: {e}"),
+                }
+            }
+        }
+    };
     let last_start: Arc<Mutex<Option<PoseStamped>>> = Arc::new(Mutex::new(None));
     let starts = {
         let last_start = last_start.clone();
@@ -239,6 +257,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     rt.spawn(async move {
         let _ctx = ctx;
+        let maps = futures::future::join(maps, costmaps);
         let all = futures::future::join5(maps, elevations, starts, goals, requests);
         futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
     });
@@ -363,6 +382,69 @@ fn occupancy_state(
     };
     Ok(MapState {
         planner: planner(backend, p, fallback, grid, frame.resolution)?,
+        frame,
+        frame_id: map.header.frame_id,
+    })
+}
+
+/// A nav2 costmap (`costmap_raw`): in costmap mode its values are used as they come (nav2 has
+/// inflated them); in unit mode its blocking values (>= 253, 255 unless unknown_is_free) are
+/// the obstacles, and robot_radius applies as on any map.
+fn costmap_state(
+    backend: &Backend,
+    p: &LeeParams,
+    fallback: bool,
+    map: Costmap,
+) -> Result<MapState> {
+    let md = &map.metadata;
+    check_cells(p, "costmap.metadata.size_x x size_y", md.size_x, md.size_y)?;
+    if !(md.resolution.is_finite() && md.resolution > 0.0) {
+        return Err(Error::invalid(
+            "costmap.metadata.resolution",
+            format!("{} is not positive", md.resolution),
+        ));
+    }
+    check_pose("costmap.metadata.origin", &md.origin)?;
+    let (w, h) = (md.size_x, md.size_y);
+    let cells = w as u64 * h as u64;
+    if map.data.len() as u64 != cells {
+        return Err(Error::invalid(
+            "costmap.data",
+            format!(
+                "length {} differs from size_x x size_y = {w} x {h} = {cells}",
+                map.data.len()
+            ),
+        ));
+    }
+    let frame = CellFrame {
+        origin: md.origin.clone(),
+        resolution: md.resolution as f64,
+        width: w,
+        height: h,
+    };
+    let cp = p.cost_params();
+    let planner = match p.cost_model {
+        CostModel::Costmap => {
+            let all_free = vec![0i8; map.data.len()];
+            let grid = Grid::from_occupancy(w, h, &all_free, 101, true, connectivity(p)?)?;
+            let planner = CostPlanner::new(backend, grid, &map.data, &cp)?;
+            MapPlanner::Costmap {
+                planner: Box::new(planner),
+                values: map.data,
+            }
+        }
+        CostModel::Unit => {
+            let occ: Vec<i8> = map
+                .data
+                .iter()
+                .map(|&v| if cp.blocks(v) { 100 } else { 0 })
+                .collect();
+            let grid = Grid::from_occupancy(w, h, &occ, 65, false, connectivity(p)?)?;
+            planner(backend, p, fallback, grid, frame.resolution)?
+        }
+    };
+    Ok(MapState {
+        planner,
         frame,
         frame_id: map.header.frame_id,
     })

@@ -969,3 +969,113 @@ fn lee_planner_plans_to_the_nearest_reachable_cell_within_tolerance() {
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
+
+#[test]
+fn lee_planner_plans_on_a_nav2_costmap_as_it_comes() {
+    use gpu_planning::compute::Backend;
+    use gpu_planning::lee::costmap::{CostParams, CostPlanner};
+    use gpu_planning::lee::{Connectivity, Grid};
+    use gpu_planning::ros::msg::nav2_msgs::Costmap;
+
+    let (server, client_rt) = runtimes(
+        "lee_planner:\n  ros__parameters:\n    cost_model: costmap\n    connectivity: 8\n",
+    );
+    let mut peer = NodeContext::new(&client_rt, "nav2_costmap").unwrap();
+    let costmap_pub = peer.publisher::<Costmap>("/costmap", qos::map()).unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    // 12 x 6 at 0.5 m: a band of cost 200 across the middle columns with a cheap gap in row 0,
+    // a lethal cell and an unknown cell.
+    let (w, h) = (12u32, 6u32);
+    let data: Vec<u8> = (0..w * h)
+        .map(|c| {
+            let (x, y) = (c % w, c / w);
+            match (x, y) {
+                (9, 4) => 254,
+                (10, 1) => 255,
+                (5..=6, 1..) => 200,
+                _ => 0,
+            }
+        })
+        .collect();
+    let mut msg = Costmap {
+        data: data.clone(),
+        ..Default::default()
+    };
+    msg.header.frame_id = "map".into();
+    msg.metadata.resolution = 0.5;
+    msg.metadata.size_x = w;
+    msg.metadata.size_y = h;
+    msg.metadata.origin.orientation = Quaternion::identity();
+    let grid = Grid::from_occupancy(
+        w,
+        h,
+        &vec![0; (w * h) as usize],
+        101,
+        true,
+        Connectivity::Eight,
+    )
+    .unwrap();
+    let reference = CostPlanner::new(&Backend::Cpu, grid, &data, &CostParams::default())
+        .unwrap()
+        .plan((1, 4), (11, 4))
+        .unwrap();
+    assert!(
+        reference.path.iter().any(|&(_, y)| y == 0),
+        "the cheap way is the gap"
+    );
+    let req = |s: (f64, f64), g: (f64, f64)| GetPlanRequest {
+        start: pose(s.0, s.1, ""),
+        goal: pose(g.0, g.1, ""),
+        tolerance: 0.0,
+    };
+    smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        costmap_pub.async_publish(msg.clone()).await.unwrap();
+        let got = call_until(
+            &plan,
+            req((0.75, 2.25), (5.75, 2.25)),
+            |r| !r.plan.poses.is_empty(),
+            || {
+                let _ = costmap_pub.publish(msg.clone());
+            },
+        )
+        .await
+        .expect("a plan on the nav2 costmap")
+        .plan;
+        let cells: Vec<(u32, u32)> = got
+            .poses
+            .iter()
+            .map(|p| {
+                (
+                    (p.pose.position.x / 0.5).floor() as u32,
+                    (p.pose.position.y / 0.5).floor() as u32,
+                )
+            })
+            .collect();
+        assert_eq!(cells, reference.path);
+        // A goal on the lethal cell, and on the unknown one: refused, the cost named.
+        assert!(call(&plan, req((0.75, 2.25), (4.75, 2.25)))
+            .await
+            .plan
+            .poses
+            .is_empty());
+        logged(&["goal", "(9, 4) has cost 254 (lethal)"]).await;
+        assert!(call(&plan, req((0.75, 2.25), (5.25, 0.75)))
+            .await
+            .plan
+            .poses
+            .is_empty());
+        logged(&["goal", "(10, 1) has cost 255 (unknown)"]).await;
+        // A costmap whose data does not fit its size: refused, named; the good one stays.
+        let mut short = msg.clone();
+        short.data.pop();
+        costmap_pub.async_publish(short).await.unwrap();
+        logged(&["costmap rejected", "costmap.data", "length 71"]).await;
+        let again = call(&plan, req((0.75, 2.25), (5.75, 2.25))).await;
+        assert_eq!(again.plan.poses.len(), reference.path.len());
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}

@@ -71,6 +71,8 @@ pub fn block_values(grid: Grid, values: &[u8], p: &CostParams) -> Result<Grid> {
 /// step costs, and on CUDA their device copies.
 pub struct CostPlanner {
     grid: Grid,
+    values: Vec<u8>,
+    params: CostParams,
     enter: Vec<u32>,
     device: Option<gpu::DeviceCosts>,
 }
@@ -87,6 +89,8 @@ impl CostPlanner {
         };
         Ok(CostPlanner {
             grid,
+            values: values.to_vec(),
+            params: *p,
             enter,
             device,
         })
@@ -104,9 +108,32 @@ impl CostPlanner {
         }
     }
 
+    /// Checks that `p` is on the map and not blocked by its value; `what` names it. A cell
+    /// blocked for the robot's radius is named as such by the grid.
+    fn check_cell(&self, what: &str, p: (i64, i64)) -> Result<(u32, u32)> {
+        let (w, h) = (self.grid.width as i64, self.grid.height as i64);
+        if p.0 >= 0 && p.1 >= 0 && p.0 < w && p.1 < h {
+            let v = self.values[(p.1 * w + p.0) as usize];
+            let radius_zone = v == config::INSCRIBED && self.params.robot_radius > 0.0;
+            if self.params.blocks(v) && !radius_zone {
+                let kind = match v {
+                    config::LETHAL => "lethal",
+                    config::INSCRIBED => "inscribed",
+                    config::NO_INFORMATION => "unknown",
+                    _ => "blocked",
+                };
+                return Err(Error::invalid(
+                    what,
+                    format!("({}, {}) has cost {v} ({kind}), which blocks it", p.0, p.1),
+                ));
+            }
+        }
+        self.grid.check_cell(what, p)
+    }
+
     /// The least total cost from every cell to `goal`.
     pub fn cost_field(&self, goal: (i64, i64)) -> Result<Vec<u64>> {
-        let goal = self.grid.check_cell("goal", goal)?;
+        let goal = self.check_cell("goal", goal)?;
         match &self.device {
             None => Ok(cpu::cost_field(&self.grid, &self.enter, goal)),
             Some(d) => d.field(goal),
@@ -115,7 +142,7 @@ impl CostPlanner {
 
     /// A least-cost path from `start` to `goal` (the tie rule in the module's header).
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64)) -> Result<CostPlan> {
-        let s = self.grid.check_cell("start", start)?;
+        let s = self.check_cell("start", start)?;
         let field = self.cost_field(goal)?;
         let path = cpu::descend(&self.grid, &self.enter, &field, s).unwrap_or_default();
         let cost = (!path.is_empty()).then(|| field[self.grid.index(s.0, s.1)]);

@@ -9,6 +9,7 @@ pub mod builtin_interfaces;
 pub mod geometry_msgs;
 pub mod gpu_planning;
 pub mod grid_map_msgs;
+pub mod nav2_msgs;
 pub mod nav_msgs;
 pub mod rosgraph_msgs;
 pub mod sensor_msgs;
