@@ -209,30 +209,52 @@ pub fn run(a: LeeArgs) -> Result<()> {
     )?;
     let planner = Planner::new(&backend, grid, config)?;
     let plan = planner.plan(start, goal, a.png.is_some())?;
-    if a.json {
-        let path: Vec<[u32; 2]> = plan.path.iter().map(|&(x, y)| [x, y]).collect();
-        let v = serde_json::json!({
-            "reachable": plan.reachable,
-            "length": plan.length,
-            "cost": plan.length,
-            "path": path
-        });
-        println!("{v}");
-    } else if plan.reachable {
-        println!(
-            "reachable: {} moves, {} cells, backend {} ({:?})",
-            plan.length.unwrap_or(0),
-            plan.path.len(),
-            planner.backend_name(),
-            memory_model
-        );
-    } else {
-        println!("unreachable (backend {})", planner.backend_name());
-    }
+    let summary = format!(
+        "reachable: {} moves, {} cells, backend {} ({:?})",
+        plan.length.unwrap_or(0),
+        plan.path.len(),
+        planner.backend_name(),
+        memory_model
+    );
+    let cost = plan.length.map(u64::from);
+    report(
+        a.json,
+        &plan.path,
+        plan.length,
+        cost,
+        &summary,
+        planner.backend_name(),
+    );
     if let Some(png) = &a.png {
         draw(planner.grid(), heights.as_deref(), None, &plan, png)?;
     }
     Ok(())
+}
+
+/// Prints a plan: one JSON object (`--json`; `cost` is the integer total, the length in unit
+/// mode), or `summary` when reachable, else "unreachable".
+fn report(
+    json: bool,
+    path: &[(u32, u32)],
+    length: Option<u32>,
+    cost: Option<u64>,
+    summary: &str,
+    backend: &str,
+) {
+    if json {
+        let cells: Vec<[u32; 2]> = path.iter().map(|&(x, y)| [x, y]).collect();
+        let v = serde_json::json!({
+            "reachable": !path.is_empty(),
+            "length": length,
+            "cost": cost,
+            "path": cells
+        });
+        println!("{v}");
+    } else if !path.is_empty() {
+        println!("{summary}");
+    } else {
+        println!("unreachable (backend {backend})");
+    }
 }
 
 /// `--cost-model costmap`: nav2's inflation layer from the distance transform, then the
@@ -265,25 +287,20 @@ fn run_costmap(
     let planner = CostPlanner::new(backend, grid, &values, &p)?;
     let plan = planner.plan(start, goal)?;
     let length = (!plan.path.is_empty()).then(|| plan.path.len() as u32 - 1);
-    if a.json {
-        let path: Vec<[u32; 2]> = plan.path.iter().map(|&(x, y)| [x, y]).collect();
-        let v = serde_json::json!({
-            "reachable": plan.reachable,
-            "length": length,
-            "cost": plan.cost,
-            "path": path
-        });
-        println!("{v}");
-    } else if plan.reachable {
-        println!(
-            "reachable: cost {}, {} moves, backend {} (costmap)",
-            plan.cost.unwrap_or(0),
-            length.unwrap_or(0),
-            planner.backend_name()
-        );
-    } else {
-        println!("unreachable (backend {})", planner.backend_name());
-    }
+    let summary = format!(
+        "reachable: cost {}, {} moves, backend {} (costmap)",
+        plan.cost.unwrap_or(0),
+        length.unwrap_or(0),
+        planner.backend_name()
+    );
+    report(
+        a.json,
+        &plan.path,
+        length,
+        plan.cost,
+        &summary,
+        planner.backend_name(),
+    );
     if let Some(png) = &a.png {
         let shown = Plan {
             reachable: plan.reachable,

@@ -152,32 +152,17 @@ impl Grid {
                 && free[idx(nx, ny)]
                 && step_ok(idx(x, y), idx(nx, ny))
         };
-        let dirs = connectivity.directions();
-        let mut masks = vec![0u8; free.len()];
-        masks
-            .par_chunks_mut(width.max(1) as usize)
-            .enumerate()
-            .for_each(|(y, row)| {
-                let y = y as i64;
-                for (x, m) in row.iter_mut().enumerate() {
-                    let x = x as i64;
-                    for (k, &(dx, dy)) in DIRECTIONS.iter().enumerate().take(dirs) {
-                        let (dx, dy) = (dx as i64, dy as i64);
-                        let allowed = if dx == 0 || dy == 0 {
-                            orth(x, y, dx, dy)
-                        } else {
-                            // Both detours: via (x+dx, y) and via (x, y+dy).
-                            orth(x, y, dx, 0)
-                                && orth(x + dx, y, 0, dy)
-                                && orth(x, y, 0, dy)
-                                && orth(x, y + dy, dx, 0)
-                        };
-                        if allowed {
-                            *m |= 1 << k;
-                        }
-                    }
-                }
-            });
+        let masks = move_masks(width, free.len(), connectivity, |x, y, dx, dy| {
+            if dx == 0 || dy == 0 {
+                orth(x, y, dx, dy)
+            } else {
+                // Both detours: via (x+dx, y) and via (x, y+dy).
+                orth(x, y, dx, 0)
+                    && orth(x + dx, y, 0, dy)
+                    && orth(x, y, 0, dy)
+                    && orth(x, y + dy, dx, 0)
+            }
+        });
         Grid {
             width,
             height,
@@ -205,27 +190,16 @@ impl Grid {
             .zip(blocked)
             .map(|(&f, &b)| f && !b)
             .collect();
-        let dirs = self.connectivity.directions();
         let ok = |x: i64, y: i64| x >= 0 && y >= 0 && x < w && y < h && free[(y * w + x) as usize];
-        self.masks
-            .par_chunks_mut(self.width.max(1) as usize)
-            .enumerate()
-            .for_each(|(y, row)| {
-                let y = y as i64;
-                for (x, m) in row.iter_mut().enumerate() {
-                    let x = x as i64;
-                    for (k, &(dx, dy)) in DIRECTIONS.iter().enumerate().take(dirs) {
-                        let (dx, dy) = (dx as i64, dy as i64);
-                        // A diagonal also passes both detour cells (no corner cutting).
-                        let keep = ok(x, y)
-                            && ok(x + dx, y + dy)
-                            && (dx == 0 || dy == 0 || (ok(x + dx, y) && ok(x, y + dy)));
-                        if !keep {
-                            *m &= !(1 << k);
-                        }
-                    }
-                }
-            });
+        // A diagonal also passes both detour cells (no corner cutting).
+        let keep = move_masks(self.width, free.len(), self.connectivity, |x, y, dx, dy| {
+            ok(x, y)
+                && ok(x + dx, y + dy)
+                && (dx == 0 || dy == 0 || (ok(x + dx, y) && ok(x, y + dy)))
+        });
+        for (m, k) in self.masks.iter_mut().zip(keep) {
+            *m &= k;
+        }
         self.free = free;
         self.clearance = Some(Clearance {
             robot_radius,
@@ -278,6 +252,32 @@ impl Grid {
         }
         Ok((x, y))
     }
+}
+
+/// One direction byte per cell (row-major, `len` cells of rows `width` wide): bit k set where
+/// `allowed(x, y, dx, dy)` holds for move k.
+fn move_masks(
+    width: u32,
+    len: usize,
+    connectivity: Connectivity,
+    allowed: impl Fn(i64, i64, i64, i64) -> bool + Sync,
+) -> Vec<u8> {
+    let dirs = connectivity.directions();
+    let mut masks = vec![0u8; len];
+    masks
+        .par_chunks_mut(width.max(1) as usize)
+        .enumerate()
+        .for_each(|(y, row)| {
+            let y = y as i64;
+            for (x, m) in row.iter_mut().enumerate() {
+                for (k, &(dx, dy)) in DIRECTIONS.iter().enumerate().take(dirs) {
+                    if allowed(x as i64, y, dx as i64, dy as i64) {
+                        *m |= 1 << k;
+                    }
+                }
+            }
+        });
+    masks
 }
 
 fn check_size(width: u32, height: u32, len: usize, field: &str) -> Result<()> {

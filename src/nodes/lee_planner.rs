@@ -328,6 +328,17 @@ fn planner(
     })))
 }
 
+/// A map's metres per cell: finite and positive.
+fn check_resolution(field: &str, resolution: f32) -> Result<()> {
+    if !(resolution.is_finite() && resolution > 0.0) {
+        return Err(Error::invalid(
+            field,
+            format!("{resolution} is not positive"),
+        ));
+    }
+    Ok(())
+}
+
 /// Empty maps, and maps above `max_cells` (before anything is allocated for them), are refused.
 fn check_cells(p: &LeeParams, field: &str, width: u32, height: u32) -> Result<()> {
     let cells = width as u64 * height as u64;
@@ -358,12 +369,7 @@ fn occupancy_state(
 ) -> Result<MapState> {
     let i = &map.info;
     check_cells(p, "map.info.width x height", i.width, i.height)?;
-    if !(i.resolution.is_finite() && i.resolution > 0.0) {
-        return Err(Error::invalid(
-            "map.info.resolution",
-            format!("{} is not positive", i.resolution),
-        ));
-    }
+    check_resolution("map.info.resolution", i.resolution)?;
     check_pose("map.info.origin", &i.origin)?;
     let grid = Grid::from_occupancy(
         i.width,
@@ -398,12 +404,7 @@ fn costmap_state(
 ) -> Result<MapState> {
     let md = &map.metadata;
     check_cells(p, "costmap.metadata.size_x x size_y", md.size_x, md.size_y)?;
-    if !(md.resolution.is_finite() && md.resolution > 0.0) {
-        return Err(Error::invalid(
-            "costmap.metadata.resolution",
-            format!("{} is not positive", md.resolution),
-        ));
-    }
+    check_resolution("costmap.metadata.resolution", md.resolution)?;
     check_pose("costmap.metadata.origin", &md.origin)?;
     let (w, h) = (md.size_x, md.size_y);
     let cells = w as u64 * h as u64;

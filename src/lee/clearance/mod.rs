@@ -40,7 +40,8 @@ pub fn check_radius(field: &str, robot_radius: f64) -> Result<()> {
     Ok(())
 }
 
-fn check_grid(grid: &Grid, resolution: f64) -> Result<()> {
+/// A map the transform can take: a positive resolution, sides of at most MAX_SIDE cells.
+pub fn check_map(grid: &Grid, resolution: f64) -> Result<()> {
     if !(resolution.is_finite() && resolution > 0.0) {
         return Err(Error::invalid(
             "resolution",
@@ -49,9 +50,9 @@ fn check_grid(grid: &Grid, resolution: f64) -> Result<()> {
     }
     if grid.width > MAX_SIDE || grid.height > MAX_SIDE {
         return Err(Error::invalid(
-            "robot_radius",
+            "map",
             format!(
-                "clearance needs a map of at most {MAX_SIDE} cells a side; this one is {} x {}",
+                "the distance transform needs a map of at most {MAX_SIDE} cells a side; this one is {} x {}",
                 grid.width, grid.height
             ),
         ));
@@ -59,58 +60,59 @@ fn check_grid(grid: &Grid, resolution: f64) -> Result<()> {
     Ok(())
 }
 
+fn obstacles(grid: &Grid) -> Vec<bool> {
+    grid.free.iter().map(|f| !f).collect()
+}
+
+/// The device's answer, or the CPU's when the device has no room for the work.
+fn or_on_cpu<T>(device: Result<T>, cpu: impl FnOnce() -> T) -> Result<T> {
+    match device {
+        Err(Error::OutOfMemory {
+            requested_bytes, ..
+        }) => {
+            tracing::warn!(
+                "clearance: {requested_bytes} bytes do not fit the device; computing on the CPU"
+            );
+            Ok(cpu())
+        }
+        other => other,
+    }
+}
+
 /// Squared distances in cells² from every cell to the nearest obstacle cell (a cell that is
 /// not free), on the backend; the CPU when the device has no room.
 pub fn squared_distances(backend: &Backend, grid: &Grid) -> Result<Vec<u64>> {
-    let obstacle: Vec<bool> = grid.free.iter().map(|f| !f).collect();
+    let obstacle = obstacles(grid);
     let (w, h) = (grid.width as usize, grid.height as usize);
+    let on_cpu = || cpu::squared_distances(w, h, &obstacle);
     match backend {
-        Backend::Cpu => Ok(cpu::squared_distances(w, h, &obstacle)),
-        Backend::Cuda(rt) => match gpu::squared_distances(rt, w, h, &obstacle) {
-            Err(Error::OutOfMemory {
-                requested_bytes, ..
-            }) => {
-                tracing::warn!(
-                    "clearance: {requested_bytes} bytes do not fit the device; computing on the CPU"
-                );
-                Ok(cpu::squared_distances(w, h, &obstacle))
-            }
-            other => other,
-        },
+        Backend::Cpu => Ok(on_cpu()),
+        Backend::Cuda(rt) => or_on_cpu(gpu::squared_distances(rt, w, h, &obstacle), on_cpu),
     }
 }
 
 /// Per cell: within `robot_radius` metres of an obstacle cell (obstacles themselves included)?
+/// On the device only the flags come back, not the distances.
 pub fn blocked(
     backend: &Backend,
     grid: &Grid,
     resolution: f64,
     robot_radius: f64,
 ) -> Result<Vec<bool>> {
-    let on_cpu = |grid: &Grid| -> Vec<bool> {
-        let obstacle: Vec<bool> = grid.free.iter().map(|f| !f).collect();
-        cpu::squared_distances(grid.width as usize, grid.height as usize, &obstacle)
+    let obstacle = obstacles(grid);
+    let (w, h) = (grid.width as usize, grid.height as usize);
+    let on_cpu = || {
+        cpu::squared_distances(w, h, &obstacle)
             .into_iter()
             .map(|d| metres(d, resolution) <= robot_radius)
             .collect()
     };
     match backend {
-        Backend::Cpu => Ok(on_cpu(grid)),
-        Backend::Cuda(rt) => {
-            let obstacle: Vec<bool> = grid.free.iter().map(|f| !f).collect();
-            let (w, h) = (grid.width as usize, grid.height as usize);
-            match gpu::blocked(rt, w, h, &obstacle, resolution, robot_radius) {
-                Err(Error::OutOfMemory {
-                    requested_bytes, ..
-                }) => {
-                    tracing::warn!(
-                        "clearance: {requested_bytes} bytes do not fit the device; computing on the CPU"
-                    );
-                    Ok(on_cpu(grid))
-                }
-                other => other,
-            }
-        }
+        Backend::Cpu => Ok(on_cpu()),
+        Backend::Cuda(rt) => or_on_cpu(
+            gpu::blocked(rt, w, h, &obstacle, resolution, robot_radius),
+            on_cpu,
+        ),
     }
 }
 
@@ -121,7 +123,7 @@ pub fn inflate(backend: &Backend, grid: Grid, resolution: f64, robot_radius: f64
     if robot_radius == 0.0 {
         return Ok(grid);
     }
-    check_grid(&grid, resolution)?;
+    check_map(&grid, resolution)?;
     let blocked = blocked(backend, &grid, resolution, robot_radius)?;
     Ok(grid.with_blocked(&blocked, robot_radius))
 }

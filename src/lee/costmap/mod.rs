@@ -39,12 +39,7 @@ pub fn inflation_values(
     p: &CostParams,
 ) -> Result<Vec<u8>> {
     p.validate()?;
-    if !(resolution.is_finite() && resolution > 0.0) {
-        return Err(Error::invalid(
-            "resolution",
-            format!("{resolution} is not a positive number of metres per cell"),
-        ));
-    }
+    crate::lee::clearance::check_map(grid, resolution)?;
     let d2 = crate::lee::clearance::squared_distances(backend, grid)?;
     let table = cpu::inflation_table(resolution, p);
     Ok(cpu::values_from_d2(&d2, &table))
