@@ -98,6 +98,36 @@ pub struct LeeParams {
     pub inflation_radius: f64,
     /// Costmap: decay per metre of the inflation cost.
     pub cost_scaling_factor: f64,
+    /// The planning frame of maps whose header names none.
+    pub global_frame: String,
+    /// The robot's frame: queries without a start plan from its pose (TF).
+    pub robot_base_frame: String,
+    /// Seconds a transform may be older than now before a lookup is refused as stale.
+    pub transform_tolerance: f64,
+    /// Metres the nav2 actions may move a blocked or unreachable goal, or a start in the
+    /// inflated zone, to the nearest usable cell (NavFn's `tolerance`).
+    pub tolerance: f64,
+    /// The path's last pose faces the direction it arrived from instead of taking the goal's
+    /// orientation (NavFn's and Smac's parameter).
+    pub use_final_approach_orientation: bool,
+    /// humble | jazzy: which nav2_msgs action results are on the wire.
+    pub ros_distro: RosDistro,
+    /// Start in the active lifecycle state (for use without nav2's lifecycle_manager); false
+    /// starts unconfigured and answers only once configured and activated.
+    pub start_active: bool,
+    /// Seconds between bond heartbeats while active (nav2's bond_heartbeat_period).
+    pub bond_heartbeat_period: f64,
+    /// Seconds of silence after which the manager takes the bond as broken (bond_timeout).
+    pub bond_timeout: f64,
+}
+
+/// The ROS 2 distribution whose message definitions a node speaks where they differ.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RosDistro {
+    Humble,
+    #[default]
+    Jazzy,
 }
 
 impl Default for LeeParams {
@@ -126,6 +156,15 @@ impl Default for LeeParams {
             cost_factor: 80,
             inflation_radius: 0.55,
             cost_scaling_factor: 10.0,
+            global_frame: "map".into(),
+            robot_base_frame: "base_link".into(),
+            transform_tolerance: 0.3,
+            tolerance: 0.5,
+            use_final_approach_orientation: false,
+            ros_distro: RosDistro::Jazzy,
+            start_active: true,
+            bond_heartbeat_period: 0.1,
+            bond_timeout: 4.0,
         }
     }
 }
@@ -171,6 +210,36 @@ impl LeeParams {
         }
         if self.max_cells == 0 {
             return Err(Error::invalid("max_cells", "0 would refuse every map"));
+        }
+        for (key, v) in [
+            ("bond_heartbeat_period", self.bond_heartbeat_period),
+            ("bond_timeout", self.bond_timeout),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v <= 3600.0) {
+                return Err(Error::invalid(
+                    key,
+                    format!("{v} is not in (0, 3600] seconds"),
+                ));
+            }
+        }
+        for (key, v) in [
+            ("transform_tolerance", self.transform_tolerance),
+            ("tolerance", self.tolerance),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::invalid(
+                    key,
+                    format!("{v} is not a finite non-negative number"),
+                ));
+            }
+        }
+        for (key, v) in [
+            ("global_frame", &self.global_frame),
+            ("robot_base_frame", &self.robot_base_frame),
+        ] {
+            if v.trim_start_matches('/').is_empty() {
+                return Err(Error::invalid(key, "is empty"));
+            }
         }
         Ok(())
     }

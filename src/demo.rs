@@ -59,15 +59,21 @@ const BUNDLED: [(&str, &[u8]); 5] = [
     ),
 ];
 
-fn draw_map(m: &OccupancyGrid, path: &[(f64, f64)], out: &FsPath) -> Result<()> {
+/// The map (walls black, unknown grey), the cells within `radius` of an obstacle shaded pink
+/// (where the robot's centre may not go), and the path in red.
+fn draw_map(m: &OccupancyGrid, radius: f64, path: &[(f64, f64)], out: &FsPath) -> Result<()> {
     let (w, h, res) = (m.info.width, m.info.height, m.info.resolution as f64);
+    let obstacle: Vec<bool> = m.data.iter().map(|&v| !(0..65).contains(&v)).collect();
+    let d2 = crate::lee::clearance::cpu::squared_distances(w as usize, h as usize, &obstacle);
     let s = 4;
     let mut img = image::RgbImage::from_fn(w * s, h * s, |x, y| {
         // Image rows top-down, map y up.
         let (cx, cy) = (x / s, h - 1 - y / s);
-        match m.data[(cy * w + cx) as usize] {
+        let i = (cy * w + cx) as usize;
+        match m.data[i] {
             -1 => image::Rgb([150, 150, 170]),
             v if v >= 65 => image::Rgb([30, 30, 30]),
+            _ if crate::lee::clearance::metres(d2[i], res) <= radius => image::Rgb([245, 200, 200]),
             _ => image::Rgb([235, 235, 230]),
         }
     });
@@ -178,7 +184,8 @@ fn lee(bag: &Bag, r: &Report, out: &FsPath) -> Result<Vec<String>> {
             .iter()
             .map(|p| (p.pose.position.x, p.pose.position.y))
             .collect();
-        draw_map(m, &path, &out.join("lee_path.png"))?;
+        let radius = crate::bag::replay::DEMO_ROBOT_RADIUS;
+        draw_map(m, radius, &path, &out.join("lee_path.png"))?;
     }
     let fields: Vec<OccupancyGrid> = outputs(r, "/lee_planner/distance_field")?;
     if let Some(f) = fields.last() {

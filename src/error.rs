@@ -59,6 +59,11 @@ pub enum Error {
     #[error("ROS 2 error: {0}")]
     Ros(String),
 
+    /// A pose could not be brought into the map's frame: the frames, and a stale transform's
+    /// age, are in the text.
+    #[error("transform: {0}")]
+    Transform(String),
+
     /// A file could not be read or written.
     #[error("{path}: {source}")]
     Io {

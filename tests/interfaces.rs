@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use gpu_planning::ros::idl::{parse_msg, parse_srv, FieldDef};
+use gpu_planning::ros::msg::lifecycle_msgs as lc;
 use gpu_planning::ros::msg::{
     builtin_interfaces as bi, geometry_msgs as gm, gpu_planning as ours, grid_map_msgs as gmm,
     nav_msgs as nav, rosgraph_msgs as rg, sensor_msgs as sm, std_msgs as stdm, RosMessage,
@@ -86,6 +87,14 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
         msg::<gpu_planning::ros::msg::visualization_msgs::MeshFile>(),
         msg::<gpu_planning::ros::msg::visualization_msgs::Marker>(),
         msg::<gpu_planning::ros::msg::visualization_msgs::MarkerArray>(),
+        msg::<gm::Transform>(),
+        msg::<gm::TransformStamped>(),
+        msg::<gpu_planning::ros::msg::tf2_msgs::TFMessage>(),
+        msg::<lc::State>(),
+        msg::<lc::Transition>(),
+        msg::<lc::TransitionDescription>(),
+        msg::<lc::TransitionEvent>(),
+        msg::<gpu_planning::ros::msg::bond::Status>(),
     ]
     .into_iter()
     .collect()
@@ -191,6 +200,122 @@ fn standard_mirrors_match_the_ros2_definitions() {
     let (req, resp) = parse_srv("nav_msgs", &read(&root.join("nav_msgs/srv/GetPlan.srv"))).unwrap();
     assert_eq!(as_pairs(&req), from_rust(nav::GetPlanRequest::fields));
     assert_eq!(as_pairs(&resp), from_rust(nav::GetPlanResponse::fields));
+    // Services: every vendored .srv against its request and response mirrors (an empty
+    // request is rosidl's one placeholder byte).
+    let srvs = [
+        srv::<nav::GetPlan>(),
+        srv::<lc::ChangeState>(),
+        srv::<lc::GetState>(),
+        srv::<lc::GetAvailableStates>(),
+        srv::<lc::GetAvailableTransitions>(),
+    ];
+    let placeholder = vec![(
+        "structure_needs_at_least_one_member".to_string(),
+        "uint8".to_string(),
+    )];
+    let mut vendored = 0;
+    for pkg in ["nav_msgs", "lifecycle_msgs"] {
+        for path in files(&root.join(pkg).join("srv"), "srv") {
+            let name = format!("{pkg}/{}", path.file_stem().unwrap().to_str().unwrap());
+            let (_, req, resp) = srvs
+                .iter()
+                .find(|(n, _, _)| *n == name)
+                .unwrap_or_else(|| panic!("no Rust type for {name}"));
+            let (dreq, dresp) = parse_srv(pkg, &read(&path)).unwrap();
+            let want_req = if dreq.is_empty() {
+                placeholder.clone()
+            } else {
+                as_pairs(&dreq)
+            };
+            assert_eq!(want_req, from_rust(*req), "{name} request");
+            assert_eq!(as_pairs(&dresp), from_rust(*resp), "{name} response");
+            vendored += 1;
+        }
+    }
+    assert_eq!(
+        vendored,
+        srvs.len(),
+        "every service mirror has a vendored definition"
+    );
+}
+
+/// nav2's planner actions, both distros: goal, result and feedback of each `.action` file under
+/// interfaces/nav2_msgs/action/{humble,jazzy}/ against the mirrors (an empty feedback is
+/// rosidl's one placeholder byte).
+#[test]
+fn nav2_action_mirrors_match_humble_and_jazzy() {
+    use gpu_planning::ros::msg::nav2_msgs::{
+        humble, jazzy, ComputePathThroughPosesGoal, ComputePathToPoseGoal, EmptyFeedback,
+    };
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces/nav2_msgs/action");
+    let cases: [(&str, &str, Fields, Fields); 4] = [
+        (
+            "humble",
+            "ComputePathToPose",
+            ComputePathToPoseGoal::fields,
+            humble::ComputePathToPoseResult::fields,
+        ),
+        (
+            "humble",
+            "ComputePathThroughPoses",
+            ComputePathThroughPosesGoal::fields,
+            humble::ComputePathThroughPosesResult::fields,
+        ),
+        (
+            "jazzy",
+            "ComputePathToPose",
+            ComputePathToPoseGoal::fields,
+            jazzy::ComputePathToPoseResult::fields,
+        ),
+        (
+            "jazzy",
+            "ComputePathThroughPoses",
+            ComputePathThroughPosesGoal::fields,
+            jazzy::ComputePathThroughPosesResult::fields,
+        ),
+    ];
+    for (distro, name, goal, result) in cases {
+        let text = read(&root.join(distro).join(format!("{name}.action")));
+        let parts: Vec<&str> = text.split("\n---").collect();
+        assert_eq!(parts.len(), 3, "{distro}/{name}: goal, result, feedback");
+        let goal_defs = parse_msg("nav2_msgs", parts[0]).unwrap();
+        assert_eq!(
+            as_pairs(&goal_defs),
+            from_rust(goal),
+            "{distro}/{name} goal"
+        );
+        let result_defs = parse_msg("nav2_msgs", parts[1]).unwrap();
+        assert_eq!(
+            as_pairs(&result_defs),
+            from_rust(result),
+            "{distro}/{name} result"
+        );
+        let feedback = parse_msg("nav2_msgs", parts[2]).unwrap();
+        assert!(
+            feedback.is_empty(),
+            "{distro}/{name}: nav2's feedback is empty"
+        );
+        assert_eq!(
+            from_rust(EmptyFeedback::fields),
+            vec![(
+                "structure_needs_at_least_one_member".to_string(),
+                "uint8".to_string()
+            )]
+        );
+    }
+    // The distros differ exactly by Jazzy's two error fields.
+    let (h, j) = (
+        from_rust(humble::ComputePathToPoseResult::fields),
+        from_rust(jazzy::ComputePathToPoseResult::fields),
+    );
+    assert_eq!(&j[..h.len()], &h[..]);
+    assert_eq!(
+        &j[h.len()..],
+        &[
+            ("error_code".to_string(), "uint16".to_string()),
+            ("error_msg".to_string(), "string".to_string())
+        ]
+    );
 }
 
 // ---- golden CDR (little endian, XCDR1 as ROS 2 uses), bytes worked out from the rules:

@@ -455,3 +455,51 @@ fn gazebo_heightmap_loads_and_plans_around_its_wall() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A query to the previous query's goal descends the field already computed (counted), and
+/// its path equals a fresh planner's; another goal computes a new field. On the CPU always,
+/// and with every memory model on CUDA.
+fn check_field_reuse(backend: &Backend, model: MemoryModel) {
+    let (w, h) = (97u32, 61u32);
+    let heights = maze(w, h, 0x5eed);
+    let grid = || Grid::from_elevation(w, h, &heights, 0.5, Connectivity::Four).unwrap();
+    let config = Config {
+        memory_model: model,
+        ..Config::default()
+    };
+    let planner = Planner::new(backend, grid(), config).unwrap();
+    let open = |x: u32, y: u32| nearest_open(&heights, w, x, y).unwrap();
+    let goal = open(w / 2, h / 2);
+    let starts = [open(1, 1), open(w - 2, h - 2), open(w - 2, 1)];
+    let as_i = |c: (u32, u32)| (c.0 as i64, c.1 as i64);
+    for (i, &s) in starts.iter().enumerate() {
+        let fresh = Planner::new(&Backend::Cpu, grid(), Config::default()).unwrap();
+        let want = fresh.plan(as_i(s), as_i(goal), false).unwrap();
+        let got = planner.plan(as_i(s), as_i(goal), i == 2).unwrap();
+        assert_eq!(got.path, want.path, "{model:?}: start {s:?}");
+        assert_eq!(planner.fields_reused(), i as u64, "{model:?}");
+    }
+    // A new goal: a new field, not a reuse.
+    let other = open(3, h - 3);
+    let fresh = Planner::new(&Backend::Cpu, grid(), Config::default()).unwrap();
+    let want = fresh.plan(as_i(starts[0]), as_i(other), false).unwrap();
+    let got = planner.plan(as_i(starts[0]), as_i(other), false).unwrap();
+    assert_eq!(got.path, want.path);
+    assert_eq!(planner.fields_reused(), 2, "{model:?}");
+}
+
+#[test]
+fn repeated_goal_reuses_its_field_on_cpu() {
+    check_field_reuse(&Backend::Cpu, MemoryModel::Bitwave);
+}
+
+#[test]
+fn repeated_goal_reuses_its_field_on_cuda() {
+    let Some(rt) = cuda_or_skip("repeated_goal_reuses_its_field_on_cuda") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    for model in MODELS {
+        check_field_reuse(&backend, model);
+    }
+}

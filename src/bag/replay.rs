@@ -224,6 +224,9 @@ pub fn nth_domain(base: u16, i: usize) -> u16 {
     ((base as usize + i) % 233) as u16
 }
 
+/// The radius (m) of the robot the bundled lee_planner bag plans for.
+pub const DEMO_ROBOT_RADIUS: f64 = 0.2;
+
 /// Starts every node of this build on `domain_id` with `backend`, runs `f` with a second
 /// runtime on that domain (executor running) for a player, then stops both.
 pub fn with_fresh_nodes<T>(
@@ -237,9 +240,11 @@ pub fn with_fresh_nodes<T>(
         format!("backend:={}", backend.name()),
     ])?;
     // Bags record ~/distance_field: the field goes out with every plan, whether or not the
-    // player's reader has been matched by the time the first goal arrives.
-    let params =
-        ParamsFile::parse("lee_planner:\n  ros__parameters:\n    publish_distance_field: true\n")?;
+    // player's reader has been matched by the time the first goal arrives. The bags' robot
+    // keeps DEMO_ROBOT_RADIUS off the walls.
+    let params = ParamsFile::parse(&format!(
+        "lee_planner:\n  ros__parameters:\n    publish_distance_field: true\n    robot_radius: {DEMO_ROBOT_RADIUS}\n"
+    ))?;
     let nodes = RosRuntime::new(args, params, Some(domain_id))?;
     crate::nodes::start_all(&nodes)?;
     let player = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain_id))?;

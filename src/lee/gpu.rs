@@ -235,6 +235,8 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
     ) -> Result<Option<(u32, u32)>> {
+        // Until this field is complete, no goal's field is on the device.
+        *lock(&self.goal) = None;
         let mut scratch = lock(&self.scratch);
         let stream = self.rt.stream().clone();
         let n = self.cells() as u64;
@@ -387,6 +389,11 @@ impl DeviceGrid {
         Ok(())
     }
 
+    /// The goal of the field on the device, when one is complete there.
+    pub fn field_goal(&self) -> Option<(u32, u32)> {
+        *lock(&self.goal)
+    }
+
     /// Field from `goal`, then the path from `start` descended on the device; only the path
     /// comes back (None: start unreached).
     pub fn plan_path(
@@ -395,14 +402,48 @@ impl DeviceGrid {
         start: (u32, u32),
         config: &Config,
     ) -> Result<Option<Vec<(u32, u32)>>> {
+        let s = start.1 as u64 * self.width as u64 + start.0 as u64;
+        let header = self
+            .compute_with(goal, config, Some(s))?
+            .ok_or_else(|| Error::Gpu("lee: the descent did not run".into()))?;
+        self.finish_descent(goal, start, header)
+    }
+
+    /// The path from `start` down the field already on the device for `goal` (see
+    /// [`DeviceGrid::field_goal`]): one descent, no wave.
+    pub fn descend(&self, goal: (u32, u32), start: (u32, u32)) -> Result<Option<Vec<(u32, u32)>>> {
+        if self.field_goal() != Some(goal) {
+            return Err(Error::Gpu(format!(
+                "lee: no field for goal {goal:?} on the device to descend"
+            )));
+        }
         let w = self.width as u64;
         let (s, g) = (
             start.1 as u64 * w + start.0 as u64,
             goal.1 as u64 * w + goal.0 as u64,
         );
-        let (mut status, len) = self
-            .compute_with(goal, config, Some(s))?
-            .ok_or_else(|| Error::Gpu("lee: the descent did not run".into()))?;
+        let header = {
+            let mut scratch = lock(&self.scratch);
+            self.launch_descend(&mut scratch, s, g)?;
+            let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+            (st[STATE_STATUS], st[STATE_LENGTH])
+        };
+        self.finish_descent(goal, start, header)
+    }
+
+    /// A descent's (status, length) into its path: relaunched with room for the whole path
+    /// when the first path buffer was too short.
+    fn finish_descent(
+        &self,
+        goal: (u32, u32),
+        start: (u32, u32),
+        (mut status, len): (u32, u32),
+    ) -> Result<Option<Vec<(u32, u32)>>> {
+        let w = self.width as u64;
+        let (s, g) = (
+            start.1 as u64 * w + start.0 as u64,
+            goal.1 as u64 * w + goal.0 as u64,
+        );
         let mut scratch = lock(&self.scratch);
         if status == DESCENT_TOO_LONG {
             let cap = (len as usize + 1)

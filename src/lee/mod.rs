@@ -37,6 +37,8 @@ pub struct Plan {
 type Labels = Option<Vec<u32>>;
 /// A path's cells (x, y), start to goal.
 type Cells = Vec<(u32, u32)>;
+/// A goal and its whole field.
+type GoalField = ((u32, u32), std::sync::Arc<Vec<u32>>);
 
 pub struct Planner {
     grid: Grid,
@@ -48,6 +50,11 @@ pub struct Planner {
     device_turn: std::sync::Mutex<()>,
     /// Device out of memory (upload or query) computes on the CPU instead of failing.
     cpu_fallback: bool,
+    /// The last field computed on the CPU and its goal: a query to the same goal only
+    /// descends it (the device keeps its own last field the same way).
+    cpu_field: std::sync::Mutex<Option<GoalField>>,
+    /// Queries answered from the previous query's field (only their descent ran).
+    reused: std::sync::atomic::AtomicU64,
 }
 
 impl Planner {
@@ -64,6 +71,8 @@ impl Planner {
             device,
             device_turn: std::sync::Mutex::new(()),
             cpu_fallback: false,
+            cpu_field: std::sync::Mutex::new(None),
+            reused: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -93,6 +102,8 @@ impl Planner {
             device,
             device_turn: std::sync::Mutex::new(()),
             cpu_fallback: true,
+            cpu_field: std::sync::Mutex::new(None),
+            reused: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -114,6 +125,31 @@ impl Planner {
         } else {
             "cpu"
         }
+    }
+
+    /// How many queries reused the field of the query before them (same goal, same map).
+    pub fn fields_reused(&self) -> u64 {
+        self.reused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn count_reuse(&self) {
+        self.reused
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The CPU field from `goal`: the cached one when the last query had the same goal.
+    fn cpu_labels(&self, goal: (u32, u32)) -> std::sync::Arc<Vec<u32>> {
+        let cache = || self.cpu_field.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((g, labels)) = cache().as_ref() {
+            if *g == goal {
+                self.count_reuse();
+                return labels.clone();
+            }
+        }
+        // Computed outside the lock: concurrent queries to other goals run in parallel.
+        let labels = std::sync::Arc::new(cpu::distance_field(&self.grid, goal));
+        *cache() = Some((goal, labels.clone()));
+        labels
     }
 
     /// Bitwave rounds of the last CUDA query (None on the CPU).
@@ -156,8 +192,9 @@ impl Planner {
         let start = self.grid.check_cell("start", start)?;
         let goal = self.grid.check_cell("goal", goal)?;
         let on_cpu = || {
-            let labels = cpu::distance_field(&self.grid, goal);
-            (cpu::descend(&self.grid, &labels, start), Some(labels))
+            let labels = self.cpu_labels(goal);
+            let path = cpu::descend(&self.grid, &labels, start);
+            (path, with_field.then(|| labels.to_vec()))
         };
         let (path, labels) = match &self.device {
             None => on_cpu(),
@@ -196,10 +233,18 @@ impl Planner {
         with_field: bool,
     ) -> Result<(Option<Cells>, Labels)> {
         let _turn = self.turn();
+        let reuse = d.field_goal() == Some(goal);
+        if reuse {
+            self.count_reuse();
+        }
         if with_field {
-            d.compute(goal, &self.config)?;
+            if !reuse {
+                d.compute(goal, &self.config)?;
+            }
             let labels = d.download_labels()?;
             Ok((cpu::descend(&self.grid, &labels, start), Some(labels)))
+        } else if reuse {
+            Ok((d.descend(goal, start)?, None))
         } else {
             Ok((d.plan_path(goal, start, &self.config)?, None))
         }

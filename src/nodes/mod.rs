@@ -9,6 +9,7 @@ pub mod fallback;
 pub mod grid_convert;
 pub mod image_convert;
 pub mod lee_planner;
+pub mod lifecycle;
 pub mod map_summary;
 pub mod markers;
 pub mod nearest_neighbors;

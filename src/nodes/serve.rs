@@ -104,7 +104,7 @@ where
 
 /// Runs `work` to completion or until `deadline`; dropping it at the deadline releases its
 /// turn (the caller then cancels the blocking computation it started).
-async fn within<T>(
+pub(crate) async fn within<T>(
     deadline: Option<Duration>,
     limit_s: f64,
     work: impl Future<Output = Result<T>>,
@@ -112,8 +112,10 @@ async fn within<T>(
     let Some(d) = deadline else {
         return work.await;
     };
+    // The deadline counts from the call, not from the first poll of the timer.
+    let at = smol::Timer::after(d);
     let timer = async {
-        smol::Timer::after(d).await;
+        at.await;
         Err(Error::DeadlineExceeded { limit_s })
     };
     futures::pin_mut!(work);

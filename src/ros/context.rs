@@ -171,6 +171,67 @@ impl NodeContext {
             .map_err(|e| Error::Ros(format!("service {fq}: {e:?}")))
     }
 
+    /// An action server on `name` (resolved like a service), with rcl_action's QoS: the
+    /// rmw default for its services and feedback, a latched status topic.
+    pub fn action_server<G, R, F>(
+        &mut self,
+        name: &str,
+        package: &str,
+        action: &str,
+    ) -> Result<ros2_client::action::ActionServer<G, R, F>>
+    where
+        G: ros2_client::Message + Clone + 'static,
+        R: ros2_client::Message + Clone + 'static,
+        F: ros2_client::Message + 'static,
+    {
+        let fq = self.resolve(name)?;
+        let policies = ros2_client::action::ActionServerQosPolicies {
+            goal_service: qos::service(),
+            result_service: qos::service(),
+            cancel_service: qos::service(),
+            feedback_publisher: qos::service(),
+            status_publisher: qos::map(),
+        };
+        self.node
+            .create_action_server::<G, R, F>(
+                self.service_mapping,
+                &names::to_ros2_name(&fq)?,
+                &ros2_client::ActionTypeName::new(package, action),
+                policies,
+            )
+            .map_err(|e| Error::Ros(format!("action {fq}: {e:?}")))
+    }
+
+    /// An action client of `name` (tests and tools), with rcl_action's QoS.
+    pub fn action_client<G, R, F>(
+        &mut self,
+        name: &str,
+        package: &str,
+        action: &str,
+    ) -> Result<ros2_client::action::ActionClient<G, R, F>>
+    where
+        G: ros2_client::Message + Clone + 'static,
+        R: ros2_client::Message + Clone + 'static,
+        F: ros2_client::Message + 'static,
+    {
+        let fq = self.resolve(name)?;
+        let policies = ros2_client::action::ActionClientQosPolicies {
+            goal_service: qos::service(),
+            result_service: qos::service(),
+            cancel_service: qos::service(),
+            feedback_subscription: qos::service(),
+            status_subscription: qos::map(),
+        };
+        self.node
+            .create_action_client::<G, R, F>(
+                self.service_mapping,
+                &names::to_ros2_name(&fq)?,
+                &ros2_client::ActionTypeName::new(package, action),
+                policies,
+            )
+            .map_err(|e| Error::Ros(format!("action client {fq}: {e:?}")))
+    }
+
     pub fn client<S: RosService>(&mut self, name: &str) -> Result<Client<S::Request, S::Response>> {
         let fq = self.resolve(name)?;
         self.node

@@ -43,12 +43,14 @@ pub fn parse_msg(package: &str, text: &str) -> Result<Vec<FieldDef>> {
 
 /// Request and response fields of a `.srv` body.
 pub fn parse_srv(package: &str, text: &str) -> Result<(Vec<FieldDef>, Vec<FieldDef>)> {
-    let mut halves = text.splitn(2, "\n---");
-    let req = halves.next().unwrap_or("");
-    let resp = halves
-        .next()
+    // The separator is a line of its own; an empty request leaves it on the first line.
+    let lines: Vec<&str> = text.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.trim() == "---")
         .ok_or_else(|| Error::invalid("srv", "missing the '---' separator"))?;
-    Ok((parse_msg(package, req)?, parse_msg(package, resp)?))
+    let (req, resp) = (lines[..at].join("\n"), lines[at + 1..].join("\n"));
+    Ok((parse_msg(package, &req)?, parse_msg(package, &resp)?))
 }
 
 fn normalise(package: &str, ty: &str) -> String {

@@ -10,6 +10,7 @@ pub mod names;
 pub mod params;
 pub mod qos;
 pub mod runtime;
+pub mod tf;
 
 pub use args::RosArgs;
 pub use clock::Clock;

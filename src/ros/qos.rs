@@ -43,3 +43,17 @@ pub fn service() -> QosProfile {
 pub fn service_inbox() -> QosProfile {
     service().history(History::KeepLast { depth: 256 })
 }
+
+/// `/tf`: tf2_ros's listener QoS (reliable, volatile, keep last 100).
+pub fn tf() -> QosProfile {
+    QosProfile::subscription_default()
+        .reliability_reliable(WhenFull::DEFAULT)
+        .durability(Durability::Volatile)
+        .history(History::KeepLast { depth: 100 })
+}
+
+/// `/tf_static`: tf2_ros's static QoS (reliable, transient local, keep last 100), so a node
+/// that starts late still gets every static transform.
+pub fn tf_static() -> QosProfile {
+    tf().durability(Durability::TransientLocal)
+}

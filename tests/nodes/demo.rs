@@ -23,7 +23,7 @@ fn demo_reports_every_node_and_draws() {
     for line in [
         "200 x 150 map of 0.1 m cells",
         "path of 329 cells",
-        "path of 363 cells",
+        "path of 367 cells",
         "graph of 300 vertices, 1803 edges: solved on",
         "negative cycle through vertex 1",
         "feasible true",

@@ -15,6 +15,7 @@ mod fallback_oom;
 mod garbage_topics;
 mod lee_node;
 mod load;
+mod nav2_planner;
 mod nearest_neighbors_node;
 mod polyline_node;
 mod sim_time;

@@ -105,7 +105,7 @@ impl CostPlanner {
 
     /// Checks that `p` is on the map and not blocked by its value; `what` names it. A cell
     /// blocked for the robot's radius is named as such by the grid.
-    fn check_cell(&self, what: &str, p: (i64, i64)) -> Result<(u32, u32)> {
+    pub fn check_cell(&self, what: &str, p: (i64, i64)) -> Result<(u32, u32)> {
         let (w, h) = (self.grid.width as i64, self.grid.height as i64);
         if p.0 >= 0 && p.1 >= 0 && p.0 < w && p.1 < h {
             let v = self.values[(p.1 * w + p.0) as usize];

@@ -47,3 +47,19 @@ ros_message! {
     "geometry_msgs" / "Vector3"
     pub struct Vector3 { pub x: f64, pub y: f64, pub z: f64 }
 }
+
+ros_message! {
+    /// geometry_msgs/Transform: the child frame's origin and axes in the parent frame.
+    "geometry_msgs" / "Transform"
+    pub struct Transform { pub translation: Vector3, pub rotation: Quaternion }
+}
+
+ros_message! {
+    /// geometry_msgs/TransformStamped: `transform` of `child_frame_id` in `header.frame_id`.
+    "geometry_msgs" / "TransformStamped"
+    pub struct TransformStamped {
+        pub header: Header,
+        pub child_frame_id: String,
+        pub transform: Transform,
+    }
+}

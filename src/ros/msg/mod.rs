@@ -5,16 +5,19 @@
 
 #[macro_use]
 mod define;
+pub mod bond;
 pub mod builtin_interfaces;
 pub mod geometry_msgs;
 pub mod gpu_planning;
 pub mod grid_map_msgs;
+pub mod lifecycle_msgs;
 pub mod nav2_msgs;
 pub mod nav_msgs;
 pub mod rosgraph_msgs;
 pub mod sensor_msgs;
 pub mod service_msgs;
 pub mod std_msgs;
+pub mod tf2_msgs;
 pub mod visualization_msgs;
 
 pub use define::{RosMessage, RosService, RosType};

@@ -1,0 +1,180 @@
+//! nav2's planner actions on this node: `compute_path_to_pose` and
+//! `compute_path_through_poses`, as planner_server serves them to bt_navigator. Goals are
+//! taken one at a time (planner_server's simple action server does the same); each succeeds
+//! with its path and planning_time, or is aborted with nav2's error code and message (Jazzy's
+//! results; Humble's have no error fields). Goals are rejected while the node is not active.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ros2_client::action::{AsyncActionServer, GoalEndStatus};
+use ros2_client::Message;
+
+use crate::ros::msg::builtin_interfaces::Duration as RosDuration;
+use crate::ros::msg::nav2_msgs::{
+    ComputePathThroughPosesGoal, ComputePathToPoseGoal, EmptyFeedback, PlanResult,
+};
+use crate::ros::msg::nav_msgs::Path;
+
+use crate::cancel::CancelFlag;
+use crate::config::ServiceParams;
+use crate::nodes::lifecycle::Lifecycle;
+use crate::nodes::serve::within;
+
+use super::plan::{Code, Failure, Query};
+use super::NODE_NAME;
+
+/// How long a finished goal waits for its client's result request before it is dropped.
+const RESULT_WAIT: Duration = Duration::from_secs(30);
+
+/// nav2's error codes of one action (ComputePathToPose counts from 200, ThroughPoses from 300).
+pub(super) fn error_code(base: u16, code: Code) -> u16 {
+    base + match code {
+        Code::Unknown => 0,
+        Code::TfError => 2,
+        Code::StartOutsideMap => 3,
+        Code::GoalOutsideMap => 4,
+        Code::StartOccupied => 5,
+        Code::GoalOccupied => 6,
+        Code::Timeout => 7,
+        Code::NoValidPath => 8,
+        Code::NoViapointsGiven => 9,
+    }
+}
+
+/// What a goal asks for, as a [`Query`].
+pub(super) trait PlanGoal: Message + Clone + Send + Sync + 'static {
+    /// 200 (ComputePathToPose) or 300 (ComputePathThroughPoses).
+    const CODE_BASE: u16;
+    fn query(self, tolerance: f64, final_approach: bool) -> Query;
+}
+
+impl PlanGoal for ComputePathToPoseGoal {
+    const CODE_BASE: u16 = 200;
+    fn query(self, tolerance: f64, final_approach: bool) -> Query {
+        Query {
+            start: self.use_start.then_some(self.start),
+            goals: vec![self.goal],
+            tolerance,
+            final_approach,
+        }
+    }
+}
+
+impl PlanGoal for ComputePathThroughPosesGoal {
+    const CODE_BASE: u16 = 300;
+    fn query(self, tolerance: f64, final_approach: bool) -> Query {
+        Query {
+            start: self.use_start.then_some(self.start),
+            goals: self.goals,
+            tolerance,
+            final_approach,
+        }
+    }
+}
+
+fn duration(d: Duration) -> RosDuration {
+    RosDuration {
+        sec: i32::try_from(d.as_secs()).unwrap_or(i32::MAX),
+        nanosec: d.subsec_nanos(),
+    }
+}
+
+/// Serves `server` until the node stops: each goal becomes a query for `plan`, stopped with
+/// TIMEOUT after the node's `request_timeout_s`.
+pub(super) async fn serve<G, R, P, Fut>(
+    server: AsyncActionServer<G, R, EmptyFeedback>,
+    life: Arc<Lifecycle>,
+    what: &'static str,
+    (tolerance, final_approach): (f64, bool),
+    limits: ServiceParams,
+    plan: P,
+) where
+    G: PlanGoal,
+    R: PlanResult,
+    P: Fn(Query, CancelFlag) -> Fut,
+    Fut: Future<Output = Result<Path, Failure>>,
+{
+    let server = Arc::new(server);
+    loop {
+        let handle = match server.receive_new_goal().await {
+            Ok(h) => h,
+            Err(e) => {
+                tracing::error!("{NODE_NAME}: {what}: goal not received: {e:?}");
+                continue;
+            }
+        };
+        let Some(goal) = server.get_new_goal(handle.clone()) else {
+            continue;
+        };
+        if !life.is_active() {
+            // As planner_server's action server while it is not active.
+            tracing::warn!(
+                "{NODE_NAME}: {what}: goal rejected: {}",
+                life.inactive_error(NODE_NAME)
+            );
+            if let Err(e) = server.reject_goal(handle).await {
+                tracing::error!("{NODE_NAME}: {what}: goal not rejected: {e:?}");
+            }
+            continue;
+        }
+        let accepted = match server.accept_goal(handle).await {
+            Ok(a) => a,
+            Err(e) => {
+                tracing::error!("{NODE_NAME}: {what}: goal not accepted: {e:?}");
+                continue;
+            }
+        };
+        let executing = match server.start_executing_goal(accepted).await {
+            Ok(x) => x,
+            Err(e) => {
+                tracing::error!("{NODE_NAME}: {what}: goal not started: {e:?}");
+                continue;
+            }
+        };
+        let began = Instant::now();
+        let cancel = CancelFlag::new();
+        let work = async { Ok(plan(goal.query(tolerance, final_approach), cancel.clone()).await) };
+        let outcome = match within(limits.deadline(), limits.request_timeout_s, work).await {
+            Ok(r) => r,
+            Err(e) => {
+                cancel.cancel();
+                Err(Failure::from(e))
+            }
+        };
+        let planning_time = duration(began.elapsed());
+        let (status, result) = match outcome {
+            Ok(path) => (
+                GoalEndStatus::Succeeded,
+                R::from_parts(path, planning_time, 0, String::new()),
+            ),
+            Err(f) => {
+                let code = error_code(G::CODE_BASE, f.code);
+                tracing::warn!("{NODE_NAME}: {what}: aborted with error_code {code}: {f}");
+                (
+                    GoalEndStatus::Aborted,
+                    R::from_parts(Path::default(), planning_time, code, f.to_string()),
+                )
+            }
+        };
+        let send = server.send_result_response(executing, status, result);
+        let timer = async {
+            smol::Timer::after(RESULT_WAIT).await;
+        };
+        futures::pin_mut!(send);
+        futures::pin_mut!(timer);
+        match futures::future::select(send, timer).await {
+            futures::future::Either::Left((Ok(()), _)) => {}
+            futures::future::Either::Left((Err(e), _)) => {
+                tracing::error!("{NODE_NAME}: {what}: result not sent: {e:?}");
+            }
+            futures::future::Either::Right(_) => {
+                tracing::warn!(
+                    "{NODE_NAME}: {what}: no result request within {} s; goal dropped",
+                    RESULT_WAIT.as_secs()
+                );
+            }
+        }
+    }
+}

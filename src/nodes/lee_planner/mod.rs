@@ -1,0 +1,510 @@
+//! Node `lee_planner`: Lee wave paths on the latest map, as a nav2 global planner.
+//!
+//! In: `map` (nav_msgs/OccupancyGrid), `costmap` (nav2_msgs/Costmap, nav2's `costmap_raw`) or
+//! `elevation_map` (grid_map_msgs/GridMap, layer and max_step from parameters), whichever came
+//! last; `/tf` and `/tf_static` (the robot's pose, and poses in other frames); `start_pose`
+//! and `goal_pose` (geometry_msgs/PoseStamped, as RViz's tools publish: a goal plans from the
+//! last start, or without one from the robot's pose).
+//! Service `~/get_plan` (nav_msgs/srv/GetPlan: a start with an empty frame_id is the robot's
+//! pose once any transform has arrived; before that, a position in the map's frame). Actions
+//! `compute_path_to_pose` and `compute_path_through_poses` (nav2_msgs, Humble's or Jazzy's
+//! results by `ros_distro`). Out: `~/path` (nav_msgs/Path, poses at cell centres in the map
+//! frame, each facing the next), `~/distance_field` (nav_msgs/OccupancyGrid on the map's
+//! cells: wave number scaled to 0..100 of the largest reached one, -1 unreached) and, in
+//! costmap mode, `~/costmap` (the costs planned on).
+//! GetPlan has no error field: a bad request gets an empty path and a log line naming the
+//! field and value; the actions answer with nav2's error codes.
+
+mod actions;
+mod maps;
+mod plan;
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use futures::StreamExt;
+use ros2_client::action::{ActionServer, AsyncActionServer};
+use ros2_client::{Publisher, Subscription};
+
+use crate::cancel::{self, CancelFlag};
+use crate::compute::Backend;
+use crate::config::{LeeParams, RosDistro, ServiceParams};
+use crate::error::{Error, Result};
+use crate::lee::costmap::config::occupancy_value;
+use crate::lee::UNREACHED;
+use crate::nodes::grid_convert::CellFrame;
+use crate::nodes::lifecycle::{self, BondTiming, Lifecycle, Primary};
+use crate::nodes::markers;
+use crate::nodes::serve::serve;
+use crate::nodes::subscribe::messages;
+use crate::ros::msg::geometry_msgs::PoseStamped;
+use crate::ros::msg::grid_map_msgs::GridMap;
+use crate::ros::msg::nav2_msgs::{
+    humble, jazzy, ComputePathThroughPosesGoal, ComputePathToPoseGoal, Costmap, EmptyFeedback,
+};
+use crate::ros::msg::nav_msgs::{
+    GetPlan, GetPlanRequest, GetPlanResponse, MapMetaData, OccupancyGrid, Path,
+};
+use crate::ros::msg::std_msgs::Header;
+use crate::ros::msg::tf2_msgs::TFMessage;
+use crate::ros::msg::visualization_msgs::MarkerArray;
+use crate::ros::tf::TfBuffer;
+use crate::ros::{qos, NodeContext, RosRuntime};
+use crate::sync::lock;
+
+use maps::{
+    costmap_state, elevation_state, heightmap_state, occupancy_state, rename, MapPlanner, MapState,
+};
+use plan::{Failure, Frames, Query};
+
+pub const NODE_NAME: &str = "lee_planner";
+
+type Shared = Arc<Mutex<Option<Arc<MapState>>>>;
+type Task = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+struct Outputs {
+    path: Publisher<Path>,
+    field: Publisher<OccupancyGrid>,
+    markers: Publisher<MarkerArray>,
+    /// The node that owns the publishers: it knows how many readers `field` has.
+    ctx: Arc<NodeContext>,
+    /// `publish_distance_field`: the field with every plan even when nobody subscribes.
+    always_field: bool,
+    /// ~/costmap: the cell costs a costmap-mode map plans on (latched).
+    costmap: Publisher<OccupancyGrid>,
+}
+
+impl Outputs {
+    /// Whether a plan should compute and publish the whole distance field. Without a reader
+    /// for it, a plan on the GPU descends on the device and downloads only the path (what
+    /// BENCHMARKS.md's "field + path" times), not the width x height labels.
+    fn wants_field(&self) -> bool {
+        self.always_field || self.field.get_subscription_count(self.ctx.node()) > 0
+    }
+}
+
+/// What every query needs: the current map, the transforms, the outputs.
+struct Lee {
+    /// Queries are answered only while active.
+    life: Arc<Lifecycle>,
+    state: Shared,
+    tf: Arc<Mutex<TfBuffer>>,
+    frames: Frames,
+    out: Arc<Outputs>,
+}
+
+impl Lee {
+    /// Plans `q` on the current map and publishes the path (and the field when wanted).
+    async fn run(&self, q: Query, cancel: &CancelFlag) -> std::result::Result<Path, Failure> {
+        if !self.life.is_active() {
+            return Err(self.life.inactive_error(NODE_NAME).into());
+        }
+        let map = lock(&self.state)
+            .clone()
+            .ok_or_else(|| Error::invalid("map", "no map received yet"))?;
+        let now = self.out.ctx.clock().now();
+        let placed = plan::place(&q, &map, &lock(&self.tf), &now, &self.frames)?;
+        let with_field = self.out.wants_field();
+        let m = map.clone();
+        let planned = cancel::unblock(cancel, move || {
+            Ok::<_, Error>(plan::solve(&m, &placed, with_field))
+        })
+        .await??;
+        // As nav2's planner server: the plan is stamped with the node clock (sim time under
+        // use_sim_time), the moment it was made.
+        let header = Header {
+            stamp: self.out.ctx.clock().now(),
+            frame_id: map.frame_id.clone(),
+        };
+        let path = Path {
+            header: header.clone(),
+            poses: planned
+                .poses
+                .into_iter()
+                .map(|pose| PoseStamped {
+                    header: header.clone(),
+                    pose,
+                })
+                .collect(),
+        };
+        let out = &self.out;
+        if let Err(e) = out.path.publish(path.clone()) {
+            tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
+        }
+        let points: Vec<_> = path.poses.iter().map(|p| p.pose.position.clone()).collect();
+        let width = 0.5 * map.frame.resolution;
+        let marks = markers::path(&header, "lee_path", &points, markers::GREEN, width);
+        if let Err(e) = out.markers.publish(marks) {
+            tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
+        }
+        if let Some(labels) = &planned.labels {
+            let field = field_grid(&map.frame, header, labels);
+            if let Err(e) = out.field.publish(field) {
+                tracing::warn!("{NODE_NAME}: publishing ~/distance_field failed: {e:?}");
+            }
+        }
+        Ok(path)
+    }
+
+    /// The start a query without one of its own uses: the robot's pose once TF has spoken,
+    /// else `fallback` (the start as given, in the map's frame: the meaning before TF).
+    fn robot_or(&self, fallback: Option<PoseStamped>) -> Option<PoseStamped> {
+        if lock(&self.tf).is_empty() {
+            fallback
+        } else {
+            None
+        }
+    }
+}
+
+/// Keeps `tf` up to date from one of `/tf`, `/tf_static`.
+fn transforms(
+    sub: Subscription<TFMessage>,
+    tf: Arc<Mutex<TfBuffer>>,
+    topic: &'static str,
+) -> impl Future<Output = ()> + Send {
+    let is_static = topic == "/tf_static";
+    async move {
+        let s = messages(&sub, NODE_NAME, topic);
+        futures::pin_mut!(s);
+        while let Some(m) = s.next().await {
+            let mut buffer = lock(&tf);
+            for t in &m.transforms {
+                if let Err(e) = buffer.insert(t, is_static) {
+                    tracing::warn!("{NODE_NAME}: {topic}: {e}");
+                }
+            }
+        }
+    }
+}
+
+type ToPose<R> = ActionServer<ComputePathToPoseGoal, R, EmptyFeedback>;
+type ThroughPoses<R> = ActionServer<ComputePathThroughPosesGoal, R, EmptyFeedback>;
+
+/// nav2's two planner actions, with the results of one distro.
+enum ActionServers {
+    Humble(
+        ToPose<humble::ComputePathToPoseResult>,
+        ThroughPoses<humble::ComputePathThroughPosesResult>,
+    ),
+    Jazzy(
+        ToPose<jazzy::ComputePathToPoseResult>,
+        ThroughPoses<jazzy::ComputePathThroughPosesResult>,
+    ),
+}
+
+const TO_POSE: &str = "compute_path_to_pose";
+const THROUGH_POSES: &str = "compute_path_through_poses";
+
+impl ActionServers {
+    fn new(ctx: &mut NodeContext, distro: RosDistro) -> Result<ActionServers> {
+        let (pkg, a, b) = ("nav2_msgs", "ComputePathToPose", "ComputePathThroughPoses");
+        Ok(match distro {
+            RosDistro::Humble => ActionServers::Humble(
+                ctx.action_server(TO_POSE, pkg, a)?,
+                ctx.action_server(THROUGH_POSES, pkg, b)?,
+            ),
+            RosDistro::Jazzy => ActionServers::Jazzy(
+                ctx.action_server(TO_POSE, pkg, a)?,
+                ctx.action_server(THROUGH_POSES, pkg, b)?,
+            ),
+        })
+    }
+
+    /// Both servers' loops, planning with `lee`.
+    fn serve(self, lee: &Arc<Lee>, p: &LeeParams, limits: &ServiceParams) -> Task {
+        let ends = (p.tolerance, p.use_final_approach_orientation);
+        let runner = |lee: Arc<Lee>| {
+            move |q: Query, cancel: CancelFlag| {
+                let lee = lee.clone();
+                async move { lee.run(q, &cancel).await }
+            }
+        };
+        fn both(
+            a: impl Future<Output = ()> + Send + 'static,
+            b: impl Future<Output = ()> + Send + 'static,
+        ) -> Task {
+            Box::pin(async move {
+                futures::future::join(a, b).await;
+            })
+        }
+        match self {
+            ActionServers::Humble(x, y) => both(
+                actions::serve(
+                    AsyncActionServer::new(x),
+                    lee.life.clone(),
+                    TO_POSE,
+                    ends,
+                    limits.clone(),
+                    runner(lee.clone()),
+                ),
+                actions::serve(
+                    AsyncActionServer::new(y),
+                    lee.life.clone(),
+                    THROUGH_POSES,
+                    ends,
+                    limits.clone(),
+                    runner(lee.clone()),
+                ),
+            ),
+            ActionServers::Jazzy(x, y) => both(
+                actions::serve(
+                    AsyncActionServer::new(x),
+                    lee.life.clone(),
+                    TO_POSE,
+                    ends,
+                    limits.clone(),
+                    runner(lee.clone()),
+                ),
+                actions::serve(
+                    AsyncActionServer::new(y),
+                    lee.life.clone(),
+                    THROUGH_POSES,
+                    ends,
+                    limits.clone(),
+                    runner(lee.clone()),
+                ),
+            ),
+        }
+    }
+}
+
+pub fn start(rt: &RosRuntime) -> Result<String> {
+    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let params: LeeParams = ctx.params()?;
+    params.validate().map_err(|e| prefixed(&ctx, e))?;
+    let limits = ctx.service_params()?;
+    let backend = Backend::select(params.backend)?;
+    let fq = ctx.fully_qualified_name();
+    let state: Shared = Arc::new(Mutex::new(None));
+    let map_sub: Subscription<OccupancyGrid> = ctx.subscription("map", qos::map())?;
+    let elev_sub: Subscription<GridMap> = ctx.subscription("elevation_map", qos::map())?;
+    let costmap_sub: Subscription<Costmap> = ctx.subscription("costmap", qos::map())?;
+    let start_sub: Subscription<PoseStamped> = ctx.subscription("start_pose", qos::sensor())?;
+    let goal_sub: Subscription<PoseStamped> = ctx.subscription("goal_pose", qos::sensor())?;
+    let tf_sub: Subscription<TFMessage> = ctx.subscription("/tf", qos::tf())?;
+    let tf_static_sub: Subscription<TFMessage> =
+        ctx.subscription("/tf_static", qos::tf_static())?;
+    let server = ctx.server::<GetPlan>("~/get_plan")?;
+    let (path, field, markers, costmap) = (
+        ctx.publisher("~/path", qos::result())?,
+        ctx.publisher("~/distance_field", qos::result())?,
+        ctx.publisher("~/markers", qos::result())?,
+        ctx.publisher("~/costmap", qos::map())?,
+    );
+    let frames = Frames {
+        global_frame: params.global_frame.clone(),
+        robot_base_frame: params.robot_base_frame.clone(),
+        transform_tolerance: params.transform_tolerance,
+    };
+    let tf = Arc::new(Mutex::new(TfBuffer::default()));
+    let action_servers = ActionServers::new(&mut ctx, params.ros_distro)?;
+    let (life, lifecycle) = lifecycle::manage(
+        &mut ctx,
+        if params.start_active {
+            Primary::Active
+        } else {
+            Primary::Unconfigured
+        },
+        BondTiming {
+            heartbeat_period: params.bond_heartbeat_period,
+            timeout: params.bond_timeout,
+        },
+    )?;
+    let ctx = Arc::new(ctx);
+    let out = Arc::new(Outputs {
+        path,
+        field,
+        markers,
+        ctx: ctx.clone(),
+        always_field: params.publish_distance_field,
+        costmap,
+    });
+    if !params.heightmap.is_empty() {
+        // A bad heightmap stops the node at start: it was asked for by name.
+        let m = heightmap_state(&backend, &params, limits.cpu_fallback)
+            .map_err(|e| prefixed(&ctx, e))?;
+        replace(&state, &out, m);
+    }
+    let lee = Arc::new(Lee {
+        life,
+        state: state.clone(),
+        tf: tf.clone(),
+        frames,
+        out: out.clone(),
+    });
+    let actions = action_servers.serve(&lee, &params, &limits);
+    let params = Arc::new(params);
+    let shutdown = rt.shutdown().clone();
+
+    // Each map input: decoded, built on a blocking thread, then swapped in whole.
+    macro_rules! map_input {
+        ($sub:expr, $topic:literal, $build:ident) => {{
+            let (state, params, backend, out) =
+                (state.clone(), params.clone(), backend.clone(), out.clone());
+            let sub = $sub;
+            async move {
+                let s = messages(&sub, NODE_NAME, $topic);
+                futures::pin_mut!(s);
+                while let Some(map) = s.next().await {
+                    let (p, b) = (params.clone(), backend.clone());
+                    let fallback = limits.cpu_fallback;
+                    match smol::unblock(move || $build(&b, &p, fallback, map)).await {
+                        Ok(m) => replace(&state, &out, m),
+                        Err(e) => tracing::error!("{NODE_NAME}: {} rejected: {e}", $topic),
+                    }
+                }
+            }
+        }};
+    }
+    let maps = map_input!(map_sub, "map", occupancy_state);
+    let elevations = map_input!(elev_sub, "elevation_map", elevation_state);
+    let costmaps = map_input!(costmap_sub, "costmap", costmap_state);
+    let last_start: Arc<Mutex<Option<PoseStamped>>> = Arc::new(Mutex::new(None));
+    let starts = {
+        let last_start = last_start.clone();
+        async move {
+            let s = messages(&start_sub, NODE_NAME, "start_pose");
+            futures::pin_mut!(s);
+            while let Some(p) = s.next().await {
+                *lock(&last_start) = Some(p);
+            }
+        }
+    };
+    let final_approach = params.use_final_approach_orientation;
+    let goals = {
+        let lee = lee.clone();
+        async move {
+            let s = messages(&goal_sub, NODE_NAME, "goal_pose");
+            futures::pin_mut!(s);
+            while let Some(goal) = s.next().await {
+                let start = lock(&last_start).clone();
+                if start.is_none() && lock(&lee.tf).is_empty() {
+                    tracing::error!(
+                        "{NODE_NAME}: goal_pose received but no start_pose yet, and no transform to plan from the robot's pose"
+                    );
+                    continue;
+                }
+                // RViz goals are exact: no tolerance on this topic.
+                let q = Query {
+                    start,
+                    goals: vec![goal],
+                    tolerance: 0.0,
+                    final_approach,
+                };
+                if let Err(e) = lee.run(q, &CancelFlag::new()).await {
+                    tracing::error!("{NODE_NAME}: goal_pose: {e}");
+                }
+            }
+        }
+    };
+    let requests = {
+        let lee = lee.clone();
+        serve(
+            rt,
+            server,
+            format!("{NODE_NAME}: ~/get_plan"),
+            &limits,
+            move |req: GetPlanRequest, cancel: CancelFlag| {
+                let lee = lee.clone();
+                async move {
+                    let start = if req.start.header.frame_id.is_empty() {
+                        lee.robot_or(Some(req.start))
+                    } else {
+                        Some(req.start)
+                    };
+                    let q = Query {
+                        start,
+                        goals: vec![req.goal],
+                        tolerance: req.tolerance as f64,
+                        final_approach,
+                    };
+                    let plan = lee.run(q, &cancel).await.map_err(|f| f.error)?;
+                    Ok(GetPlanResponse { plan })
+                }
+            },
+        )
+    };
+    let tfs = futures::future::join(
+        transforms(tf_sub, tf.clone(), "/tf"),
+        transforms(tf_static_sub, tf, "/tf_static"),
+    );
+    rt.spawn(async move {
+        let _ctx = ctx;
+        let maps = futures::future::join3(maps, costmaps, elevations);
+        let inputs = futures::future::join3(starts, goals, tfs);
+        let all = futures::future::join5(maps, inputs, requests, actions, lifecycle);
+        futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
+    });
+    tracing::info!("{fq}: started");
+    Ok(fq)
+}
+
+/// Makes `m` the current map; in costmap mode its cell costs go out on ~/costmap first, as
+/// nav2's costmap publisher translates them.
+fn replace(state: &Shared, out: &Outputs, m: MapState) {
+    if let MapPlanner::Costmap { values, .. } = &m.planner {
+        let header = Header {
+            stamp: out.ctx.clock().now(),
+            frame_id: m.frame_id.clone(),
+        };
+        let grid = OccupancyGrid {
+            info: MapMetaData {
+                map_load_time: header.stamp.clone(),
+                resolution: m.frame.resolution as f32,
+                width: m.frame.width,
+                height: m.frame.height,
+                origin: m.frame.origin.clone(),
+            },
+            header,
+            data: values.iter().map(|&v| occupancy_value(v)).collect(),
+        };
+        if let Err(e) = out.costmap.publish(grid) {
+            tracing::warn!("{NODE_NAME}: publishing ~/costmap failed: {e:?}");
+        }
+    }
+    tracing::info!(
+        "{NODE_NAME}: map {} x {} ({}) on {}",
+        m.frame.width,
+        m.frame.height,
+        m.frame_id,
+        m.planner.backend_name()
+    );
+    *lock(state) = Some(Arc::new(m));
+}
+
+/// Wave numbers scaled to 0..100 of the largest reached one; -1 where unreached.
+pub fn field_grid(frame: &CellFrame, header: Header, labels: &[u32]) -> OccupancyGrid {
+    let max = labels
+        .iter()
+        .copied()
+        .filter(|&l| l != UNREACHED)
+        .max()
+        .unwrap_or(0)
+        .max(1) as u64;
+    OccupancyGrid {
+        info: MapMetaData {
+            map_load_time: header.stamp.clone(),
+            resolution: frame.resolution as f32,
+            width: frame.width,
+            height: frame.height,
+            origin: frame.origin.clone(),
+        },
+        header,
+        data: labels
+            .iter()
+            .map(|&l| {
+                if l == UNREACHED {
+                    -1
+                } else {
+                    ((l as u64 * 100 + max / 2) / max) as i8
+                }
+            })
+            .collect(),
+    }
+}
+
+fn prefixed(ctx: &NodeContext, e: Error) -> Error {
+    rename(e, &format!("{}.", ctx.fully_qualified_name()))
+}

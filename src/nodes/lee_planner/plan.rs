@@ -1,0 +1,370 @@
+//! One planning query as nav2 asks it: a start (given, or the robot's pose from TF) and one or
+//! more goals (through each in order), brought into the map's frame, checked, planned, and
+//! returned as poses that point along the path. A failure carries nav2's error code.
+
+use crate::error::{Error, Result};
+use crate::ros::msg::builtin_interfaces::Time;
+use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
+use crate::ros::tf::{Rigid, TfBuffer};
+
+use super::maps::MapState;
+use super::NODE_NAME;
+
+/// What went wrong, in nav2's terms (the action results' error codes; GetPlan and the topics
+/// only log it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Code {
+    Unknown,
+    TfError,
+    StartOutsideMap,
+    GoalOutsideMap,
+    StartOccupied,
+    GoalOccupied,
+    Timeout,
+    NoValidPath,
+    /// ComputePathThroughPoses with an empty list of goals.
+    NoViapointsGiven,
+}
+
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub code: Code,
+    pub error: Error,
+}
+
+impl Failure {
+    fn new(code: Code, error: Error) -> Failure {
+        Failure { code, error }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        let code = match &error {
+            Error::Transform(_) => Code::TfError,
+            Error::DeadlineExceeded { .. } | Error::Cancelled => Code::Timeout,
+            _ => Code::Unknown,
+        };
+        Failure { code, error }
+    }
+}
+
+impl std::fmt::Display for Failure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+/// How poses reach the map's frame (the node's TF parameters).
+#[derive(Debug, Clone)]
+pub(crate) struct Frames {
+    /// The planning frame of a map whose header has no frame_id.
+    pub global_frame: String,
+    pub robot_base_frame: String,
+    pub transform_tolerance: f64,
+}
+
+/// A query: from `start` (None: the robot's pose) through each of `goals`.
+#[derive(Debug, Clone)]
+pub(crate) struct Query {
+    pub start: Option<PoseStamped>,
+    pub goals: Vec<PoseStamped>,
+    /// Metres a blocked or unreachable goal, or a start in the inflated zone, may move.
+    pub tolerance: f64,
+    /// The last pose keeps the approach direction instead of the goal's orientation.
+    pub final_approach: bool,
+}
+
+/// The poses of a query in the map's frame, ready for the blocking part.
+pub(crate) struct Placed {
+    start: Pose,
+    goals: Vec<Pose>,
+    tolerance: f64,
+    final_approach: bool,
+}
+
+fn map_frame<'a>(map: &'a MapState, frames: &'a Frames) -> &'a str {
+    if map.frame_id.is_empty() {
+        &frames.global_frame
+    } else {
+        &map.frame_id
+    }
+}
+
+fn same_frame(a: &str, b: &str) -> bool {
+    a.trim_start_matches('/') == b.trim_start_matches('/')
+}
+
+/// `p` in the map's frame: as it is when it names that frame (or none), else through the
+/// latest transform, which must not be older than transform_tolerance.
+fn in_map(
+    what: &str,
+    p: &PoseStamped,
+    target: &str,
+    tf: &TfBuffer,
+    now: &Time,
+    frames: &Frames,
+) -> Result<Pose> {
+    let source = &p.header.frame_id;
+    if source.is_empty() || same_frame(source, target) {
+        return Ok(p.pose.clone());
+    }
+    let l = tf
+        .lookup_fresh(target, source, now, frames.transform_tolerance)
+        .map_err(|e| Error::Transform(format!("{what}: {e}")))?;
+    Ok(l.transform.then(&Rigid::from_pose(&p.pose)).to_pose())
+}
+
+/// Step one, on the caller's thread: every pose of `q` in the map's frame (the robot's from
+/// `robot_base_frame` when the query has no start).
+pub(crate) fn place(
+    q: &Query,
+    map: &MapState,
+    tf: &TfBuffer,
+    now: &Time,
+    frames: &Frames,
+) -> std::result::Result<Placed, Failure> {
+    if !(q.tolerance.is_finite() && q.tolerance >= 0.0) {
+        return Err(Error::invalid(
+            "tolerance",
+            format!(
+                "{} is not a finite non-negative number of metres",
+                q.tolerance
+            ),
+        )
+        .into());
+    }
+    if q.goals.is_empty() {
+        return Err(Failure::new(
+            Code::NoViapointsGiven,
+            Error::invalid("goals", "no goal given"),
+        ));
+    }
+    let target = map_frame(map, frames);
+    let start = match &q.start {
+        Some(s) => in_map("start", s, target, tf, now, frames)?,
+        None => tf
+            .lookup_fresh(
+                target,
+                &frames.robot_base_frame,
+                now,
+                frames.transform_tolerance,
+            )
+            .map_err(|e| Error::Transform(format!("robot pose: {e}")))?
+            .transform
+            .to_pose(),
+    };
+    let goals = q
+        .goals
+        .iter()
+        .map(|g| in_map("goal", g, target, tf, now, frames))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(Placed {
+        start,
+        goals,
+        tolerance: q.tolerance,
+        final_approach: q.final_approach,
+    })
+}
+
+/// A planned path: poses in the map's frame, and the last segment's field when asked for.
+pub(crate) struct Planned {
+    pub poses: Vec<Pose>,
+    pub labels: Option<Vec<u32>>,
+}
+
+/// The cell of `p`, which must be on the map (`what`: start or goal, for the error).
+fn cell(map: &MapState, what: &str, p: &Point) -> std::result::Result<(i64, i64), Failure> {
+    let code = if what == "start" {
+        Code::StartOutsideMap
+    } else {
+        Code::GoalOutsideMap
+    };
+    let c = map
+        .frame
+        .cell_of(p)
+        .map_err(|e| Failure::new(code, super::maps::rename(e, &format!("{what}."))))?;
+    let (w, h) = (map.frame.width as i64, map.frame.height as i64);
+    if c.0 < 0 || c.1 < 0 || c.0 >= w || c.1 >= h {
+        return Err(Failure::new(
+            code,
+            Error::invalid(
+                what,
+                format!(
+                    "({}, {}) m is outside the map (cell ({}, {}) of {w} x {h})",
+                    p.x, p.y, c.0, c.1
+                ),
+            ),
+        ));
+    }
+    Ok(c)
+}
+
+/// Step two, blocking: the path from the start through every goal. A start in the inflated
+/// zone escapes to the nearest open cell within the tolerance (as NavFn's start does); a
+/// blocked or unreachable goal is replaced by the reachable cell nearest to it within the
+/// tolerance. Each moved end is logged.
+pub(crate) fn solve(
+    map: &MapState,
+    placed: &Placed,
+    with_field: bool,
+) -> std::result::Result<Planned, Failure> {
+    let tol = placed.tolerance;
+    let mut s = cell(map, "start", &placed.start.position)?;
+    if !map.planner.is_open(s) && tol > 0.0 {
+        if let Some((c, d)) = nearest(map, &placed.start.position, s, tol, |c| {
+            map.planner.is_open(c)
+        }) {
+            tracing::info!(
+                "{NODE_NAME}: start cell ({}, {}) is blocked; starting from ({}, {}), {d:.3} m away (tolerance {tol} m)",
+                s.0, s.1, c.0, c.1
+            );
+            s = c;
+        }
+    }
+    let mut cells: Vec<(u32, u32)> = Vec::new();
+    let mut labels = None;
+    let last = placed.goals.len() - 1;
+    for (i, goal) in placed.goals.iter().enumerate() {
+        let g = cell(map, "goal", &goal.position)?;
+        let field = with_field && i == last;
+        let plan = match map.planner.plan(s, g, field) {
+            Ok(p) if p.reachable => p,
+            Err(e) if !matches!(&e, Error::InvalidInput { field, .. } if field == "goal") => {
+                return Err(occupied(e));
+            }
+            first => {
+                let moved = if tol > 0.0 {
+                    let reach = map.planner.reachable_from(s)?;
+                    let w = map.frame.width as i64;
+                    nearest(map, &goal.position, g, tol, |c| {
+                        reach[(c.1 * w + c.0) as usize]
+                    })
+                } else {
+                    None
+                };
+                let Some((c, d)) = moved else {
+                    return Err(match first {
+                        Err(e) => occupied(e),
+                        Ok(_) if tol > 0.0 => Failure::new(
+                            Code::NoValidPath,
+                            Error::invalid(
+                                "goal",
+                                format!(
+                                    "no cell reachable from the start within tolerance {tol} m of ({}, {})",
+                                    goal.position.x, goal.position.y
+                                ),
+                            ),
+                        ),
+                        Ok(_) => Failure::new(
+                            Code::NoValidPath,
+                            Error::invalid(
+                                "goal",
+                                format!("no path from cell ({}, {}) to ({}, {})", s.0, s.1, g.0, g.1),
+                            ),
+                        ),
+                    });
+                };
+                tracing::info!(
+                    "{NODE_NAME}: goal cell ({}, {}) is blocked or unreachable; planning to ({}, {}), {d:.3} m from the goal (tolerance {tol} m)",
+                    g.0, g.1, c.0, c.1
+                );
+                map.planner.plan(s, c, field)?
+            }
+        };
+        let skip = usize::from(!cells.is_empty());
+        cells.extend(plan.path.iter().skip(skip));
+        if let Some(&(x, y)) = plan.path.last() {
+            s = (x as i64, y as i64);
+        }
+        if field {
+            labels = plan.labels;
+        }
+    }
+    let goal_orientation = placed
+        .goals
+        .last()
+        .map(|g| g.orientation.clone())
+        .unwrap_or_else(Quaternion::identity);
+    Ok(Planned {
+        poses: oriented(map, &cells, goal_orientation, placed.final_approach),
+        labels,
+    })
+}
+
+/// A planner's refusal of an end (blocked, inflated, lethal) as nav2's *_OCCUPIED code.
+fn occupied(e: Error) -> Failure {
+    let code = match &e {
+        Error::InvalidInput { field, .. } if field == "start" => Code::StartOccupied,
+        Error::InvalidInput { field, .. } if field == "goal" => Code::GoalOccupied,
+        Error::DeadlineExceeded { .. } | Error::Cancelled => Code::Timeout,
+        _ => Code::Unknown,
+    };
+    Failure::new(code, e)
+}
+
+/// The cell within `tol` metres of `p` (cell `at`) whose centre is nearest to it among those
+/// `ok` accepts (ties: the smaller row, then column), and that distance.
+fn nearest(
+    map: &MapState,
+    p: &Point,
+    at: (i64, i64),
+    tol: f64,
+    ok: impl Fn((i64, i64)) -> bool,
+) -> Option<((i64, i64), f64)> {
+    let f = &map.frame;
+    let r = (tol / f.resolution).ceil() as i64 + 1;
+    let (w, h) = (f.width as i64, f.height as i64);
+    let mut best: Option<((i64, i64), f64)> = None;
+    for y in (at.1 - r).max(0)..=(at.1 + r).min(h - 1) {
+        for x in (at.0 - r).max(0)..=(at.0 + r).min(w - 1) {
+            let c = f.centre(x as u32, y as u32);
+            let d = (c.x - p.x).hypot(c.y - p.y);
+            if d <= tol && best.is_none_or(|(_, bd)| d < bd) && ok((x, y)) {
+                best = Some(((x, y), d));
+            }
+        }
+    }
+    best
+}
+
+/// A rotation of `yaw` about z.
+fn yaw_quaternion(yaw: f64) -> Quaternion {
+    Quaternion {
+        x: 0.0,
+        y: 0.0,
+        z: (yaw / 2.0).sin(),
+        w: (yaw / 2.0).cos(),
+    }
+}
+
+/// Cell centres, each pose facing the next cell; the last one takes the goal's orientation,
+/// or with `final_approach` the direction it arrived from (NavFn's and Smac's
+/// use_final_approach_orientation).
+fn oriented(
+    map: &MapState,
+    cells: &[(u32, u32)],
+    goal: Quaternion,
+    final_approach: bool,
+) -> Vec<Pose> {
+    let points: Vec<Point> = cells.iter().map(|&(x, y)| map.frame.centre(x, y)).collect();
+    let heading = |a: &Point, b: &Point| yaw_quaternion((b.y - a.y).atan2(b.x - a.x));
+    let n = points.len();
+    points
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let orientation = if i + 1 < n {
+                heading(p, &points[i + 1])
+            } else if final_approach && n > 1 {
+                heading(&points[n - 2], p)
+            } else {
+                goal.clone()
+            };
+            Pose {
+                position: p.clone(),
+                orientation,
+            }
+        })
+        .collect()
+}
