@@ -18,12 +18,14 @@ pub mod demo;
 pub mod error;
 pub mod kdtree;
 pub mod lee;
+pub mod lzf;
 pub mod nodes;
 pub mod npy;
 pub mod polyline;
 pub mod rng;
 pub mod ros;
 pub mod sync;
+pub mod testing;
 
 pub use compute::{Backend, BackendKind};
 pub use error::{Error, Result};

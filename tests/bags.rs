@@ -6,7 +6,7 @@
 //! when python3, rosbags or mcap is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 use gpu_planning::bag::generate::scenarios;
@@ -19,7 +19,7 @@ use gpu_planning::ros::msg::nav_msgs::Path as RosPath;
 use gpu_planning::ros::msg::std_msgs::Header;
 
 fn bags_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/bags")
+    gpu_planning::testing::repo().join("tests/data/bags")
 }
 
 fn bag(name: &str) -> Bag {
@@ -236,7 +236,7 @@ fn independent_readers_decode_every_message_as_we_do() {
         .map(|n| bags_root().join(n))
         .collect();
     let out = Command::new("python3")
-        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/bags/check_bags.py"))
+        .arg(gpu_planning::testing::repo().join("tests/bags/check_bags.py"))
         .args(&dirs)
         .output()
         .unwrap();

@@ -217,7 +217,7 @@ fn gpu_planner_with_radius_equals_the_cpu() {
 
 /// The repository (GPU_PLANNING_REPO where the tests travel, as on the device).
 fn repo_file(rel: &str) -> std::path::PathBuf {
-    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let repo = gpu_planning::testing::repo();
     std::path::Path::new(&repo).join(rel)
 }
 

@@ -245,7 +245,8 @@ fn lee_map_and_bag_rate_are_checked_like_the_node() {
             &["resolution", shown, "not positive"],
         );
     }
-    let bag = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/bags/apsp");
+    let bag = gpu_planning::testing::repo().join("tests/data/bags/apsp");
+    let bag = bag.to_str().expect("the repository path is UTF-8");
     for rate in ["1e-300", "NaN", "-1", "inf"] {
         refused(
             &[

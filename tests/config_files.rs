@@ -2,13 +2,13 @@
 //! its node, every node section names a node the code starts, and every executable a launch
 //! file names is one Cargo builds.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use gpu_planning::config::RuntimeParams;
 use gpu_planning::ros::ParamsFile;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+fn root() -> PathBuf {
+    gpu_planning::testing::repo()
 }
 
 /// The node names the code starts (base names).

@@ -295,7 +295,7 @@ fn gpu_cost_fields_equal_the_cpu() {
 #[test]
 fn real_nav2_maps_in_costmap_mode_on_every_backend() {
     let cuda = cuda_or_skip("real_nav2_maps_in_costmap_mode_on_every_backend (CUDA part)");
-    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let repo = gpu_planning::testing::repo();
     let s = seed(0xde90);
     for name in ["depot", "tb3_sandbox"] {
         let path = std::path::Path::new(&repo).join(format!("tests/data/maps/{name}.yaml"));

@@ -126,7 +126,7 @@ fn files(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
 
 #[test]
 fn every_package_msg_file_matches_its_rust_type() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = gpu_planning::testing::repo();
     let rust = ours_msgs();
     let found = files(&root.join("msg"), "msg");
     assert_eq!(
@@ -149,7 +149,7 @@ fn every_package_msg_file_matches_its_rust_type() {
 
 #[test]
 fn every_package_srv_file_matches_its_rust_types() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = gpu_planning::testing::repo();
     let rust = ours_srvs();
     let found = files(&root.join("srv"), "srv");
     assert_eq!(
@@ -173,7 +173,7 @@ fn every_package_srv_file_matches_its_rust_types() {
 
 #[test]
 fn standard_mirrors_match_the_ros2_definitions() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces");
+    let root = gpu_planning::testing::repo().join("interfaces");
     let rust = standard_msgs();
     let mut checked = 0;
     for pkg in std::fs::read_dir(&root).unwrap() {
@@ -247,7 +247,7 @@ fn nav2_action_mirrors_match_humble_and_jazzy() {
     use gpu_planning::ros::msg::nav2_msgs::{
         humble, jazzy, ComputePathThroughPosesGoal, ComputePathToPoseGoal, EmptyFeedback,
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces/nav2_msgs/action");
+    let root = gpu_planning::testing::repo().join("interfaces/nav2_msgs/action");
     let cases: [(&str, &str, Fields, Fields); 4] = [
         (
             "humble",

@@ -1,4 +1,4 @@
-//! PCD (ascii and binary) and PLY (ascii and binary little-endian) clouds: an error or x y z
+//! PCD (ascii, binary and LZF binary_compressed) and PLY (ascii and binary little-endian) clouds: an error or x y z
 //! triples.
 #![no_main]
 

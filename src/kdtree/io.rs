@@ -1,4 +1,5 @@
-//! Point files for `gpu_planning knn`: `.npy` (N, D) arrays, PCD (ascii or binary; fields x y z)
+//! Point files for `gpu_planning knn`: `.npy` (N, D) arrays, PCD (ascii, binary or PCL's LZF
+//! binary_compressed; fields x y z)
 //! and PLY (ascii or binary_little_endian; vertex properties x y z), and `.npz` results.
 
 use crate::error::{Error, Result};
@@ -187,10 +188,52 @@ pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
                 }
             }
         }
+        Some("binary_compressed") => {
+            // PCL's layout: compressed and raw sizes (u32 LE), then LZF of the fields one
+            // after another, each holding every point's value (column-major).
+            let word = |at: usize| {
+                body.get(at..at + 4)
+                    .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+                    .ok_or_else(|| Error::invalid(name, "binary_compressed: no size header"))
+            };
+            let (packed, raw) = (word(0)?, word(4)?);
+            let widths: Vec<usize> = sizes.iter().zip(&counts).map(|(s, c)| s * c).collect();
+            let stride: usize = widths.iter().sum();
+            if n.checked_mul(stride) != Some(raw) {
+                return Err(Error::invalid(
+                    name,
+                    format!("binary_compressed: {raw} raw bytes for POINTS {n} of {stride} bytes"),
+                ));
+            }
+            let stream = body.get(8..8 + packed).ok_or_else(|| {
+                Error::invalid(
+                    name,
+                    format!("binary_compressed: {packed} bytes announced, fewer present"),
+                )
+            })?;
+            let data = crate::lzf::decompress(name, stream, raw)?;
+            let starts: Vec<usize> = widths
+                .iter()
+                .scan(0, |a, w| {
+                    let o = *a;
+                    *a += w * n;
+                    Some(o)
+                })
+                .collect();
+            for i in 0..n {
+                for &c in &cols {
+                    let at = starts[c] + i * widths[c];
+                    let v = scalar(&types[c], sizes[c], &data[at..]).ok_or_else(|| {
+                        Error::invalid(name, format!("type {} {} unsupported", types[c], sizes[c]))
+                    })?;
+                    out.push(v as f32);
+                }
+            }
+        }
         other => {
             return Err(Error::invalid(
                 name,
-                format!("DATA {other:?} unsupported (ascii or binary)"),
+                format!("DATA {other:?} unsupported (ascii, binary or binary_compressed)"),
             ))
         }
     }

@@ -17,7 +17,7 @@ use crate::common;
 
 fn bag_dir(name: &str) -> std::path::PathBuf {
     // Test binaries packed for the GPU machine run from another checkout.
-    let repo = std::env::var("GPU_PLANNING_REPO").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let repo = gpu_planning::testing::repo();
     Path::new(&repo).join("tests/data/bags").join(name)
 }
 

@@ -52,10 +52,10 @@ fn cyclone_peer_publishes_map_reads_status_and_calls_service() {
     let _bg = common::run_in_background(&rt);
     std::thread::sleep(Duration::from_millis(200));
 
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/interop/cyclone_peer.py");
+    let script = gpu_planning::testing::repo().join("tests/interop/cyclone_peer.py");
     let out = Command::new("python3")
+        .arg(script)
         .args([
-            script,
             "--domain",
             &domain.to_string(),
             "--ns",

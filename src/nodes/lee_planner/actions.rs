@@ -58,6 +58,7 @@ impl PlanGoal for ComputePathToPoseGoal {
             goals: vec![self.goal],
             tolerance,
             final_approach,
+            empty_when_unreachable: false,
         }
     }
 }
@@ -70,6 +71,7 @@ impl PlanGoal for ComputePathThroughPosesGoal {
             goals: self.goals,
             tolerance,
             final_approach,
+            empty_when_unreachable: false,
         }
     }
 }

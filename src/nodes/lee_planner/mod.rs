@@ -392,6 +392,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     goals: vec![goal],
                     tolerance: 0.0,
                     final_approach,
+                    empty_when_unreachable: true,
                 };
                 if let Err(e) = lee.run(q, &CancelFlag::new()).await {
                     tracing::error!("{NODE_NAME}: goal_pose: {e}");
@@ -419,6 +420,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                         goals: vec![req.goal],
                         tolerance: req.tolerance as f64,
                         final_approach,
+                        empty_when_unreachable: true,
                     };
                     let plan = lee.run(q, &cancel).await.map_err(|f| f.error)?;
                     Ok(GetPlanResponse { plan })

@@ -73,6 +73,9 @@ pub(crate) struct Query {
     pub tolerance: f64,
     /// The last pose keeps the approach direction instead of the goal's orientation.
     pub final_approach: bool,
+    /// With no tolerance, an unreachable goal is an empty path in the map's frame (GetPlan
+    /// and the topics, as they always were), not a NO_VALID_PATH failure (the actions).
+    pub empty_when_unreachable: bool,
 }
 
 /// The poses of a query in the map's frame, ready for the blocking part.
@@ -81,6 +84,7 @@ pub(crate) struct Placed {
     goals: Vec<Pose>,
     tolerance: f64,
     final_approach: bool,
+    empty_when_unreachable: bool,
 }
 
 fn map_frame<'a>(map: &'a MapState, frames: &'a Frames) -> &'a str {
@@ -164,6 +168,7 @@ pub(crate) fn place(
         goals,
         tolerance: q.tolerance,
         final_approach: q.final_approach,
+        empty_when_unreachable: q.empty_when_unreachable,
     })
 }
 
@@ -244,6 +249,14 @@ pub(crate) fn solve(
                     None
                 };
                 let Some((c, d)) = moved else {
+                    if placed.empty_when_unreachable && tol == 0.0 {
+                        if let Ok(unreached) = first {
+                            return Ok(Planned {
+                                poses: Vec::new(),
+                                labels: unreached.labels,
+                            });
+                        }
+                    }
                     return Err(match first {
                         Err(e) => occupied(e),
                         Ok(_) if tol > 0.0 => Failure::new(
