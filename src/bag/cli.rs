@@ -96,8 +96,20 @@ fn info(path: &std::path::Path, echo: Option<&str>) -> Result<()> {
             .topics
             .get(topic)
             .ok_or_else(|| Error::invalid("--echo", format!("'{topic}' is not in the bag")))?;
+        // Types this package mirrors decode through their mirrors; any other from the bag's
+        // own schema.
+        let schema = match (types::known(&t.ty), &t.schema) {
+            (false, Some((encoding, text))) if encoding == "ros2msg" => {
+                Some(super::dynamic::Schema::parse(&t.ty, text)?)
+            }
+            _ => None,
+        };
         for (i, m) in bag.on(topic).enumerate() {
-            let v = types::to_json(&t.ty, &format!("{topic}[{i}]"), &m.data)?;
+            let what = format!("{topic}[{i}]");
+            let v = match &schema {
+                Some(s) => s.to_json(&what, &m.data)?,
+                None => types::to_json(&t.ty, &what, &m.data)?,
+            };
             println!("{v}");
         }
     }

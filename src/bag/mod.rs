@@ -7,6 +7,7 @@
 pub mod cdr;
 pub mod cli;
 pub mod compare;
+pub mod dynamic;
 pub mod generate;
 pub mod metadata;
 pub mod play;

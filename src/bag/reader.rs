@@ -16,6 +16,8 @@ pub struct TopicInfo {
     pub ty: String,
     pub qos: TopicQos,
     pub count: u64,
+    /// The channel's schema as the bag stores it: (encoding, text), e.g. ("ros2msg", ...).
+    pub schema: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -123,6 +125,12 @@ impl Bag {
                         .map(|q| TopicQos::from_yaml(q))
                         .unwrap_or_default(),
                     count: 0,
+                    schema: ch.schema.as_ref().map(|s| {
+                        (
+                            s.encoding.clone(),
+                            String::from_utf8_lossy(&s.data).into_owned(),
+                        )
+                    }),
                 });
             if t.ty != ty {
                 return Err(Error::invalid(

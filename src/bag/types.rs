@@ -269,6 +269,11 @@ pub fn service(type_name: &str) -> Option<&'static dyn ServiceType> {
     SERVICES.iter().copied().find(|s| s.name() == type_name)
 }
 
+/// Whether this package mirrors `type_name` (a message or a service event).
+pub fn known(type_name: &str) -> bool {
+    message(type_name).is_some() || service_of_event(type_name).is_some()
+}
+
 /// Any type's CDR as JSON; an unknown type is an error naming it.
 pub fn to_json(type_name: &str, what: &str, bytes: &[u8]) -> Result<Value> {
     if let Some(m) = message(type_name) {

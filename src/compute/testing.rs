@@ -24,7 +24,7 @@ pub fn cuda_or_skip(test: &str) -> Option<Arc<CudaRuntime>> {
             panic!("{test}: {REQUIRE_CUDA_ENV} is set but CUDA is unavailable: {e}")
         }
         Err(e) => {
-            eprintln!("SKIP {test}: {e}");
+            crate::testing::announce_skip(test, &e.to_string());
             None
         }
     }
