@@ -335,3 +335,50 @@ fn real_nav2_maps_in_costmap_mode_on_every_backend() {
         }
     }
 }
+
+/// A plan to the previous plan's goal descends that plan's field (counted) and equals a fresh
+/// planner's plan; another goal computes anew. On the CPU, and on CUDA where there is one.
+#[test]
+fn repeated_goal_reuses_its_cost_field() {
+    let mut backends = vec![Backend::Cpu];
+    if let Some(rt) = cuda_or_skip("repeated_goal_reuses_its_cost_field (CUDA part)") {
+        backends.push(Backend::Cuda(rt));
+    }
+    let (w, h) = (83u32, 47u32);
+    let values = random_values((w * h) as usize, 0xc057);
+    let p = CostParams::default();
+    for backend in &backends {
+        let planner =
+            CostPlanner::new(backend, open_grid(w, h, Connectivity::Eight), &values, &p).unwrap();
+        let fresh = || {
+            CostPlanner::new(
+                &Backend::Cpu,
+                open_grid(w, h, Connectivity::Eight),
+                &values,
+                &p,
+            )
+            .unwrap()
+        };
+        let open: Vec<(i64, i64)> = (0..w * h)
+            .filter(|&c| !p.blocks(values[c as usize]))
+            .map(|c| ((c % w) as i64, (c / w) as i64))
+            .collect();
+        let goal = open[open.len() / 2];
+        for (i, &s) in [open[0], open[open.len() - 1], open[open.len() / 3]]
+            .iter()
+            .enumerate()
+        {
+            assert_eq!(
+                planner.plan(s, goal).unwrap(),
+                fresh().plan(s, goal).unwrap()
+            );
+            assert_eq!(planner.fields_reused(), i as u64);
+        }
+        let other = open[open.len() / 4];
+        assert_eq!(
+            planner.plan(open[0], other).unwrap(),
+            fresh().plan(open[0], other).unwrap()
+        );
+        assert_eq!(planner.fields_reused(), 2);
+    }
+}

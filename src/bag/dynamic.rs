@@ -311,7 +311,7 @@ mod tests {
         b.extend(3u32.to_le_bytes());
         b.extend(b"hi\0");
         b.push(0); // pad to 4
-        b.extend(2u32.to_le_bytes());
+        b.extend(4u32.to_le_bytes());
         b.extend(b"abc\0");
         b.extend(1u32.to_le_bytes());
         b.extend(9u16.to_le_bytes());

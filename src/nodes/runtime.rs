@@ -1,5 +1,5 @@
 //! Node `gpu_planning`: the process's own node. Publishes `~/status` (backend, device, memory,
-//! the nodes running, and a summary of the last `map`), serves `~/get_status`. It proves the
+//! every node this process runs, and a summary of the last `map`), serves `~/get_status`. It proves the
 //! ROS runtime end to end before any algorithm node exists, and stays useful as a health topic.
 
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,8 @@ pub const NODE_NAME: &str = "gpu_planning";
 
 struct State {
     status: RuntimeStatus,
+    /// Every node of this process's runtime (filled as they start).
+    nodes: Arc<Mutex<Vec<String>>>,
     clock: Clock,
     backend: Backend,
     started: Instant,
@@ -38,6 +40,7 @@ impl State {
                 }
             }
         }
+        self.status.nodes = crate::sync::lock(&self.nodes).clone();
         self.status.header.stamp = self.clock.now();
         self.status.uptime_s = self.started.elapsed().as_secs_f64();
         self.status.clone()
@@ -92,6 +95,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let period = Duration::from_secs_f64(params.status_period_s);
     let state = Arc::new(Mutex::new(State {
         status,
+        nodes: rt.nodes(),
         clock: ctx.clock(),
         backend,
         started: Instant::now(),

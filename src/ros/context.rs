@@ -71,6 +71,7 @@ impl NodeContext {
         if use_sim_time {
             ctx.clock = Clock::simulated(rt, &mut ctx)?;
         }
+        rt.register_node(ctx.fully_qualified_name());
         Ok(ctx)
     }
 

@@ -45,6 +45,8 @@ pub struct RosRuntime {
     params: ParamsFile,
     executor: Arc<smol::Executor<'static>>,
     shutdown: Shutdown,
+    /// The fully qualified names of the nodes created on this runtime, in creation order.
+    nodes: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl RosRuntime {
@@ -62,7 +64,18 @@ impl RosRuntime {
             params,
             executor: Arc::new(smol::Executor::new()),
             shutdown: Shutdown::default(),
+            nodes: Arc::default(),
         })
+    }
+
+    /// Records a node created on this runtime (NodeContext does it for every node).
+    pub fn register_node(&self, fully_qualified_name: String) {
+        crate::sync::lock(&self.nodes).push(fully_qualified_name);
+    }
+
+    /// The nodes created on this runtime so far, shared: later nodes appear in it too.
+    pub fn nodes(&self) -> Arc<std::sync::Mutex<Vec<String>>> {
+        self.nodes.clone()
     }
 
     pub fn context(&self) -> &Context {

@@ -70,7 +70,15 @@ pub struct CostPlanner {
     params: CostParams,
     enter: Vec<u32>,
     device: Option<gpu::DeviceCosts>,
+    /// The last plan's goal and field: a plan to the same goal only descends it (nav2
+    /// replans to one goal again and again).
+    last: std::sync::Mutex<Option<GoalCosts>>,
+    /// Plans answered from the previous plan's field.
+    reused: std::sync::atomic::AtomicU64,
 }
+
+/// A goal and the least total cost from every cell to it.
+type GoalCosts = ((u32, u32), std::sync::Arc<Vec<u64>>);
 
 impl CostPlanner {
     /// `values` are the cells' cost values; cells they block are blocked in the grid here.
@@ -88,6 +96,8 @@ impl CostPlanner {
             params: *p,
             enter,
             device,
+            last: std::sync::Mutex::new(None),
+            reused: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -135,10 +145,31 @@ impl CostPlanner {
         }
     }
 
+    /// How many plans reused the field of the plan before them (same goal).
+    pub fn fields_reused(&self) -> u64 {
+        self.reused.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The field to `goal`: the last plan's when it had the same goal.
+    fn field_to(&self, goal: (i64, i64)) -> Result<std::sync::Arc<Vec<u64>>> {
+        let g = self.check_cell("goal", goal)?;
+        if let Some((at, field)) = crate::sync::lock(&self.last).as_ref() {
+            if *at == g {
+                self.reused
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(field.clone());
+            }
+        }
+        // Computed outside the lock, so plans to other goals do not wait on it.
+        let field = std::sync::Arc::new(self.cost_field(goal)?);
+        *crate::sync::lock(&self.last) = Some((g, field.clone()));
+        Ok(field)
+    }
+
     /// A least-cost path from `start` to `goal` (the tie rule in the module's header).
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64)) -> Result<CostPlan> {
         let s = self.check_cell("start", start)?;
-        let field = self.cost_field(goal)?;
+        let field = self.field_to(goal)?;
         let path = cpu::descend(&self.grid, &self.enter, &field, s).unwrap_or_default();
         let cost = (!path.is_empty()).then(|| field[self.grid.index(s.0, s.1)]);
         Ok(CostPlan {
