@@ -12,3 +12,21 @@ typedef unsigned long long u64;
 __device__ __forceinline__ u64 grid_first() { return (u64)blockIdx.x * blockDim.x + threadIdx.x; }
 __device__ __forceinline__ u64 grid_step() { return (u64)gridDim.x * blockDim.x; }
 #define GRID_STRIDE(i, n) for (u64 i = grid_first(); i < (u64)(n); i += grid_step())
+
+// Descent windows (lee.cu, costfield.cu): a path is followed from the start down a field by one
+// block that stages a DW x DW window of the field in shared memory, finds every window cell's
+// successor at once, and walks them with one shared load per step; the window then moves.
+#define DW 64
+
+// The window's first row or column along one axis: centred on the current cell c, then shifted
+// most of the way towards the goal g, clamped into [0, n - DW].
+__device__ __forceinline__ long long window_origin(long long c, long long g, long long n) {
+    long long o = c - DW / 2;
+    if (g > c) o += DW / 2 - 2;
+    if (g < c) o -= DW / 2 - 2;
+    return max(0ll, min(o, n - DW));
+}
+
+#define SUCC_OUT 0xffffu    /* a neighbour the priority needs lies outside the window */
+#define SUCC_NONE 0xfffeu   /* no neighbour on a shortest path: the field is broken */
+#define SUCC_GOAL 0xfffdu   /* the goal, or unreached: no step */

@@ -527,19 +527,6 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 // have no descent), DESCENT_UNREACHED (start unreached) or DESCENT_TOO_LONG (the path does not
 // fit `cap` cells); state[STATE_LENGTH]: the path's length in moves. path[i]: its i-th cell.
 // ---------------------------------------------------------------------------------------------
-#define DW 64
-
-__device__ __forceinline__ long long window_origin(long long c, long long g, long long n) {
-    // Centre the window, then shift it most of the way towards the goal's side.
-    long long o = c - DW / 2;
-    if (g > c) o += DW / 2 - 2;
-    if (g < c) o -= DW / 2 - 2;
-    return max(0ll, min(o, n - DW));
-}
-
-#define SUCC_OUT 0xffffu    /* a neighbour the priority needs lies outside the window */
-#define SUCC_NONE 0xfffeu   /* no neighbour one wave closer: the labels are broken */
-#define SUCC_GOAL 0xfffdu   /* label 0 or unreached: no step */
 
 extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
                                        u32 w, u32 h, u32 ndirs, u64 start, u64 goal, u32 *path,

@@ -382,3 +382,45 @@ fn repeated_goal_reuses_its_cost_field() {
         assert_eq!(planner.fields_reused(), 2);
     }
 }
+
+/// A serpentine of one-cell corridors whose path (about 90,000 cells) outgrows the device
+/// descent's first path buffer: the descent grows it once and the path equals the CPU's.
+#[test]
+fn serpentine_path_longer_than_the_first_buffer_descends_on_the_device() {
+    let Some(rt) =
+        cuda_or_skip("serpentine_path_longer_than_the_first_buffer_descends_on_the_device")
+    else {
+        return;
+    };
+    let (w, h) = (301u32, 599u32);
+    // Odd rows are walls with one gap, alternately at the right and the left end.
+    let data: Vec<i8> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            let gap = if (y / 2) % 2 == 0 { w - 1 } else { 0 };
+            if y % 2 == 1 && x != gap {
+                100
+            } else {
+                0
+            }
+        })
+        .collect();
+    let g = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight).unwrap();
+    let values: Vec<u8> = data
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if d > 0 { 254 } else { (i % 7) as u8 * 30 })
+        .collect();
+    let p = CostParams::default();
+    let cpu = CostPlanner::new(&Backend::Cpu, g.clone(), &values, &p).unwrap();
+    let dev = CostPlanner::new(&Backend::Cuda(rt), g, &values, &p).unwrap();
+    let (start, goal) = ((0, 0), (0, h as i64 - 1));
+    let want = cpu.plan(start, goal).unwrap();
+    assert!(want.path.len() > 1 << 16, "{} cells", want.path.len());
+    assert_eq!(dev.plan(start, goal).unwrap(), want);
+    // And back the other way on a fresh field.
+    assert_eq!(
+        dev.plan(goal, start).unwrap(),
+        cpu.plan(goal, start).unwrap()
+    );
+}

@@ -1,8 +1,10 @@
 //! The least-cost field on the device (kernels/costfield.cu): the grid's masks and the cells'
 //! step costs uploaded once per map; per goal, tile launches that follow the front until one
-//! improves nothing.
+//! improves nothing. The field stays on the device: a plan descends it there and only the path
+//! comes back, and a plan to the same goal again only descends.
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
@@ -10,13 +12,40 @@ use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::COSTFIELD;
 use crate::error::{Error, Result};
 use crate::lee::grid::Grid;
+use crate::sync::lock;
 
-/// Tiles are TILE x TILE cells, ROWS rows of threads (kernels/costfield.cu).
+/// Tiles are TILE x TILE cells, one warp each (kernels/costfield.cu).
 const TILE: u32 = 32;
-const ROWS: u32 = 8;
 /// Launches between two reads of the "improved" flag (each read is a host round trip; a launch
 /// with no front left returns at once).
 const LAUNCHES_PER_CHECK: u32 = 8;
+/// Slots of the descent's state (cf_descend) and its statuses.
+const CF_STATUS: usize = 0;
+const CF_LENGTH: usize = 1;
+const CF_COST: usize = 2;
+const CF_SLOTS: usize = 3;
+const CF_OK: u64 = 0;
+const CF_BROKEN: u64 = 1;
+const CF_UNREACHED: u64 = 2;
+const CF_TOO_LONG: u64 = 3;
+/// Path cells the first descent has room for; a longer path grows the buffer once.
+const PATH_CAP_START: usize = 1 << 16;
+
+/// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
+fn kernel_defines() -> [(&'static str, String); 7] {
+    [
+        ("CF_STATUS", CF_STATUS.to_string()),
+        ("CF_LENGTH", CF_LENGTH.to_string()),
+        ("CF_COST", CF_COST.to_string()),
+        ("CF_OK", format!("{CF_OK}ull")),
+        ("CF_BROKEN", format!("{CF_BROKEN}ull")),
+        ("CF_UNREACHED", format!("{CF_UNREACHED}ull")),
+        ("CF_TOO_LONG", format!("{CF_TOO_LONG}ull")),
+    ]
+}
+
+/// A least-cost path found on the device: its cells from start to goal and its total cost.
+pub type DevicePath = (Vec<(u32, u32)>, u64);
 
 pub struct DeviceCosts {
     rt: Arc<CudaRuntime>,
@@ -27,6 +56,28 @@ pub struct DeviceCosts {
     enter: CudaSlice<u32>,
     init: CudaFunction,
     tiles: CudaFunction,
+    descend: CudaFunction,
+    /// The last field computed, kept for descents: one plan at a time uses it.
+    field: Mutex<Field>,
+    /// Tile launches the last field took (what the bench reports next to its time).
+    last_launches: AtomicU32,
+}
+
+/// The per-map buffers of the field and the descent, allocated on the first plan.
+#[derive(Default)]
+struct Field {
+    /// The goal whose costs `cost` holds, once complete.
+    goal: Option<(u32, u32)>,
+    buffers: Option<FieldBuffers>,
+}
+
+struct FieldBuffers {
+    cost: CudaSlice<u64>,
+    epoch: CudaSlice<u32>,
+    changed: CudaSlice<u32>,
+    state: CudaSlice<u64>,
+    path: CudaSlice<u32>,
+    path_cap: usize,
 }
 
 /// Device buffers free themselves on the dropping thread, where cudarc does not make the
@@ -40,6 +91,8 @@ impl Drop for DeviceCosts {
 impl DeviceCosts {
     /// Uploads the grid's masks and the cells' straight step costs.
     pub fn upload(rt: &Arc<CudaRuntime>, grid: &Grid, enter: &[u32]) -> Result<DeviceCosts> {
+        let defines = kernel_defines();
+        let f = |name: &str| rt.function_with(&COSTFIELD, &defines, name);
         Ok(DeviceCosts {
             rt: rt.clone(),
             width: grid.width,
@@ -47,41 +100,102 @@ impl DeviceCosts {
             ndirs: grid.connectivity.directions() as u32,
             masks: rt.upload(&grid.masks)?,
             enter: rt.upload(enter)?,
-            init: rt.function(&COSTFIELD, "cf_init")?,
-            tiles: rt.function(&COSTFIELD, "cf_tiles")?,
+            init: f("cf_init")?,
+            tiles: f("cf_tiles")?,
+            descend: f("cf_descend")?,
+            field: Mutex::default(),
+            last_launches: AtomicU32::new(0),
         })
+    }
+
+    fn cells(&self) -> usize {
+        self.width as usize * self.height as usize
+    }
+
+    fn tiles(&self) -> (u32, u32) {
+        (self.width.div_ceil(TILE), self.height.div_ceil(TILE))
+    }
+
+    /// Tile launches the last computed field took.
+    pub fn last_launches(&self) -> u32 {
+        self.last_launches.load(Ordering::Relaxed)
     }
 
     /// The least total cost from every cell to `goal` (u64::MAX where unreached), row-major.
     pub fn field(&self, goal: (u32, u32)) -> Result<Vec<u64>> {
+        let mut f = lock(&self.field);
+        let b = self.field_on_device(&mut f, goal)?;
+        self.rt.download(&b.cost, self.cells())
+    }
+
+    /// The least-cost path from `start` to `goal` (None: start unreached) and whether the
+    /// field of the plan before (same goal) answered it.
+    pub fn plan(&self, goal: (u32, u32), start: (u32, u32)) -> Result<(Option<DevicePath>, bool)> {
+        let mut f = lock(&self.field);
+        let reused = f.goal == Some(goal);
+        self.field_on_device(&mut f, goal)?;
+        Ok((self.descend(&mut f, goal, start)?, reused))
+    }
+
+    /// The field for `goal` in the buffers, computed unless it is already there.
+    fn field_on_device<'a>(&self, f: &'a mut Field, goal: (u32, u32)) -> Result<&'a FieldBuffers> {
+        if f.buffers.is_none() {
+            let ntiles = {
+                let (x, y) = self.tiles();
+                x as usize * y as usize
+            };
+            // SAFETY: cf_init writes every cost and epoch before cf_tiles reads them; the
+            // descent writes state and path before they are downloaded.
+            f.buffers = Some(unsafe {
+                FieldBuffers {
+                    cost: self.rt.alloc(self.cells())?,
+                    epoch: self.rt.alloc(ntiles)?,
+                    changed: self.rt.alloc_zeros(1)?,
+                    state: self.rt.alloc(CF_SLOTS)?,
+                    path: self.rt.alloc(PATH_CAP_START.min(self.cells().max(1)))?,
+                    path_cap: PATH_CAP_START.min(self.cells().max(1)),
+                }
+            });
+        }
+        let Field { goal: at, buffers } = f;
+        let b = buffers
+            .as_mut()
+            .ok_or_else(|| Error::Gpu("cost field buffers missing".into()))?;
+        if *at != Some(goal) {
+            // A field cut short by an error must not be taken for the goal's.
+            *at = None;
+            let launches = self.relax(b, goal)?;
+            self.last_launches.store(launches, Ordering::Relaxed);
+            *at = Some(goal);
+        }
+        Ok(b)
+    }
+
+    /// cf_init, then tile launches until one improves nothing; returns the launches.
+    fn relax(&self, b: &mut FieldBuffers, goal: (u32, u32)) -> Result<u32> {
         let rt = &self.rt;
         let (w, h) = (self.width, self.height);
-        let n = w as usize * h as usize;
-        let (tiles_x, tiles_y) = (w.div_ceil(TILE), h.div_ceil(TILE));
+        let n = self.cells();
+        let (tiles_x, tiles_y) = self.tiles();
         let ntiles = tiles_x * tiles_y;
-        // SAFETY: cf_init writes every cost and every epoch before cf_tiles reads them.
-        let mut cost = unsafe { rt.alloc::<u64>(n) }?;
-        // SAFETY: as cost.
-        let mut epoch = unsafe { rt.alloc::<u32>(ntiles as usize) }?;
-        let mut changed = rt.alloc_zeros::<u32>(1)?;
         let stream = rt.stream();
         let n64 = n as u64;
         let goal_idx = goal.1 as u64 * w as u64 + goal.0 as u64;
         let goal_tile = (goal.1 / TILE) * tiles_x + goal.0 / TILE;
-        let mut b = stream.launch_builder(&self.init);
-        b.arg(&mut cost)
+        let mut l = stream.launch_builder(&self.init);
+        l.arg(&mut b.cost)
             .arg(&n64)
             .arg(&goal_idx)
-            .arg(&mut epoch)
+            .arg(&mut b.epoch)
             .arg(&ntiles)
             .arg(&goal_tile);
         // SAFETY: cf_init(cost, n, goal, epoch, ntiles, goal_tile): writes cost[0..n) and
         // epoch[0..ntiles).
-        unsafe { b.launch(rt.grid_stride(n.max(ntiles as usize), 256)) }
+        unsafe { l.launch(rt.grid_stride(n.max(ntiles as usize), 256)) }
             .map_err(launch_err("cf_init"))?;
         let cfg = LaunchConfig {
             grid_dim: (tiles_x, tiles_y, 1),
-            block_dim: (TILE, ROWS, 1),
+            block_dim: (TILE, 1, 1),
             shared_mem_bytes: 0,
         };
         // Each launch moves the front at least one tile, so the tiles' count bounds the
@@ -89,28 +203,28 @@ impl DeviceCosts {
         let max_launches = (ntiles as u64 + 2) * 4 * LAUNCHES_PER_CHECK as u64;
         let mut launch: u32 = 1;
         loop {
-            stream.memset_zeros(&mut changed).map_err(gpu_err)?;
+            stream.memset_zeros(&mut b.changed).map_err(gpu_err)?;
             for _ in 0..LAUNCHES_PER_CHECK {
-                let mut b = stream.launch_builder(&self.tiles);
-                b.arg(&self.masks)
+                let mut l = stream.launch_builder(&self.tiles);
+                l.arg(&self.masks)
                     .arg(&self.enter)
-                    .arg(&mut cost)
+                    .arg(&mut b.cost)
                     .arg(&w)
                     .arg(&h)
                     .arg(&self.ndirs)
-                    .arg(&mut epoch)
+                    .arg(&mut b.epoch)
                     .arg(&tiles_x)
                     .arg(&tiles_y)
                     .arg(&launch)
-                    .arg(&mut changed);
+                    .arg(&mut b.changed);
                 // SAFETY: cf_tiles(masks, enter, cost, w, h, ndirs, epoch, tiles_x, tiles_y,
                 // launch, changed): one block per tile; reads masks/enter/cost within w x h,
                 // writes cost cells of its own tile, epoch[its tile] and changed[0].
-                unsafe { b.launch(cfg) }.map_err(launch_err("cf_tiles"))?;
+                unsafe { l.launch(cfg) }.map_err(launch_err("cf_tiles"))?;
                 launch += 1;
             }
-            if rt.download(&changed, 1)?.first().copied().unwrap_or(0) == 0 {
-                break;
+            if rt.download(&b.changed, 1)?.first().copied().unwrap_or(0) == 0 {
+                return Ok(launch - 1);
             }
             if launch as u64 > max_launches {
                 return Err(Error::Gpu(format!(
@@ -118,6 +232,76 @@ impl DeviceCosts {
                 )));
             }
         }
-        rt.download(&cost, n)
+    }
+
+    /// The path from `start` down the field in `f` (its goal `goal`), found on the device.
+    fn descend(
+        &self,
+        f: &mut Field,
+        goal: (u32, u32),
+        start: (u32, u32),
+    ) -> Result<Option<DevicePath>> {
+        let b = f
+            .buffers
+            .as_mut()
+            .ok_or_else(|| Error::Gpu("cost field buffers missing".into()))?;
+        let mut state = self.launch_descend(b, goal, start)?;
+        if state[CF_STATUS] == CF_TOO_LONG {
+            // No cell repeats on a path whose costs strictly fall: the grid's cells bound it.
+            let cap = self.cells().max(1);
+            // SAFETY: the descent writes path[0..=length] before it reports success.
+            b.path = unsafe { self.rt.alloc::<u32>(cap) }?;
+            b.path_cap = cap;
+            state = self.launch_descend(b, goal, start)?;
+        }
+        match state[CF_STATUS] {
+            CF_OK => {
+                let cells = self.rt.download(&b.path, state[CF_LENGTH] as usize + 1)?;
+                let w = self.width;
+                Ok(Some((
+                    cells.into_iter().map(|c| (c % w, c / w)).collect(),
+                    state[CF_COST],
+                )))
+            }
+            CF_UNREACHED => Ok(None),
+            CF_BROKEN => Err(Error::Gpu("cf_descend: the field has no descent".into())),
+            other => Err(Error::Gpu(format!("cf_descend: status {other}"))),
+        }
+    }
+
+    fn launch_descend(
+        &self,
+        b: &mut FieldBuffers,
+        goal: (u32, u32),
+        start: (u32, u32),
+    ) -> Result<Vec<u64>> {
+        let w = self.width as u64;
+        let s = start.1 as u64 * w + start.0 as u64;
+        let g = goal.1 as u64 * w + goal.0 as u64;
+        let cap = b.path_cap as u32;
+        let stream = self.rt.stream();
+        let mut l = stream.launch_builder(&self.descend);
+        l.arg(&self.masks)
+            .arg(&self.enter)
+            .arg(&b.cost)
+            .arg(&self.width)
+            .arg(&self.height)
+            .arg(&self.ndirs)
+            .arg(&s)
+            .arg(&g)
+            .arg(&mut b.path)
+            .arg(&cap)
+            .arg(&mut b.state);
+        // SAFETY: cf_descend(masks, enter, cost, w, h, ndirs, start, goal, path, cap, state):
+        // one block; reads within w x h, writes path[0..cap) (checked) and state[0..CF_SLOTS).
+        unsafe {
+            l.launch(LaunchConfig {
+                grid_dim: (1, 1, 1),
+                block_dim: (1024, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(launch_err("cf_descend"))?;
+        self.rt.download(&b.state, CF_SLOTS)
     }
 }

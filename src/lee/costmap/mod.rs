@@ -16,9 +16,13 @@ pub mod gpu;
 
 pub use config::{CostModel, CostParams};
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
 use super::grid::Grid;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
+use crate::sync::lock;
 
 /// A least-cost plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -70,15 +74,15 @@ pub struct CostPlanner {
     params: CostParams,
     enter: Vec<u32>,
     device: Option<gpu::DeviceCosts>,
-    /// The last plan's goal and field: a plan to the same goal only descends it (nav2
-    /// replans to one goal again and again).
-    last: std::sync::Mutex<Option<GoalCosts>>,
+    /// On the CPU, the last plan's goal and field: a plan to the same goal only descends it
+    /// (nav2 replans to one goal again and again). The device keeps its own.
+    last: Mutex<Option<GoalCosts>>,
     /// Plans answered from the previous plan's field.
-    reused: std::sync::atomic::AtomicU64,
+    reused: AtomicU64,
 }
 
 /// A goal and the least total cost from every cell to it.
-type GoalCosts = ((u32, u32), std::sync::Arc<Vec<u64>>);
+type GoalCosts = ((u32, u32), Arc<Vec<u64>>);
 
 impl CostPlanner {
     /// `values` are the cells' cost values; cells they block are blocked in the grid here.
@@ -96,8 +100,8 @@ impl CostPlanner {
             params: *p,
             enter,
             device,
-            last: std::sync::Mutex::new(None),
-            reused: std::sync::atomic::AtomicU64::new(0),
+            last: Mutex::new(None),
+            reused: AtomicU64::new(0),
         })
     }
 
@@ -147,35 +151,58 @@ impl CostPlanner {
 
     /// How many plans reused the field of the plan before them (same goal).
     pub fn fields_reused(&self) -> u64 {
-        self.reused.load(std::sync::atomic::Ordering::Relaxed)
+        self.reused.load(Ordering::Relaxed)
     }
 
-    /// The field to `goal`: the last plan's when it had the same goal.
-    fn field_to(&self, goal: (i64, i64)) -> Result<std::sync::Arc<Vec<u64>>> {
-        let g = self.check_cell("goal", goal)?;
-        if let Some((at, field)) = crate::sync::lock(&self.last).as_ref() {
-            if *at == g {
-                self.reused
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                return Ok(field.clone());
+    /// Tile launches of the last field computed on the device (None on the CPU).
+    pub fn last_launches(&self) -> Option<u32> {
+        self.device.as_ref().map(|d| d.last_launches())
+    }
+
+    /// The field to `goal` on the host: the last plan's when it had the same goal.
+    fn host_field_to(&self, goal: (u32, u32)) -> Arc<Vec<u64>> {
+        if let Some((at, field)) = lock(&self.last).as_ref() {
+            if *at == goal {
+                self.reused.fetch_add(1, Ordering::Relaxed);
+                return field.clone();
             }
         }
         // Computed outside the lock, so plans to other goals do not wait on it.
-        let field = std::sync::Arc::new(self.cost_field(goal)?);
-        *crate::sync::lock(&self.last) = Some((g, field.clone()));
-        Ok(field)
+        let field = Arc::new(cpu::cost_field(&self.grid, &self.enter, goal));
+        *lock(&self.last) = Some((goal, field.clone()));
+        field
     }
 
-    /// A least-cost path from `start` to `goal` (the tie rule in the module's header).
+    /// A least-cost path from `start` to `goal` (the tie rule in the module's header). On the
+    /// device the field stays there and only the path comes back.
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64)) -> Result<CostPlan> {
         let s = self.check_cell("start", start)?;
-        let field = self.field_to(goal)?;
-        let path = cpu::descend(&self.grid, &self.enter, &field, s).unwrap_or_default();
-        let cost = (!path.is_empty()).then(|| field[self.grid.index(s.0, s.1)]);
-        Ok(CostPlan {
-            reachable: !path.is_empty(),
-            cost,
-            path,
+        let g = self.check_cell("goal", goal)?;
+        let found = match &self.device {
+            Some(d) => {
+                let (found, reused) = d.plan(g, s)?;
+                if reused {
+                    self.reused.fetch_add(1, Ordering::Relaxed);
+                }
+                found
+            }
+            None => {
+                let field = self.host_field_to(g);
+                cpu::descend(&self.grid, &self.enter, &field, s)
+                    .map(|path| (path, field[self.grid.index(s.0, s.1)]))
+            }
+        };
+        Ok(match found {
+            Some((path, cost)) => CostPlan {
+                reachable: true,
+                cost: Some(cost),
+                path,
+            },
+            None => CostPlan {
+                reachable: false,
+                cost: None,
+                path: Vec::new(),
+            },
         })
     }
 }
