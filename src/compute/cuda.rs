@@ -41,6 +41,10 @@ pub struct DeviceInfo {
     pub compute_capability: (i32, i32),
     pub total_memory: usize,
     pub multiprocessors: i32,
+    /// CPU and GPU share one memory (Jetson): host-device copies stay within it.
+    pub integrated: bool,
+    /// Most shared memory one block may opt into, in bytes (48 KiB without opting in).
+    pub max_shared_per_block_optin: i32,
     pub driver_version: i32,
     pub nvrtc_version: (i32, i32),
 }
@@ -110,6 +114,10 @@ impl CudaRuntime {
             compute_capability: ctx.compute_capability().map_err(gpu_err)?,
             total_memory: ctx.total_mem().map_err(gpu_err)?,
             multiprocessors: attr(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            integrated: attr(A::CU_DEVICE_ATTRIBUTE_INTEGRATED)? != 0,
+            max_shared_per_block_optin: attr(
+                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
             driver_version,
             nvrtc_version: (major, minor),
         };

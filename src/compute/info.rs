@@ -20,6 +20,18 @@ pub fn print(kind: BackendKind) {
             );
             println!("multiprocessors: {}", i.multiprocessors);
             println!(
+                "memory model: {}",
+                if i.integrated {
+                    "integrated (CPU and GPU share one memory)"
+                } else {
+                    "discrete"
+                }
+            );
+            println!(
+                "shared memory per block: {} KiB with opt-in",
+                i.max_shared_per_block_optin / 1024
+            );
+            println!(
                 "memory: {:.1} GiB free of {:.1} GiB",
                 free as f64 / 1073741824.0,
                 total as f64 / 1073741824.0
