@@ -113,6 +113,7 @@ pub(crate) async fn within<T>(
         return work.await;
     };
     // The deadline counts from the call, not from the first poll of the timer.
+    let called = std::time::Instant::now();
     let at = smol::Timer::after(d);
     let timer = async {
         at.await;
@@ -121,6 +122,12 @@ pub(crate) async fn within<T>(
     futures::pin_mut!(work);
     futures::pin_mut!(timer);
     match futures::future::select(work, timer).await {
+        // Work that finished inside one poll never let the timer run: an answer later than
+        // the deadline is a timeout however it was reached, so the outcome does not depend
+        // on how fast the machine polls.
+        futures::future::Either::Left((Ok(_), _)) if called.elapsed() > d => {
+            Err(Error::DeadlineExceeded { limit_s })
+        }
         futures::future::Either::Left((r, _)) | futures::future::Either::Right((r, _)) => r,
     }
 }
@@ -173,6 +180,15 @@ mod tests {
             assert!(e.to_string().contains("request_timeout_s = 0.05"), "{e}");
             assert_eq!(within(d, 0.05, async { Ok(2) }).await.unwrap(), 2);
             assert_eq!(within(None, 0.0, async { Ok(3) }).await.unwrap(), 3);
+            // Work that blocks inside its only poll still misses the deadline.
+            let blocking = async {
+                std::thread::sleep(Duration::from_millis(20));
+                Ok(4)
+            };
+            let e = within(Some(Duration::from_millis(1)), 0.001, blocking)
+                .await
+                .unwrap_err();
+            assert!(e.to_string().contains("request_timeout_s = 0.001"), "{e}");
         });
     }
 }
