@@ -325,3 +325,156 @@ sys.stdout.buffer.write(a.tobytes())
         }
     }
 }
+
+/// pypcd4's own test clouds (tests/data/clouds/pypcd4: ascii, binary, binary_compressed,
+/// organized, COUNT > 1, an `_` field, zero points, an empty file, a cut header) as a
+/// conformance suite: where pypcd4 decodes a file, ours gives the same x y z bit for bit;
+/// where it refuses one, ours refuses it too. Skips without python3 and pypcd4, unless
+/// GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+#[test]
+fn pypcd4_test_clouds_decode_as_pypcd4_does() {
+    let dir = gpu_planning::testing::repo().join("tests/data/clouds/pypcd4");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcd"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 10, "{}", dir.display());
+    // One line per file: "error" or the x y z values' f32 bits in hex.
+    let script = r#"
+import sys
+from pypcd4 import PointCloud
+for f in sys.argv[1:]:
+    try:
+        a = PointCloud.from_path(f).numpy(('x', 'y', 'z')).astype('<f4')
+        print(a.tobytes().hex())
+    except Exception:
+        print('error')
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .args(&files)
+        .output();
+    let theirs = match out {
+        Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
+        other => {
+            let why = format!("python3 with pypcd4 unavailable: {other:?}");
+            gpu_planning::testing::peer_missing("pypcd4 conformance suite", &why);
+            return;
+        }
+    };
+    let lines: Vec<&str> = theirs.lines().collect();
+    assert_eq!(lines.len(), files.len());
+    let (mut decoded, mut refused) = (0, 0);
+    for (path, line) in files.iter().zip(lines) {
+        let ours = gpu_planning::kdtree::io::read_points(path);
+        if line == "error" {
+            assert!(
+                ours.is_err(),
+                "{}: pypcd4 refuses it, ours read {ours:?}",
+                path.display()
+            );
+            refused += 1;
+            continue;
+        }
+        let (d, ours) = ours.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(d, 3);
+        let want: Vec<u32> = (0..line.len() / 8)
+            .map(|i| {
+                let b = u32::from_str_radix(&line[i * 8..i * 8 + 8], 16).unwrap();
+                u32::from_le_bytes(b.to_be_bytes())
+            })
+            .collect();
+        let got: Vec<u32> = ours.iter().map(|v| v.to_bits()).collect();
+        assert_eq!(got, want, "{}", path.display());
+        decoded += 1;
+    }
+    assert_eq!((decoded, refused), (8, 2));
+}
+
+/// An organized cloud (WIDTH x HEIGHT, NaN where a return is missing, as PCL saves a depth
+/// camera's frame) in each PCD encoding: `knn` leaves the NaN points out and names neighbours
+/// by their index in the file, as PCL's KdTreeFLANN does; checked by brute force.
+#[test]
+fn organized_pcd_clouds_answer_with_file_indices() {
+    let (w, h) = (7usize, 5usize);
+    let mut rng = gpu_planning::rng::XorShift::new(gpu_planning::compute::testing::seed(0));
+    let mut unit = move || (rng.next_u64() % 1000) as f32 / 250.0;
+    let mut pts: Vec<[f32; 3]> = (0..w * h).map(|_| [unit(), unit(), unit()]).collect();
+    for i in [0, 3, 8, 9, 10, 11, 12, 13, 34] {
+        pts[i] = [f32::NAN; 3];
+    }
+    let head = |data: &str| {
+        format!(
+            "# .PCD v0.7\nVERSION 0.7\nFIELDS intensity x y z\nSIZE 4 4 4 4\nTYPE F F F F\n\
+             COUNT 1 1 1 1\nWIDTH {w}\nHEIGHT {h}\nVIEWPOINT 0 0 0 1 0 0 0\nPOINTS {}\n\
+             DATA {data}\n",
+            w * h
+        )
+    };
+    let mut ascii = head("ascii");
+    for (i, p) in pts.iter().enumerate() {
+        let v = |x: f32| {
+            if x.is_nan() {
+                "nan".to_string()
+            } else {
+                format!("{x}")
+            }
+        };
+        ascii += &format!("{i} {} {} {}\n", v(p[0]), v(p[1]), v(p[2]));
+    }
+    let mut binary = head("binary").into_bytes();
+    for (i, p) in pts.iter().enumerate() {
+        binary.extend((i as f32).to_le_bytes());
+        binary.extend(p.iter().flat_map(|v| v.to_le_bytes()));
+    }
+    let queries: Vec<[f32; 3]> = (0..23).map(|_| [unit(), unit(), unit()]).collect();
+    let dir = std::env::temp_dir().join(format!("gp-organized-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let q: Vec<f32> = queries.iter().flatten().copied().collect();
+    std::fs::write(
+        dir.join("q.npy"),
+        gpu_planning::npy::write_f32_2d(queries.len() as u32, 3, &q),
+    )
+    .unwrap();
+    std::fs::write(dir.join("ascii.pcd"), ascii).unwrap();
+    std::fs::write(dir.join("binary.pcd"), binary).unwrap();
+    // Brute force over the finite points, ties to the lower index.
+    let k = 4;
+    let want: Vec<Vec<u32>> = queries
+        .iter()
+        .map(|q| {
+            let mut d: Vec<(f32, u32)> = pts
+                .iter()
+                .enumerate()
+                .filter(|(_, p)| p[0].is_finite())
+                .map(|(i, p)| {
+                    let s: f32 = (0..3).map(|j| (p[j] - q[j]) * (p[j] - q[j])).sum();
+                    (s, i as u32)
+                })
+                .collect();
+            d.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            d.iter().take(k).map(|e| e.1).collect()
+        })
+        .collect();
+    let exe = std::env::var("GPU_PLANNING_BIN")
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
+    for file in ["ascii.pcd", "binary.pcd"] {
+        let out = std::process::Command::new(&exe)
+            .args(["knn", "--points"])
+            .arg(dir.join(file))
+            .arg("--queries")
+            .arg(dir.join("q.npy"))
+            .args(["--k", &k.to_string(), "--backend", "auto", "--json"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{file}: {err}");
+        assert!(err.contains("9 points of"), "{file}: {err}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let idx: Vec<Vec<u32>> = serde_json::from_value(v["indices"].clone()).unwrap();
+        assert_eq!(idx, want, "{file}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

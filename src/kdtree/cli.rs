@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::io::{npz, read_points};
 use super::{
-    build, check_result_size, check_unit_quaternions, knn, radius, Metric, Neighbors, Points,
-    ResultSize,
+    build, check_result_size, check_unit_quaternions, knn, radius, FiniteRows, Metric, Neighbors,
+    Points, ResultSize,
 };
 use crate::compute::{Backend, BackendKind};
 use crate::config::NearestNeighborsParams;
@@ -50,7 +50,22 @@ pub struct KnnArgs {
 
 pub fn run(a: KnnArgs) -> Result<()> {
     let (dims, coords) = read_points(&a.points)?;
+    let mut cloud = FiniteRows::new(dims, coords);
+    if cloud.dropped > 0 {
+        eprintln!(
+            "note: {} points of {} with a NaN or infinite coordinate left out; indices are \
+             those of the file",
+            cloud.dropped,
+            a.points.display()
+        );
+    }
     let (qdims, queries) = read_points(&a.queries)?;
+    if let Some(i) = queries.iter().position(|v| !v.is_finite()) {
+        return Err(Error::invalid(
+            format!("{}: query {}", a.queries.display(), i / qdims.max(1)),
+            format!("coordinate {} is {}", i % qdims.max(1), queries[i]),
+        ));
+    }
     if qdims != dims {
         return Err(Error::invalid(
             a.queries.display().to_string(),
@@ -58,10 +73,10 @@ pub fn run(a: KnnArgs) -> Result<()> {
         ));
     }
     if a.metric == Metric::So3 && dims == 4 {
-        check_unit_quaternions(&a.points.display().to_string(), &coords)?;
+        check_unit_quaternions(&a.points.display().to_string(), &cloud.coords)?;
         check_unit_quaternions(&a.queries.display().to_string(), &queries)?;
     }
-    let p = Points::new(dims, coords)?;
+    let p = Points::new(dims, std::mem::take(&mut cloud.coords))?;
     let backend = Backend::select(a.backend)?;
     let started = std::time::Instant::now();
     let tree = build(&backend, &p)?;
@@ -72,7 +87,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
         None => ResultSize::Nearest { k: a.k },
     };
     check_result_size(&tree, &queries, size, a.max_results)?;
-    let result: Vec<Neighbors> = match a.radius {
+    let mut result: Vec<Neighbors> = match a.radius {
         Some(r) => radius(&backend, &tree, &queries, r, a.max_count, a.metric)?,
         None => {
             if a.k > tree.len() {
@@ -85,6 +100,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
             knn(&backend, &tree, &queries, a.k, a.metric)?
         }
     };
+    cloud.to_cloud_indices(&mut result);
     let elapsed = started.elapsed().as_secs_f64();
     if a.json {
         let indices: Vec<Vec<u32>> = result

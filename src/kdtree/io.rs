@@ -1,5 +1,6 @@
 //! Point files for `gpu_planning knn`: `.npy` (N, D) arrays, PCD (ascii, binary or PCL's LZF
-//! binary_compressed; fields x y z)
+//! binary_compressed; fields x y z among any others, any COUNT; organized or not, NaN points
+//! kept here and left out by the caller)
 //! and PLY (ascii or binary_little_endian; vertex properties x y z), and `.npz` results.
 
 use crate::error::{Error, Result};
@@ -125,6 +126,17 @@ pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
         .first()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| Error::invalid(name, "no POINTS line"))?;
+    // An organized cloud (HEIGHT > 1) holds WIDTH x HEIGHT points row by row, NaN where a
+    // return is missing; the reader keeps every one, so indices stay those of the file.
+    let dim = |key: &str| get(key).first().and_then(|s| s.parse::<usize>().ok());
+    if let (Some(w), Some(h)) = (dim("WIDTH"), dim("HEIGHT")) {
+        if w.checked_mul(h) != Some(n) {
+            return Err(Error::invalid(
+                name,
+                format!("WIDTH {w} x HEIGHT {h} is not POINTS {n}"),
+            ));
+        }
+    }
     let cols = xyz_columns(name, &fields)?;
     let data = get("DATA");
     // The header's count is not trusted for memory: every point takes at least a byte.

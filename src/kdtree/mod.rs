@@ -15,7 +15,7 @@ pub mod query;
 pub mod tree;
 
 pub use config::Metric;
-pub use points::Points;
+pub use points::{FiniteRows, Points};
 pub use query::{check_result_size, check_unit_quaternions, Neighbors, ResultSize};
 pub use tree::KdTree;
 

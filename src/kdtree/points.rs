@@ -58,6 +58,57 @@ impl Points {
     }
 }
 
+/// The rows of a cloud that have every coordinate finite, and where each came from.
+///
+/// Organized clouds (a depth camera's, a lidar's scan rows) mark missing returns with NaN
+/// points. As PCL's `KdTreeFLANN` does, they are left out of the tree, and an answer names a
+/// point by its index in the cloud as given, not among the points kept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FiniteRows {
+    /// The kept rows, row-major.
+    pub coords: Vec<f32>,
+    /// The cloud index of each kept row; `None` when every row was kept.
+    pub origin: Option<Vec<u32>>,
+    /// Rows left out.
+    pub dropped: usize,
+}
+
+impl FiniteRows {
+    pub fn new(dims: usize, coords: Vec<f32>) -> FiniteRows {
+        let finite = |r: &[f32]| r.iter().all(|v| v.is_finite());
+        if dims == 0 || coords.chunks(dims).all(finite) {
+            return FiniteRows {
+                coords,
+                origin: None,
+                dropped: 0,
+            };
+        }
+        let rows = coords.chunks(dims).len();
+        let mut kept = Vec::with_capacity(coords.len());
+        let mut origin = Vec::with_capacity(rows);
+        for (i, r) in coords.chunks(dims).enumerate() {
+            if finite(r) {
+                kept.extend_from_slice(r);
+                origin.push(u32::try_from(i).unwrap_or(u32::MAX));
+            }
+        }
+        FiniteRows {
+            coords: kept,
+            dropped: rows - origin.len(),
+            origin: Some(origin),
+        }
+    }
+
+    /// Renames the tree's point indices in `rows` to indices of the cloud as given.
+    pub fn to_cloud_indices(&self, rows: &mut [super::Neighbors]) {
+        if let Some(origin) = &self.origin {
+            for e in rows.iter_mut().flatten() {
+                e.1 = origin[e.1 as usize];
+            }
+        }
+    }
+}
+
 /// A u32 whose unsigned order is the f32 order (for finite values, -0.0 excluded).
 #[inline]
 pub fn sortable(v: f32) -> u32 {

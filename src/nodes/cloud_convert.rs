@@ -1,12 +1,14 @@
 //! sensor_msgs/PointCloud2 -> xyz f32 points: fields x, y, z of type FLOAT32, any point_step,
-//! row_step and field offsets, little-endian; points with a NaN (or infinite) coordinate are
-//! dropped and counted.
+//! row_step and field offsets, little-endian, organized or not; points with a NaN (or
+//! infinite) coordinate are left out, counted, and each kept point remembers its index in the
+//! cloud (PCL's convention for organized clouds).
 
 use crate::error::{Error, Result};
+use crate::kdtree::FiniteRows;
 use crate::ros::msg::sensor_msgs::{PointCloud2, PointField};
 
-/// (x y z row-major, points dropped for non-finite coordinates).
-pub fn xyz_from_cloud(c: &PointCloud2, max_points: usize) -> Result<(Vec<f32>, u32)> {
+/// The finite x y z points of `c`, row-major, with their cloud indices.
+pub fn xyz_from_cloud(c: &PointCloud2, max_points: usize) -> Result<FiniteRows> {
     if c.is_bigendian {
         return Err(Error::invalid(
             "is_bigendian",
@@ -66,20 +68,14 @@ pub fn xyz_from_cloud(c: &PointCloud2, max_points: usize) -> Result<(Vec<f32>, u
         ));
     }
     let mut out = Vec::with_capacity(n * 3);
-    let mut dropped = 0;
     for r in 0..h {
         for col in 0..w {
             let base = r * c.row_step as usize + col * c.point_step as usize;
-            let p = offs.map(|o| {
+            out.extend(offs.map(|o| {
                 let b = &c.data[base + o..base + o + 4];
                 f32::from_le_bytes([b[0], b[1], b[2], b[3]])
-            });
-            if p.iter().all(|v| v.is_finite()) {
-                out.extend(p);
-            } else {
-                dropped += 1;
-            }
+            }));
         }
     }
-    Ok((out, dropped))
+    Ok(FiniteRows::new(3, out))
 }

@@ -6,8 +6,10 @@
 //! -> `~/neighbors` (Neighbors, `k` from the parameters, header of the queries) against the
 //! cloud tree. Services `~/knn` (KNearest) and `~/radius` (RadiusSearch) answer from the cloud
 //! tree for 3-D queries and from the orientation tree for 4-D ones, on the device when the
-//! backend is CUDA. Indices are input indices
-//! (first copy for duplicates; dropped NaN points are not counted).
+//! backend is CUDA. Indices are those of the input as published (first copy for duplicates):
+//! a cloud's NaN points are left out of its tree but keep their place in the numbering, as
+//! PCL's `KdTreeFLANN` does for organized clouds. A query cloud's NaN points are left out of
+//! the answer rows and counted in `dropped_queries`.
 
 use std::sync::{Arc, Mutex};
 
@@ -41,6 +43,8 @@ struct Tree {
     host: KdTree,
     device: Option<DeviceTree>,
     metric: Metric,
+    /// The input index of each tree input point, where points were left out (NaN).
+    origin: Option<Vec<u32>>,
     /// Device out of memory in a query answers from the host copy of the tree.
     cpu_fallback: bool,
 }
@@ -55,6 +59,7 @@ impl Tree {
                     host: dev.download(p.len())?,
                     device: Some(dev),
                     metric,
+                    origin: None,
                     cpu_fallback,
                 })
             }
@@ -62,6 +67,7 @@ impl Tree {
                 host: crate::kdtree::cpu::build(p),
                 device: None,
                 metric,
+                origin: None,
                 cpu_fallback,
             }),
         })
@@ -90,23 +96,36 @@ impl Tree {
         }
     }
 
+    /// Renames tree input indices to the indices of the cloud as published.
+    fn as_input_indices(&self, mut rows: Vec<Rows>) -> Vec<Rows> {
+        if let Some(origin) = &self.origin {
+            for e in rows.iter_mut().flatten() {
+                e.1 = origin[e.1 as usize];
+            }
+        }
+        rows
+    }
+
     fn radius(&self, queries: &[f32], r: f32, max_count: usize, cap: u64) -> Result<Vec<Rows>> {
         check_result_size(&self.host, queries, ResultSize::Radius { max_count }, cap)?;
-        self.on_device_or_host(
+        let rows = self.on_device_or_host(
             |d| d.radius(queries, r, max_count, self.metric),
             |h| cpu::radius(h, queries, r, max_count, self.metric),
-        )
+        )?;
+        Ok(self.as_input_indices(rows))
     }
 
     fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Vec<Rows>> {
         check_result_size(&self.host, queries, ResultSize::Nearest { k }, cap)?;
-        if k > MAX_K {
-            return cpu::knn(&self.host, queries, k, self.metric);
-        }
-        self.on_device_or_host(
-            |d| d.knn(queries, k, self.metric),
-            |h| cpu::knn(h, queries, k, self.metric),
-        )
+        let rows = if k > MAX_K {
+            cpu::knn(&self.host, queries, k, self.metric)?
+        } else {
+            self.on_device_or_host(
+                |d| d.knn(queries, k, self.metric),
+                |h| cpu::knn(h, queries, k, self.metric),
+            )?
+        };
+        Ok(self.as_input_indices(rows))
     }
 }
 
@@ -146,12 +165,12 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
                 let fallback = limits.cpu_fallback;
-                let built = smol::unblock(move || -> Result<(Tree, u32)> {
-                    let (xyz, dropped) = xyz_from_cloud(&msg, p.max_points as usize)?;
-                    Ok((
-                        Tree::build(&b, fallback, &Points::new(3, xyz)?, Metric::Euclidean)?,
-                        dropped,
-                    ))
+                let built = smol::unblock(move || -> Result<(Tree, usize)> {
+                    let cloud = xyz_from_cloud(&msg, p.max_points as usize)?;
+                    let points = Points::new(3, cloud.coords)?;
+                    let mut tree = Tree::build(&b, fallback, &points, Metric::Euclidean)?;
+                    tree.origin = cloud.origin;
+                    Ok((tree, cloud.dropped))
                 })
                 .await;
                 match built {
@@ -215,15 +234,15 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 };
                 let header = msg.header.clone();
                 let p = params.clone();
-                let r = smol::unblock(move || -> Result<(Vec<Rows>, u32)> {
-                    let (xyz, dropped) = xyz_from_cloud(&msg, p.max_queries as usize)?;
-                    Ok((tree.knn(&xyz, p.k as usize, p.max_results)?, dropped))
+                let r = smol::unblock(move || -> Result<(Vec<Rows>, usize)> {
+                    let q = xyz_from_cloud(&msg, p.max_queries as usize)?;
+                    Ok((tree.knn(&q.coords, p.k as usize, p.max_results)?, q.dropped))
                 })
                 .await;
                 match r {
                     Ok((rows, dropped)) => {
                         let mut m = message(header, &rows, params.k, 0.0);
-                        m.dropped_queries = dropped;
+                        m.dropped_queries = u32::try_from(dropped).unwrap_or(u32::MAX);
                         if let Err(e) = out.publish(m) {
                             tracing::warn!("{NODE_NAME}: publishing ~/neighbors failed: {e:?}");
                         }

@@ -1,5 +1,5 @@
-//! The nearest_neighbors node over DDS: a peer publishes a cloud (padded point_step, a NaN
-//! point) and orientations, calls ~/knn and ~/radius and publishes ~/queries; answers equal
+//! The nearest_neighbors node over DDS: a peer publishes an organized cloud as a depth camera
+//! does (rows, padded point_step and row_step, extra fields, NaN points) and orientations, calls ~/knn and ~/radius and publishes ~/queries; answers equal
 //! the CPU tree's; bad requests name their field. Backend auto: the GPU on the device machine.
 
 use std::time::Duration;
@@ -61,6 +61,42 @@ pub(crate) fn cloud(points: &[[f32; 3]]) -> PointCloud2 {
     }
 }
 
+/// An organized cloud of `width` x (n / width) points as a driver sends one: x y z float32,
+/// intensity, 4 bytes of padding per point (point_step 20) and 12 per row.
+fn organized(points: &[[f32; 3]], width: usize) -> PointCloud2 {
+    let field = |name: &str, offset| PointField {
+        name: name.into(),
+        offset,
+        datatype: PointField::FLOAT32,
+        count: 1,
+    };
+    let row_step = width * 20 + 12;
+    let mut data = Vec::new();
+    for row in points.chunks(width) {
+        for (i, p) in row.iter().enumerate() {
+            data.extend(p.iter().flat_map(|v| v.to_le_bytes()));
+            data.extend((i as f32).to_le_bytes());
+            data.extend([0xee; 4]);
+        }
+        data.extend([0xdd; 12]);
+    }
+    PointCloud2 {
+        height: (points.len() / width) as u32,
+        width: width as u32,
+        fields: vec![
+            field("intensity", 12),
+            field("x", 0),
+            field("y", 4),
+            field("z", 8),
+        ],
+        point_step: 20,
+        row_step: row_step as u32,
+        data,
+        is_dense: false,
+        ..Default::default()
+    }
+}
+
 fn rows(m: &Neighbors) -> Vec<Vec<(f32, u32)>> {
     m.offsets
         .windows(2)
@@ -107,14 +143,24 @@ fn neighbours_over_dds_match_the_cpu_tree() {
     let mut pts: Vec<[f32; 3]> = (0..2000).map(|_| [unit(), unit(), unit()]).collect();
     pts[17] = [f32::NAN, 0.0, 0.0];
     pts[40] = pts[39];
-    // The tree the node should hold: NaN dropped, so later indices shift down by one.
-    let kept: Vec<f32> = pts
-        .iter()
-        .filter(|p| p.iter().all(|v| v.is_finite()))
-        .flatten()
-        .copied()
+    // A row with no returns, as a lidar's or depth camera's organized cloud has.
+    for p in &mut pts[100..140] {
+        *p = [f32::NAN; 3];
+    }
+    pts[1999] = [0.0, f32::INFINITY, 0.0];
+    // The tree the node should hold is over the finite points; answers name points by their
+    // index in the published cloud (PCL's convention), so tree indices map through `origin`.
+    let origin: Vec<u32> = (0..pts.len() as u32)
+        .filter(|&i| pts[i as usize].iter().all(|v| v.is_finite()))
         .collect();
+    let kept: Vec<f32> = origin.iter().flat_map(|&i| pts[i as usize]).collect();
     let tree = build(&gpu_planning::Backend::Cpu, &Points::new(3, kept).unwrap()).unwrap();
+    let in_cloud = |mut rows: Vec<Vec<(f32, u32)>>| {
+        for e in rows.iter_mut().flatten() {
+            e.1 = origin[e.1 as usize];
+        }
+        rows
+    };
     let queries: Vec<f32> = (0..300).map(|_| unit()).collect();
     let quats: Vec<[f32; 4]> = gpu_planning::cellgraph::samples::shoemake(500, seed)
         .iter()
@@ -128,7 +174,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
 
     smol::block_on(async {
         common::settle_discovery("knn service", knn_client.wait_for_service(peer.node())).await;
-        cloud_pub.async_publish(cloud(&pts)).await.unwrap();
+        cloud_pub.async_publish(organized(&pts, 40)).await.unwrap();
         orient_pub
             .async_publish(PoseArray {
                 poses: quats
@@ -165,7 +211,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
         assert!(r.success, "{}", r.error);
         assert_eq!(
             rows(&r.neighbors),
-            knn(&tree, &queries, 5, Metric::Euclidean).unwrap()
+            in_cloud(knn(&tree, &queries, 5, Metric::Euclidean).unwrap())
         );
 
         let rr = call(
@@ -181,7 +227,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
         assert!(rr.success, "{}", rr.error);
         assert_eq!(
             rows(&rr.neighbors),
-            radius(&tree, &queries, 1.5, 0, Metric::Euclidean).unwrap()
+            in_cloud(radius(&tree, &queries, 1.5, 0, Metric::Euclidean).unwrap())
         );
 
         // Orientations: 4-D queries, SO(3) metric.
@@ -234,7 +280,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
         assert_eq!(m.k, 3);
         assert_eq!(
             rows(&m),
-            knn(&tree, &queries, 3, Metric::Euclidean).unwrap()
+            in_cloud(knn(&tree, &queries, 3, Metric::Euclidean).unwrap())
         );
 
         // Bad requests name their field.
