@@ -9,6 +9,7 @@ mod bad_input;
 mod bag_replay;
 mod cell_graph_node;
 mod cyclone_interop;
+mod cyclone_services;
 mod dds_loopback;
 mod demo;
 mod fallback_oom;
