@@ -12,6 +12,7 @@ pub mod generate;
 pub mod metadata;
 pub mod play;
 pub mod qos;
+pub mod raw;
 pub mod reader;
 pub mod record;
 pub mod replay;

@@ -111,10 +111,13 @@ pub fn play(rt: &RosRuntime, steps: &[TimedStep], opts: &PlayOptions) -> Result<
     for s in steps {
         match &s.step {
             Step::Publish { topic, ty, qos, .. } if !publishers.contains_key(topic) => {
-                let m = types::message(ty).ok_or_else(|| {
-                    Error::invalid(topic, format!("type '{ty}' is not one this package plays"))
-                })?;
-                publishers.insert(topic.clone(), m.publisher(&mut ctx, topic, *qos)?);
+                // A mirrored type goes out through its node's typed publisher (checked, and
+                // listed in the graph); any other as the recorded bytes.
+                let p = match types::message(ty) {
+                    Some(m) => m.publisher(&mut ctx, topic, *qos)?,
+                    None => super::raw::publisher(&mut ctx, topic, ty, *qos)?,
+                };
+                publishers.insert(topic.clone(), p);
             }
             Step::Call { service, ty, .. } if !clients.contains_key(service) => {
                 let s = types::service(ty).ok_or_else(|| {

@@ -131,10 +131,32 @@ impl NodeContext {
         name: &str,
         qos: &QosProfile,
     ) -> Result<ros2_client::dds::rustdds::Topic> {
+        self.topic_of_type(name, M::type_name(), qos)
+    }
+
+    fn topic_of_type(
+        &self,
+        name: &str,
+        type_name: ros2_client::MessageTypeName,
+        qos: &QosProfile,
+    ) -> Result<ros2_client::dds::rustdds::Topic> {
         let fq = self.resolve(name)?;
         self.node
-            .create_topic(&names::to_ros2_name(&fq)?, M::type_name(), qos)
+            .create_topic(&names::to_ros2_name(&fq)?, type_name, qos)
             .map_err(|e| Error::Ros(format!("topic {fq}: {e:?}")))
+    }
+
+    /// A publisher of a type known only by name at run time (`M` serializes to its CDR).
+    pub fn publisher_of_type<M: Serialize>(
+        &mut self,
+        name: &str,
+        type_name: ros2_client::MessageTypeName,
+        qos: QosProfile,
+    ) -> Result<Publisher<M>> {
+        let topic = self.topic_of_type(name, type_name, &qos)?;
+        self.node
+            .create_publisher(&topic, Some(qos))
+            .map_err(|e| Error::Ros(format!("publisher {name}: {e:?}")))
     }
 
     pub fn publisher<M: RosMessage + Serialize>(

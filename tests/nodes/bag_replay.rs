@@ -115,3 +115,98 @@ fn record_writes_what_a_replay_makes() {
     assert!(parse_topic("/x:std_msgs/msg/String").is_err());
     std::fs::remove_dir_all(&out).unwrap();
 }
+
+/// std_msgs/msg/String, which this package does not mirror: declared here as a subscriber
+/// of a robot's own topic would.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+struct StdString {
+    data: String,
+}
+
+impl ros2_client::Message for StdString {}
+
+impl gpu_planning::ros::msg::RosType for StdString {
+    fn ros_type() -> String {
+        "std_msgs/String".into()
+    }
+}
+
+impl gpu_planning::ros::msg::RosMessage for StdString {
+    const PACKAGE: &'static str = "std_msgs";
+    const NAME: &'static str = "String";
+    fn fields() -> Vec<(&'static str, String)> {
+        vec![("data", "string".into())]
+    }
+}
+
+/// `bag play` of a bag `ros2 bag record` made (tests/data/ros2_bags/talker: std_msgs/String
+/// on /topic, rcl_interfaces/Log on /rosout), whose types this package does not mirror: each
+/// message goes out as its recorded bytes under its own type name and QoS, and a subscriber of
+/// that type receives every one, in order.
+#[test]
+fn bag_play_publishes_types_this_package_does_not_mirror() {
+    use futures::StreamExt;
+    use gpu_planning::bag::play::{play, PlayOptions};
+    use gpu_planning::bag::qos::TopicQos;
+    use gpu_planning::ros::NodeContext;
+
+    let dir = gpu_planning::testing::repo().join("tests/data/ros2_bags/talker");
+    let bag = Bag::open(&dir).unwrap();
+    let want: Vec<String> = bag
+        .on("/topic")
+        .map(|m| {
+            gpu_planning::bag::cdr::decode::<StdString>("/topic", &m.data)
+                .unwrap()
+                .data
+        })
+        .collect();
+    assert_eq!(want.len(), 10);
+    assert!(want[0].starts_with("Hello, world!"), "{want:?}");
+    let steps = gpu_planning::bag::replay::steps(&bag).unwrap();
+    assert_eq!(steps.len(), 20, "both topics are played");
+
+    let domain = common::unique_domain();
+    let sub_rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut ctx = NodeContext::new(&sub_rt, "listener").unwrap();
+    // The recorded publisher offered reliable + volatile; a reliable reader matches it.
+    let sub = ctx
+        .subscription::<StdString>("/topic", TopicQos::default().profile())
+        .unwrap();
+    let _s = common::run_in_background(&sub_rt);
+    let player = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let _p = common::run_in_background(&player);
+    let received = std::thread::spawn(move || {
+        smol::block_on(async {
+            let s = sub.async_stream();
+            futures::pin_mut!(s);
+            let mut got = Vec::new();
+            while got.len() < 10 {
+                let next = smol::future::or(async { s.next().await.map(|r| r.ok()) }, async {
+                    smol::Timer::after(std::time::Duration::from_secs(30)).await;
+                    None
+                });
+                match next.await {
+                    Some(Some((m, _))) => got.push(m.data),
+                    _ => break,
+                }
+            }
+            got
+        })
+    });
+    let rec = play(
+        &player,
+        &steps,
+        &PlayOptions {
+            rate: 0.0,
+            record: vec![],
+            expect: Default::default(),
+            after: vec![],
+        },
+    )
+    .unwrap();
+    assert!(rec.calls.is_empty());
+    let got = received.join().unwrap();
+    player.shutdown().trigger();
+    sub_rt.shutdown().trigger();
+    assert_eq!(got, want);
+}
