@@ -38,3 +38,20 @@ pub fn peer_missing(check: &str, why: &str) {
     }
     announce_skip(check, &format!("{why} (to run it: {INTEROP_INSTALL})"));
 }
+
+/// Whether python3 imports `modules` (`"cyclonedds.domain, rosbags.typesys"`); the reason when
+/// not, for `peer_missing`.
+pub fn python_imports(modules: &str) -> Result<(), String> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", &format!("import {modules}")])
+        .output()
+        .map_err(|e| format!("python3 not runnable: {e}"))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "python3 cannot import {modules}: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ))
+    }
+}

@@ -206,24 +206,9 @@ fn written_bags_read_back() {
     std::fs::remove_dir_all(&bad).unwrap();
 }
 
-fn python_readers() -> Result<(), String> {
-    let out = Command::new("python3")
-        .args(["-c", "import rosbags, mcap"])
-        .output()
-        .map_err(|e| format!("python3 not runnable: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "python3 cannot import rosbags and mcap (pip install rosbags mcap): {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
 #[test]
 fn independent_readers_decode_every_message_as_we_do() {
-    if let Err(why) = python_readers() {
+    if let Err(why) = gpu_planning::testing::python_imports("rosbags, mcap") {
         gpu_planning::testing::peer_missing("independent bag readers", &why);
         return;
     }
@@ -292,7 +277,7 @@ fn independent_readers_decode_every_message_as_we_do() {
 #[test]
 fn recorded_bags_of_any_type_decode_as_rosbags_does() {
     use gpu_planning::bag::dynamic::Schema;
-    if let Err(why) = python_readers() {
+    if let Err(why) = gpu_planning::testing::python_imports("rosbags, mcap") {
         gpu_planning::testing::peer_missing("rosbags decoding of recorded bags", &why);
         return;
     }

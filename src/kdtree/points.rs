@@ -101,10 +101,15 @@ impl FiniteRows {
 
     /// Renames the tree's point indices in `rows` to indices of the cloud as given.
     pub fn to_cloud_indices(&self, rows: &mut [super::Neighbors]) {
-        if let Some(origin) = &self.origin {
-            for e in rows.iter_mut().flatten() {
-                e.1 = origin[e.1 as usize];
-            }
+        to_cloud_indices(self.origin.as_deref(), rows);
+    }
+}
+
+/// Renames tree point indices to cloud indices through `origin` (`FiniteRows::origin`).
+pub fn to_cloud_indices(origin: Option<&[u32]>, rows: &mut [super::Neighbors]) {
+    if let Some(origin) = origin {
+        for e in rows.iter_mut().flatten() {
+            e.1 = origin[e.1 as usize];
         }
     }
 }

@@ -98,11 +98,7 @@ impl Tree {
 
     /// Renames tree input indices to the indices of the cloud as published.
     fn as_input_indices(&self, mut rows: Vec<Rows>) -> Vec<Rows> {
-        if let Some(origin) = &self.origin {
-            for e in rows.iter_mut().flatten() {
-                e.1 = origin[e.1 as usize];
-            }
-        }
+        crate::kdtree::points::to_cloud_indices(self.origin.as_deref(), &mut rows);
         rows
     }
 

@@ -10,24 +10,9 @@ use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
 
 use crate::common;
 
-fn cyclone_available() -> Result<(), String> {
-    let out = Command::new("python3")
-        .args(["-c", "import cyclonedds.domain"])
-        .output()
-        .map_err(|e| format!("python3 not runnable: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "cyclonedds not importable: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
-
 #[test]
 fn cyclone_peer_publishes_map_reads_status_and_calls_service() {
-    if let Err(why) = cyclone_available() {
+    if let Err(why) = gpu_planning::testing::python_imports("cyclonedds.domain") {
         gpu_planning::testing::peer_missing("cyclone interop", &why);
         return;
     }

@@ -26,21 +26,7 @@ use gpu_planning::ros::msg::nav_msgs::GetPlanResponse;
 use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
 
 use crate::common;
-
-fn peer_available() -> Result<(), String> {
-    let out = Command::new("python3")
-        .args(["-c", "import cyclonedds.domain, rosbags.typesys"])
-        .output()
-        .map_err(|e| format!("python3 not runnable: {e}"))?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "cyclonedds or rosbags not importable: {}",
-            String::from_utf8_lossy(&out.stderr).trim()
-        ))
-    }
-}
+use crate::nearest_neighbors_node::rows;
 
 fn pose(x: f64, y: f64) -> Value {
     json!({"header": {"frame_id": "map"}, "pose": {"position": {"x": x, "y": y},
@@ -59,7 +45,7 @@ fn reply<T: DeserializeOwned>(line: &Value, service: &str) -> T {
 
 #[test]
 fn cyclone_client_calls_every_service_of_every_node() {
-    if let Err(why) = peer_available() {
+    if let Err(why) = gpu_planning::testing::python_imports("cyclonedds.domain, rosbags.typesys") {
         gpu_planning::testing::peer_missing("cyclone services", &why);
         return;
     }
@@ -287,16 +273,6 @@ fn cyclone_client_calls_every_service_of_every_node() {
         (rotation.reachable, &rotation.cells)
     );
 
-    let rows = |n: &gp::Neighbors| -> Vec<Vec<(f32, u32)>> {
-        n.offsets
-            .windows(2)
-            .map(|w| {
-                (w[0] as usize..w[1] as usize)
-                    .map(|i| (n.distances[i], n.indices[i]))
-                    .collect()
-            })
-            .collect()
-    };
     let k: gp::KNearestResponse = reply(&lines[5], "/nearest_neighbors/knn");
     assert!(k.success, "{}", k.error);
     assert_eq!(rows(&k.neighbors), knn);

@@ -97,7 +97,7 @@ fn organized(points: &[[f32; 3]], width: usize) -> PointCloud2 {
     }
 }
 
-fn rows(m: &Neighbors) -> Vec<Vec<(f32, u32)>> {
+pub(crate) fn rows(m: &Neighbors) -> Vec<Vec<(f32, u32)>> {
     m.offsets
         .windows(2)
         .map(|w| {
