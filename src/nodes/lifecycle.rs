@@ -11,7 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use ros2_client::{Publisher, Server};
+use ros2_client::Publisher;
+
+use crate::ros::ServiceServer;
 
 use crate::error::{Error, Result};
 use crate::ros::msg::bond::Status;
@@ -329,7 +331,7 @@ fn now_ns() -> u64 {
 }
 
 async fn serve_changes(
-    server: Server<ChangeStateRequest, ChangeStateResponse>,
+    server: ServiceServer<ChangeStateRequest, ChangeStateResponse>,
     life: Arc<Lifecycle>,
     events: Publisher<TransitionEvent>,
     name: String,
@@ -341,7 +343,7 @@ async fn serve_changes(
         let (id, req) = match item {
             Ok(r) => r,
             Err(e) => {
-                tracing::error!("{name}: ~/change_state request not decoded: {e:?}");
+                tracing::error!("{e}");
                 continue;
             }
         };
@@ -388,14 +390,14 @@ async fn serve_changes(
             .async_send_response(id, ChangeStateResponse { success })
             .await
         {
-            tracing::error!("{name}: ~/change_state response lost: {e:?}");
+            tracing::error!("{name}: ~/change_state response lost: {e}");
         }
     }
 }
 
 /// Answers every request of `server` with `reply()`.
 async fn answer<R: ros2_client::Message + 'static>(
-    server: Server<EmptyRequest, R>,
+    server: ServiceServer<EmptyRequest, R>,
     name: String,
     reply: impl Fn() -> R,
 ) {
@@ -405,10 +407,10 @@ async fn answer<R: ros2_client::Message + 'static>(
         match item {
             Ok((id, _)) => {
                 if let Err(e) = server.async_send_response(id, reply()).await {
-                    tracing::error!("{name}: lifecycle response lost: {e:?}");
+                    tracing::error!("{name}: lifecycle response lost: {e}");
                 }
             }
-            Err(e) => tracing::error!("{name}: lifecycle request not decoded: {e:?}"),
+            Err(e) => tracing::error!("{e}"),
         }
     }
 }

@@ -6,7 +6,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use futures::StreamExt;
-use ros2_client::{Publisher, Server, Subscription};
+use ros2_client::{Publisher, Subscription};
+
+use crate::ros::ServiceServer;
 
 use crate::compute::Backend;
 use crate::config::RuntimeParams;
@@ -105,7 +107,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let map_sub: Subscription<OccupancyGrid> = ctx.subscription("map", qos::map())?;
     let status_pub: Arc<Publisher<RuntimeStatus>> =
         Arc::new(ctx.publisher("~/status", qos::result())?);
-    let server: Server<_, GetStatusResponse> = ctx.server::<GetStatus>("~/get_status")?;
+    let server: ServiceServer<_, GetStatusResponse> = ctx.server::<GetStatus>("~/get_status")?;
     let shutdown = rt.shutdown().clone();
 
     let publish = {
@@ -148,11 +150,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                             .async_send_response(id, GetStatusResponse { status })
                             .await
                         {
-                            tracing::error!("{NODE_NAME}: ~/get_status response lost: {e:?}");
+                            tracing::error!("{NODE_NAME}: ~/get_status response lost: {e}");
                         }
                     }
                     Err(e) => {
-                        tracing::error!("{NODE_NAME}: ~/get_status request not decoded: {e:?}")
+                        tracing::error!("{e}")
                     }
                 }
             }

@@ -10,7 +10,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
-use ros2_client::{Message, Server};
+use ros2_client::Message;
+
+use crate::ros::ServiceServer;
 
 use crate::cancel::CancelFlag;
 use crate::config::ServiceParams;
@@ -30,7 +32,7 @@ pub trait Reply: Message + Send + Sync + 'static {
 /// instead of running on unobserved.
 pub fn serve<Req, Resp, H, Fut>(
     rt: &RosRuntime,
-    server: Server<Req, Resp>,
+    server: ServiceServer<Req, Resp>,
     what: String,
     limits: &ServiceParams,
     handler: H,
@@ -60,7 +62,7 @@ where
                 Ok(r) => r,
                 Err(e) => {
                     // Nothing to answer: without a decoded request there is no request id.
-                    tracing::error!("{what}: request not decoded: {e:?}");
+                    tracing::error!("{e}");
                     continue;
                 }
             };
@@ -93,7 +95,7 @@ where
                         Resp::failure(&e)
                     });
                     if let Err(e) = server.async_send_response(id, response).await {
-                        tracing::error!("{what}: response lost: {e:?}");
+                        tracing::error!("{what}: response lost: {e}");
                     }
                     pending.fetch_sub(1, Ordering::AcqRel);
                 })

@@ -7,8 +7,8 @@ use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 
 use ros2_client::{
-    Client, Node, NodeName, NodeOptions, ParameterValue, Publisher, QosProfile, Server,
-    ServiceMapping, Subscription,
+    Client, Node, NodeName, NodeOptions, ParameterValue, Publisher, QosProfile, ServiceMapping,
+    Subscription,
 };
 
 use crate::error::{Error, Result};
@@ -18,6 +18,7 @@ use crate::ros::msg::{RosMessage, RosService};
 use crate::ros::names;
 use crate::ros::qos;
 use crate::ros::runtime::RosRuntime;
+use crate::ros::service::{RequestLayout, ServiceServer};
 
 pub struct NodeContext {
     node: Node,
@@ -25,7 +26,13 @@ pub struct NodeContext {
     name: String,
     remaps: Vec<Remap>,
     params: Mapping,
+    /// How servers read requests: per request unless `service_mapping` forces one layout.
+    request_layout: RequestLayout,
+    /// How clients and action servers write requests (ros2-client takes one mapping).
     service_mapping: ServiceMapping,
+    participant: ros2_client::dds::rustdds::DomainParticipant,
+    /// Writes the replies of this node's services.
+    reply_publisher: Option<ros2_client::dds::rustdds::Publisher>,
     clock: Clock,
 }
 
@@ -37,7 +44,12 @@ impl NodeContext {
         let name = args.node_name(default_name);
         let namespace = args.namespace(default_name);
         let params = rt.params().for_node(&namespace, &name, &args.params);
-        let service_mapping = parse_service_mapping(&name, params.get("service_mapping"))?;
+        let request_layout = parse_service_mapping(&name, params.get("service_mapping"))?;
+        let service_mapping = match request_layout {
+            RequestLayout::Cyclone => ServiceMapping::Cyclone,
+            RequestLayout::Basic => ServiceMapping::Basic,
+            RequestLayout::Auto | RequestLayout::Enhanced => ServiceMapping::Enhanced,
+        };
         let mut options = NodeOptions::new().enable_rosout(true);
         // Expose the effective parameters to `ros2 param list/get`.
         for (key, value) in flatten(&params) {
@@ -65,7 +77,10 @@ impl NodeContext {
             name,
             remaps: args.remaps.clone(),
             params,
+            request_layout,
             service_mapping,
+            participant: rt.context().domain_participant(),
+            reply_publisher: None,
             clock: Clock::system(),
         };
         if use_sim_time {
@@ -181,17 +196,56 @@ impl NodeContext {
             .map_err(|e| Error::Ros(format!("subscription {name}: {e:?}")))
     }
 
-    pub fn server<S: RosService>(&mut self, name: &str) -> Result<Server<S::Request, S::Response>> {
+    /// A server of `name` that answers Fast DDS's and Cyclone DDS's clients alike
+    /// ([`crate::ros::service`]), with rmw's default service QoS.
+    pub fn server<S: RosService>(
+        &mut self,
+        name: &str,
+    ) -> Result<ServiceServer<S::Request, S::Response>> {
+        use ros2_client::dds::rustdds::{QosPolicies, TopicKind};
         let fq = self.resolve(name)?;
-        self.node
-            .create_server::<S::Request, S::Response>(
-                self.service_mapping,
-                &names::to_ros2_name(&fq)?,
-                &S::type_name(),
-                qos::service_inbox(),
-                qos::service(),
-            )
-            .map_err(|e| Error::Ros(format!("service {fq}: {e:?}")))
+        let ros_name = names::to_ros2_name(&fq)?;
+        let node_name = NodeName::new(&self.namespace, &self.name)
+            .map_err(|e| Error::invalid("node name", format!("{e:?}")))?;
+        let dds_type = |suffix: &str| format!("{}::srv::dds_::{}_{suffix}_", S::PACKAGE, S::NAME);
+        let inbox: QosPolicies = (&qos::service_inbox()).into();
+        let outbox: QosPolicies = (&qos::service()).into();
+        let topic = |kind: &str, suffix: &str, type_suffix: &str, qos: &QosPolicies| {
+            self.participant
+                .create_topic(
+                    ros_name.to_dds_name(kind, &node_name, suffix),
+                    dds_type(type_suffix),
+                    qos,
+                    TopicKind::NoKey,
+                )
+                .map_err(|e| Error::Ros(format!("service {fq}: {e:?}")))
+        };
+        let request_topic = topic("rq", "Request", "Request", &inbox)?;
+        let reply_topic = topic("rr", "Reply", "Response", &outbox)?;
+        // Through the node, so the graph lists the service under it (rmw finds a node's
+        // servers by their request readers).
+        let requests = self
+            .node
+            .create_subscription(&request_topic, Some(qos::service_inbox()))
+            .map_err(|e| Error::Ros(format!("service {fq}: request reader: {e:?}")))?;
+        if self.reply_publisher.is_none() {
+            let publisher = self
+                .participant
+                .create_publisher(&outbox)
+                .map_err(|e| Error::Ros(format!("service {fq}: reply publisher: {e:?}")))?;
+            self.reply_publisher = Some(publisher);
+        }
+        let Some(publisher) = self.reply_publisher.as_ref() else {
+            return Err(Error::Ros(format!("service {fq}: no reply publisher")));
+        };
+        ServiceServer::new(
+            fq,
+            self.request_layout,
+            requests,
+            publisher,
+            &reply_topic,
+            outbox,
+        )
     }
 
     /// An action server on `name` (resolved like a service), with rcl_action's QoS: the
@@ -269,16 +323,19 @@ impl NodeContext {
     }
 }
 
-/// `service_mapping`: how requests carry their ids on the DDS wire. `enhanced` is eProsima
-/// Fast DDS (ROS 2's default RMW); `cyclone` is rmw_cyclonedds_cpp.
-pub fn parse_service_mapping(node: &str, v: Option<&Value>) -> Result<ServiceMapping> {
+/// `service_mapping`: how requests carry their ids on the DDS wire. `auto` (the default)
+/// answers each request as it came; `enhanced` forces eProsima Fast DDS's layout, `cyclone`
+/// rmw_cyclonedds_cpp's, `basic` DDS-RPC's. Clients and action servers, which ros2-client
+/// builds for one mapping, use `enhanced` under `auto`.
+pub fn parse_service_mapping(node: &str, v: Option<&Value>) -> Result<RequestLayout> {
     match v.map(|v| v.as_str()) {
-        None | Some(Some("enhanced")) => Ok(ServiceMapping::Enhanced),
-        Some(Some("cyclone")) => Ok(ServiceMapping::Cyclone),
-        Some(Some("basic")) => Ok(ServiceMapping::Basic),
+        None | Some(Some("auto")) => Ok(RequestLayout::Auto),
+        Some(Some("enhanced")) => Ok(RequestLayout::Enhanced),
+        Some(Some("cyclone")) => Ok(RequestLayout::Cyclone),
+        Some(Some("basic")) => Ok(RequestLayout::Basic),
         Some(other) => Err(Error::invalid(
             format!("{node}.service_mapping"),
-            format!("{other:?} is not one of enhanced, cyclone, basic"),
+            format!("{other:?} is not one of auto, enhanced, cyclone, basic"),
         )),
     }
 }

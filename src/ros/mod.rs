@@ -10,6 +10,7 @@ pub mod names;
 pub mod params;
 pub mod qos;
 pub mod runtime;
+pub mod service;
 pub mod tf;
 
 pub use args::RosArgs;
@@ -17,3 +18,4 @@ pub use clock::Clock;
 pub use context::NodeContext;
 pub use params::ParamsFile;
 pub use runtime::RosRuntime;
+pub use service::ServiceServer;

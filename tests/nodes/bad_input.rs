@@ -25,7 +25,7 @@ use crate::common;
 use crate::nearest_neighbors_node::cloud;
 
 /// Every log line of this test process, for the topic cases (their only answer is the log).
-fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+pub(crate) fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
     static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
     LOGS.get_or_init(|| {
         let buf = Arc::new(Mutex::new(Vec::new()));

@@ -2,8 +2,8 @@
 //! (`tests/interop/cyclone_services.py`, Python `cyclonedds`, types built from the ROS
 //! definitions by rosbags, rmw_cyclonedds's request header) publishes a map, a graph, an image
 //! and a cloud, and calls `get_plan`, `shortest_path`, `extract`, `build`, `find_path`, `knn`,
-//! `radius`, `get_status` and lee_planner's four lifecycle services with `service_mapping:
-//! cyclone`. Each reply comes back as the CDR the peer decoded and is checked here against the
+//! `radius`, `get_status` and lee_planner's four lifecycle services, on the default
+//! `service_mapping` (auto: the nodes see a Cyclone writer and read its header). Each reply comes back as the CDR the peer decoded and is checked here against the
 //! CPU references. Skips when python3, cyclonedds or rosbags is missing, unless
 //! GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 
@@ -52,8 +52,6 @@ fn cyclone_client_calls_every_service_of_every_node() {
     let domain = common::unique_domain();
     let (args, _) = RosArgs::parse(&[
         "--ros-args",
-        "-p",
-        "service_mapping:=cyclone",
         "-p",
         "lee_planner:connectivity:=8",
         "-p",

@@ -19,4 +19,5 @@ mod load;
 mod nav2_planner;
 mod nearest_neighbors_node;
 mod polyline_node;
+mod service_mappings;
 mod sim_time;

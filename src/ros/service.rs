@@ -1,0 +1,517 @@
+//! Service servers that answer every RMW's clients, told apart per request.
+//!
+//! ROS 2's RMWs carry a request's identity differently on the DDS wire. rmw_fastrtps (and
+//! ros2-client's `Enhanced` mapping) sends the bare request and names the client in the
+//! RELATED_SAMPLE_IDENTITY inline QoS of the DATA submessage; the reply carries the request's
+//! identity back in the same inline QoS. rmw_cyclonedds puts a 16-byte header (the client's
+//! 64-bit id and the request's int64 sequence number) in front of the request and expects it in
+//! front of the reply. ros2-client's `Server` is built for one mapping, so a node on its default
+//! decoded Cyclone requests as if their header were the first fields of the request. This server
+//! reads the raw sample with its writer's GUID and inline QoS and decides per request (`Auto`,
+//! [`carries_cyclone_header`]): the header when the writer is Eclipse Cyclone DDS's and sent no
+//! related sample identity (rmw_cyclonedds), or when the header names the writer (ros2-client's
+//! `Cyclone` clients); otherwise the bare request (rmw_fastrtps, ros2-client's `Enhanced`
+//! clients, which send no inline QoS: their sample's own identity is the request id). Content
+//! alone cannot decide: a bare request can also decode exactly after skipping 16 bytes.
+//!
+//! In every case the request must decode exactly: the bytes after it may only be the zero
+//! padding to a 4-byte boundary. Anything else is refused with a log line and never served.
+//! `service_mapping` still forces one layout.
+
+use std::marker::PhantomData;
+
+use futures::{Stream, StreamExt};
+use ros2_client::dds::rustdds::{
+    self, bytes::Bytes, no_key, rpc::SampleIdentity, serialization, RepresentationIdentifier,
+    SequenceNumber, WriteOptionsBuilder, GUID,
+};
+use ros2_client::{Message, MessageInfo, RmwRequestId, Subscription};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+
+/// How a server reads request identities: `Auto` tells them apart per request; the others are
+/// ros2-client's mappings, forced for every request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestLayout {
+    Auto,
+    Enhanced,
+    Cyclone,
+    Basic,
+}
+
+impl RequestLayout {
+    /// The mapping a request of this layout was read with (never `Auto`).
+    fn name(self) -> &'static str {
+        match self {
+            RequestLayout::Auto => "auto",
+            RequestLayout::Enhanced => "enhanced",
+            RequestLayout::Cyclone => "cyclone",
+            RequestLayout::Basic => "basic",
+        }
+    }
+}
+
+/// Which request a reply answers, in the form its client expects it back.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestId {
+    /// The identity for the reply's RELATED_SAMPLE_IDENTITY (and the Basic reply header).
+    identity: SampleIdentity,
+    /// How the request came: the reply is laid out the same way.
+    layout: RequestLayout,
+    /// rmw_cyclonedds's header, echoed in front of the reply unchanged.
+    cyclone_header: [u8; CYCLONE_HEADER],
+}
+
+impl RequestId {
+    /// The layout the request was read with (`enhanced`, `cyclone` or `basic`).
+    pub fn layout(&self) -> &'static str {
+        self.layout.name()
+    }
+}
+
+/// rmw_cyclonedds's `cdds_request_header_t`: `uint64_t guid; int64_t seq;`.
+const CYCLONE_HEADER: usize = 16;
+
+/// A DDS sample's serialized payload after its encapsulation header, taken whole.
+///
+/// Only meaningful under the CDR deserializer, which hands out the payload one element at a
+/// time and fails (without consuming) once it is exhausted; ros2-client's subscriptions
+/// expose the sample's inline QoS only through a typed `take`, so this is how the raw bytes
+/// come with it.
+#[derive(Debug, Clone, Default)]
+pub struct Payload(pub Vec<u8>);
+
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct Rest;
+        impl<'de> serde::de::Visitor<'de> for Rest {
+            type Value = Payload;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("the bytes of a serialized payload")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<Payload, A::Error> {
+                let mut bytes = Vec::new();
+                // The end of the input is the end of the payload.
+                while let Ok(Some(b)) = seq.next_element::<u8>() {
+                    bytes.push(b);
+                }
+                Ok(Payload(bytes))
+            }
+        }
+        d.deserialize_tuple(usize::MAX, Rest)
+    }
+}
+
+/// Writes prepared payloads as they are (CDR little-endian).
+struct PassThrough;
+
+impl no_key::SerializerAdapter<Bytes> for PassThrough {
+    type Error = std::convert::Infallible;
+    fn output_encoding() -> RepresentationIdentifier {
+        RepresentationIdentifier::CDR_LE
+    }
+    fn to_bytes(value: &Bytes) -> std::result::Result<Bytes, Self::Error> {
+        Ok(value.clone())
+    }
+}
+
+/// The request reader and reply writer of one service.
+pub struct ServiceServer<Req, Resp> {
+    name: String,
+    layout: RequestLayout,
+    requests: Subscription<Payload>,
+    replies: no_key::DataWriter<Bytes, PassThrough>,
+    _types: PhantomData<fn(Req) -> Resp>,
+}
+
+impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
+    pub(crate) fn new(
+        name: String,
+        layout: RequestLayout,
+        requests: Subscription<Payload>,
+        reply_publisher: &rustdds::Publisher,
+        reply_topic: &rustdds::Topic,
+        reply_qos: rustdds::QosPolicies,
+    ) -> Result<Self> {
+        let replies = reply_publisher
+            .create_datawriter_no_key::<Bytes, PassThrough>(reply_topic, Some(reply_qos))
+            .map_err(|e| Error::Ros(format!("service {name}: reply writer: {e:?}")))?;
+        Ok(ServiceServer {
+            name,
+            layout,
+            requests,
+            replies,
+            _types: PhantomData,
+        })
+    }
+
+    /// Every request as it arrives; one that cannot be read is an error naming why (it cannot
+    /// be answered: without a decoded request there is no identity to answer).
+    pub fn receive_request_stream(&self) -> impl Stream<Item = Result<(RequestId, Req)>> + '_ {
+        self.requests.async_stream().map(move |item| {
+            let (payload, info) =
+                item.map_err(|e| Error::Ros(format!("{}: request not read: {e:?}", self.name)))?;
+            read_request::<Req>(self.layout, &payload.0, &info)
+                .map_err(|e| Error::Ros(format!("{}: request refused: {e}", self.name)))
+        })
+    }
+
+    /// Answers `id` in the layout its request came in.
+    pub async fn async_send_response(&self, id: RequestId, response: Resp) -> Result<()> {
+        let payload = write_reply(&id, &response)?;
+        let options = WriteOptionsBuilder::new()
+            .source_timestamp(rustdds::Timestamp::now())
+            .related_sample_identity(id.identity)
+            .build();
+        self.replies
+            .async_write_with_options(payload, options)
+            .await
+            .map(|_| ())
+            .map_err(|e| Error::Ros(format!("{}: reply not written: {e:?}", self.name)))
+    }
+}
+
+/// Reads one request in `layout` (`Auto`: from what arrived, as the module says).
+pub fn read_request<Req: Message>(
+    layout: RequestLayout,
+    payload: &[u8],
+    info: &MessageInfo,
+) -> std::result::Result<(RequestId, Req), String> {
+    let own = SampleIdentity {
+        writer_guid: info.publisher_gid().into(),
+        sequence_number: SequenceNumber::from(info.sequence_number()),
+    };
+    let related = info.related_request_id().map(|r| related_identity(r, info));
+    let enhanced = || -> std::result::Result<(RequestId, Req), String> {
+        let req = exact::<Req>(payload)?;
+        Ok((
+            RequestId {
+                identity: related.unwrap_or(own),
+                layout: RequestLayout::Enhanced,
+                cyclone_header: [0; CYCLONE_HEADER],
+            },
+            req,
+        ))
+    };
+    let cyclone = || -> std::result::Result<(RequestId, Req), String> {
+        let Some((header, body)) = payload.split_first_chunk::<CYCLONE_HEADER>() else {
+            return Err(format!(
+                "{} bytes, shorter than the 16-byte request header of rmw_cyclonedds",
+                payload.len()
+            ));
+        };
+        // The header is 8-aligned, so the request after it keeps its CDR alignment.
+        let req = exact::<Req>(body)?;
+        Ok((
+            RequestId {
+                identity: own,
+                layout: RequestLayout::Cyclone,
+                cyclone_header: *header,
+            },
+            req,
+        ))
+    };
+    let basic = || -> std::result::Result<(RequestId, Req), String> {
+        let (header, req) = exact::<(BasicRequestHeader, Req)>(payload)?;
+        Ok((
+            RequestId {
+                identity: header.request_id,
+                layout: RequestLayout::Basic,
+                cyclone_header: [0; CYCLONE_HEADER],
+            },
+            req,
+        ))
+    };
+    match layout {
+        RequestLayout::Enhanced => enhanced(),
+        RequestLayout::Cyclone => cyclone(),
+        RequestLayout::Basic => basic(),
+        RequestLayout::Auto if carries_cyclone_header(payload, info) => cyclone(),
+        RequestLayout::Auto => enhanced(),
+    }
+}
+
+/// Whether a request came with rmw_cyclonedds's header: it does when its writer is Eclipse
+/// Cyclone DDS's (a GUID prefix starts with the vendor id, as RTPS recommends and Cyclone, Fast
+/// DDS and RustDDS do) and sent no related sample identity (rmw_cyclonedds never does), or
+/// when the header names the writer itself, as ros2-client's `Cyclone` clients write it (the
+/// lower 8 bytes of their request writer's GUID).
+fn carries_cyclone_header(payload: &[u8], info: &MessageInfo) -> bool {
+    const ECLIPSE_CYCLONE: [u8; 2] = [0x01, 0x10];
+    let writer = GUID::from(info.publisher_gid()).to_bytes();
+    let cyclone_writer = writer[..2] == ECLIPSE_CYCLONE && info.related_request_id().is_none();
+    cyclone_writer || payload.get(..8) == Some(&writer[8..16])
+}
+
+/// The identity a Fast DDS client looks for in the reply: the reply reader it named, with the
+/// request's own sequence number where it left that unknown (as rmw_fastrtps does).
+fn related_identity(related: RmwRequestId, info: &MessageInfo) -> SampleIdentity {
+    let mut identity = SampleIdentity::from(related);
+    if identity.sequence_number == SequenceNumber::UNKNOWN {
+        identity.sequence_number = SequenceNumber::from(info.sequence_number());
+    }
+    identity
+}
+
+/// Decodes `T` from all of `bytes`: what is left may only be zero padding to 4 bytes.
+fn exact<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> std::result::Result<T, String> {
+    let (value, used) = serialization::deserialize_from_cdr_with_rep_id::<T>(
+        bytes,
+        RepresentationIdentifier::CDR_LE,
+    )
+    .map_err(|e| format!("{} bytes do not decode: {e}", bytes.len()))?;
+    let rest = &bytes[used.min(bytes.len())..];
+    if rest.len() >= 4 || rest.iter().any(|&b| b != 0) {
+        return Err(format!(
+            "{} of {} bytes left over after the request",
+            rest.len(),
+            bytes.len()
+        ));
+    }
+    Ok(value)
+}
+
+/// The reply's payload: the request's header (Cyclone, Basic) then the response, one CDR
+/// stream so the response keeps its alignment.
+fn write_reply<Resp: Serialize>(id: &RequestId, response: &Resp) -> Result<Bytes> {
+    let encode = |r: std::result::Result<Vec<u8>, _>| {
+        r.map(Bytes::from)
+            .map_err(|e| Error::Ros(format!("reply not encoded: {e:?}")))
+    };
+    type Le = byteorder::LittleEndian;
+    match id.layout {
+        RequestLayout::Enhanced | RequestLayout::Auto => {
+            encode(rustdds::cdr_encoding::to_vec::<_, Le>(response))
+        }
+        RequestLayout::Cyclone => {
+            let header = Header16(id.cyclone_header);
+            encode(rustdds::cdr_encoding::to_vec::<_, Le>(&(header, response)))
+        }
+        RequestLayout::Basic => {
+            let header = BasicReplyHeader {
+                related_request_id: id.identity,
+                remote_exception_code: 0,
+            };
+            encode(rustdds::cdr_encoding::to_vec::<_, Le>(&(header, response)))
+        }
+    }
+}
+
+/// The Cyclone header as 16 plain bytes (serde's arrays stop at 32 but are tuples: no length).
+#[derive(Serialize)]
+struct Header16([u8; CYCLONE_HEADER]);
+
+/// DDS-RPC's basic mapping (section 7.5.1.1.1), as ros2-client writes it.
+#[derive(Serialize, Deserialize)]
+struct BasicRequestHeader {
+    request_id: SampleIdentity,
+    instance_name: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct BasicReplyHeader {
+    related_request_id: SampleIdentity,
+    remote_exception_code: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped};
+    use crate::ros::msg::gpu_planning::{GetStatusRequest, KNearestRequest};
+    use crate::ros::msg::nav_msgs::{GetPlanRequest, GetPlanResponse};
+    use crate::ros::msg::std_msgs::Header;
+    use ros2_client::Gid;
+
+    type Le = byteorder::LittleEndian;
+
+    const FAST_DDS: [u8; 2] = [0x01, 0x0f];
+    const CYCLONE: [u8; 2] = [0x01, 0x10];
+    const RUSTDDS: [u8; 2] = [0x01, 0x12];
+
+    fn request() -> GetPlanRequest {
+        let at = |x: f64, y: f64| PoseStamped {
+            header: Header {
+                frame_id: "map".into(),
+                ..Default::default()
+            },
+            pose: Pose {
+                position: Point { x, y, z: 0.0 },
+                ..Default::default()
+            },
+        };
+        GetPlanRequest {
+            start: at(1.5, 2.5),
+            goal: at(7.25, 3.0),
+            tolerance: 0.5,
+        }
+    }
+
+    fn cdr<T: Serialize>(v: &T) -> Vec<u8> {
+        rustdds::cdr_encoding::to_vec::<_, Le>(v).unwrap()
+    }
+
+    /// An entity of a participant of `vendor` (the first bytes of its GUID prefix).
+    fn gid(vendor: [u8; 2], entity_kind: u8) -> Gid {
+        let mut b = [7u8; 16];
+        b[..2].copy_from_slice(&vendor);
+        b[15] = entity_kind;
+        Gid::from(b)
+    }
+
+    /// A sample of sequence number 42 from `writer`, with or without a related identity.
+    fn info(writer: Gid, related: Option<RmwRequestId>) -> MessageInfo {
+        MessageInfo::new(None, None, 42, writer, related)
+    }
+
+    fn with_header(guid_half: [u8; 8], seq: i64, body: &[u8]) -> Vec<u8> {
+        [&guid_half[..], &seq.to_le_bytes(), body].concat()
+    }
+
+    #[test]
+    fn fast_dds_requests_are_read_bare_and_answered_to_the_reply_reader() {
+        // As rmw_fastrtps: its reply reader named, the sequence number left unknown.
+        let related = RmwRequestId {
+            writer_gid: gid(FAST_DDS, 0x04),
+            sequence_number: i64::from(SequenceNumber::UNKNOWN),
+        };
+        let meta = info(gid(FAST_DDS, 0x03), Some(related));
+        let (id, req) =
+            read_request::<GetPlanRequest>(RequestLayout::Auto, &cdr(&request()), &meta).unwrap();
+        assert_eq!(req, request());
+        assert_eq!(id.layout(), "enhanced");
+        assert_eq!(id.identity.writer_guid, GUID::from(gid(FAST_DDS, 0x04)));
+        assert_eq!(id.identity.sequence_number, SequenceNumber::from(42i64));
+        let reply = GetPlanResponse::default();
+        assert_eq!(write_reply(&id, &reply).unwrap().to_vec(), cdr(&reply));
+    }
+
+    #[test]
+    fn cyclone_requests_are_read_after_their_header_and_answered_with_it() {
+        let payload = with_header([0x5a; 8], 9, &cdr(&request()));
+        let meta = info(gid(CYCLONE, 0x03), None);
+        let (id, req) =
+            read_request::<GetPlanRequest>(RequestLayout::Auto, &payload, &meta).unwrap();
+        assert_eq!((req, id.layout()), (request(), "cyclone"));
+        let reply = GetPlanResponse::default();
+        let expected = [&payload[..CYCLONE_HEADER], &cdr(&reply)[..]].concat();
+        assert_eq!(write_reply(&id, &reply).unwrap().to_vec(), expected);
+        // The same bytes forced bare: the header is not taken for the start pose.
+        let e = read_request::<GetPlanRequest>(RequestLayout::Enhanced, &payload, &meta);
+        assert!(e.is_err(), "{:?}", e.map(|x| x.1));
+    }
+
+    #[test]
+    fn ros2_client_requests_of_both_mappings_are_told_apart() {
+        // A bare request that also decodes exactly after 16 skipped bytes: content alone
+        // cannot tell the layouts apart.
+        let knn = KNearestRequest {
+            dimensions: 3,
+            points: vec![1.0, 2.0, 0.0, 0.0],
+            k: 5,
+        };
+        let bare = cdr(&knn);
+        let skipped = exact::<KNearestRequest>(&bare[CYCLONE_HEADER..]).unwrap();
+        assert_ne!(skipped, knn);
+        // ros2-client's Enhanced clients: no inline QoS, no header.
+        let writer = gid(RUSTDDS, 0x03);
+        let (id, req) =
+            read_request::<KNearestRequest>(RequestLayout::Auto, &bare, &info(writer, None))
+                .unwrap();
+        assert_eq!((&req, id.layout()), (&knn, "enhanced"));
+        assert_eq!(id.identity.writer_guid, GUID::from(writer));
+        // Its Cyclone clients: a related identity, and a header naming the writer.
+        let mut half = [0u8; 8];
+        half.copy_from_slice(&GUID::from(writer).to_bytes()[8..]);
+        let payload = with_header(half, 9, &bare);
+        let related = Some(RmwRequestId {
+            writer_gid: writer,
+            sequence_number: 9,
+        });
+        let (id, req) =
+            read_request::<KNearestRequest>(RequestLayout::Auto, &payload, &info(writer, related))
+                .unwrap();
+        assert_eq!((&req, id.layout()), (&knn, "cyclone"));
+    }
+
+    #[test]
+    fn requests_that_do_not_decode_exactly_are_refused() {
+        let bare = cdr(&request());
+        let fast = info(
+            gid(FAST_DDS, 0x03),
+            Some(RmwRequestId {
+                writer_gid: gid(FAST_DDS, 0x04),
+                sequence_number: 1,
+            }),
+        );
+        let cyclone = info(gid(CYCLONE, 0x03), None);
+        let mut longer = bare.clone();
+        longer.extend([0u8; 8]);
+        let cut = &bare[..bare.len() - 2];
+        for (body, what) in [(&longer[..], "8 zero bytes more"), (cut, "2 bytes less")] {
+            let r = read_request::<GetPlanRequest>(RequestLayout::Auto, body, &fast);
+            assert!(r.is_err(), "{what} was read bare");
+            let payload = with_header([1; 8], 1, body);
+            let r = read_request::<GetPlanRequest>(RequestLayout::Auto, &payload, &cyclone);
+            assert!(r.is_err(), "{what} was read after a header");
+        }
+        // A bare request from a Cyclone writer: the header would be its first 16 bytes.
+        let r = read_request::<GetPlanRequest>(RequestLayout::Auto, &bare, &cyclone);
+        assert!(r.is_err(), "{:?}", r.map(|x| x.1));
+        let short = read_request::<GetPlanRequest>(RequestLayout::Cyclone, &bare[..10], &cyclone);
+        assert!(short.unwrap_err().contains("shorter than the 16-byte"));
+        // Zero padding to the next 4-byte boundary is CDR's, not extra data: a one-byte
+        // request with 3 zero bytes is read, with 4 or a non-zero byte it is not.
+        let flag = cdr(&GetStatusRequest {
+            refresh_memory: true,
+        });
+        assert_eq!(flag.len(), 1);
+        for (pad, ok) in [
+            (&[0u8, 0, 0][..], true),
+            (&[0, 0, 0, 0], false),
+            (&[0, 1, 0], false),
+        ] {
+            let payload = [&flag[..], pad].concat();
+            let r = read_request::<GetStatusRequest>(RequestLayout::Auto, &payload, &fast);
+            assert_eq!(r.is_ok(), ok, "padding {pad:?}");
+        }
+    }
+
+    #[test]
+    fn basic_requests_keep_the_alignment_of_what_follows_their_header() {
+        let identity = SampleIdentity {
+            writer_guid: GUID::from(gid(RUSTDDS, 0x03)),
+            sequence_number: SequenceNumber::from(17i64),
+        };
+        let header = BasicRequestHeader {
+            request_id: identity,
+            instance_name: String::new(),
+        };
+        let payload = cdr(&(header, request()));
+        let meta = info(gid(RUSTDDS, 0x03), None);
+        let (id, req) =
+            read_request::<GetPlanRequest>(RequestLayout::Basic, &payload, &meta).unwrap();
+        assert_eq!(req, request());
+        assert_eq!(id.identity, identity);
+        let reply = GetPlanResponse::default();
+        let bytes = write_reply(&id, &reply).unwrap();
+        let (back, used) =
+            rustdds::cdr_encoding::from_bytes::<(BasicReplyHeader, GetPlanResponse), Le>(&bytes)
+                .unwrap();
+        assert_eq!((back.0.related_request_id, back.1), (identity, reply));
+        assert_eq!(used, bytes.len());
+    }
+
+    #[test]
+    fn a_payload_is_taken_whole_by_the_cdr_deserializer() {
+        for n in [0usize, 1, 3, 4, 5, 17, 1000] {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 % 251) as u8).collect();
+            let (p, used) = rustdds::cdr_encoding::from_bytes::<Payload, Le>(&bytes).unwrap();
+            assert_eq!((p.0, used), (bytes.clone(), n));
+        }
+    }
+}
