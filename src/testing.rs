@@ -19,8 +19,8 @@ pub fn repo() -> PathBuf {
 pub const REQUIRE_INTEROP_ENV: &str = "GPU_PLANNING_REQUIRE_INTEROP";
 
 /// What to install so that no interop check skips.
-pub const INTEROP_INSTALL: &str =
-    "pip install cyclonedds==11.0.1 rosbags==0.11.9 mcap==1.6.0 pypcd4==1.5.1";
+pub const INTEROP_INSTALL: &str = "pip install cyclonedds==11.0.1 rosbags==0.11.9 mcap==1.6.0 \
+     pypcd4==1.5.1; apt install g++ libfastrtps-dev (eProsima Fast DDS)";
 
 /// Prints `SKIP check: why` where the test command's output shows it even for a passing test:
 /// straight to the process's stderr, which the test harness does not capture (its capture

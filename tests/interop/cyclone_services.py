@@ -31,10 +31,10 @@ from cyclonedds.pub import DataWriter
 from cyclonedds.sub import DataReader
 from cyclonedds.topic import Topic
 from cyclonedds.util import duration
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Nodetype
 
-REPO = os.environ.get("GPU_PLANNING_REPO") or os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ros_types import msg_name, truthy, typestore  # noqa: E402
 
 BASE = {
     "bool": bool, "byte": t.uint8, "char": t.uint8, "int8": t.int8, "uint8": t.uint8,
@@ -47,31 +47,6 @@ BASE = {
 def fail(reason):
     print(json.dumps({"ok": False, "reason": reason}))
     sys.exit(1)
-
-
-def typestore():
-    """Jazzy's standard types, plus this package's messages and every service half."""
-    ts = get_typestore(Stores.ROS2_JAZZY)
-    types = {}
-    for name in sorted(os.listdir(os.path.join(REPO, "msg"))):
-        text = open(os.path.join(REPO, "msg", name)).read()
-        types.update(get_types_from_msg(text, f"gpu_planning/msg/{name[:-4]}"))
-    srv_dirs = [("gpu_planning", os.path.join(REPO, "srv"))]
-    for pkg in sorted(os.listdir(os.path.join(REPO, "interfaces"))):
-        d = os.path.join(REPO, "interfaces", pkg, "srv")
-        if os.path.isdir(d):
-            srv_dirs.append((pkg, d))
-    for pkg, d in srv_dirs:
-        for name in sorted(os.listdir(d)):
-            lines = open(os.path.join(d, name)).read().split("\n")
-            cut = next(i for i, l in enumerate(lines) if l.strip() == "---")
-            request, response = "\n".join(lines[:cut]), "\n".join(lines[cut + 1:])
-            # rosbags keeps messages under pkg/msg; the halves live there under their
-            # rosidl names, and get their DDS names below.
-            types.update(get_types_from_msg(request, f"{pkg}/msg/{name[:-4]}_Request"))
-            types.update(get_types_from_msg(response, f"{pkg}/msg/{name[:-4]}_Response"))
-    ts.register(types)
-    return ts
 
 
 class Types:
@@ -159,17 +134,6 @@ def qos_of(kind):
         return Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.Durability.Volatile,
                    Policy.History.KeepLast(10), xcdr1)
     raise ValueError(kind)
-
-
-def msg_name(type_name):
-    pkg, kind, short = type_name.split("/")
-    return f"{pkg}/msg/{short}"
-
-
-def truthy(obj, path):
-    for part in path.split("."):
-        obj = getattr(obj, part)
-    return bool(obj)
 
 
 def main():

@@ -49,6 +49,24 @@ fn cyclone_client_calls_every_service_of_every_node() {
         gpu_planning::testing::peer_missing("cyclone services", &why);
         return;
     }
+    let script = gpu_planning::testing::repo().join("tests/interop/cyclone_services.py");
+    calls_every_service_of_every_node("cyclone", |job| {
+        Command::new("python3")
+            .arg(&script)
+            .arg(job)
+            .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
+            .output()
+            .expect("python3 runs")
+    });
+}
+
+/// Starts every node (default parameters but a few sizes), has `peer` (given the job file)
+/// publish the inputs and call every service, and checks each reply it printed against the
+/// CPU references.
+pub(crate) fn calls_every_service_of_every_node(
+    peer_name: &str,
+    peer: impl FnOnce(&std::path::Path) -> std::process::Output,
+) {
     let domain = common::unique_domain();
     let (args, _) = RosArgs::parse(&[
         "--ros-args",
@@ -200,26 +218,20 @@ fn cyclone_client_calls_every_service_of_every_node() {
         ],
     });
     let dir = std::env::temp_dir().join(format!(
-        "gp-cyclone-services-{domain}-{}",
+        "gp-{peer_name}-services-{domain}-{}",
         std::process::id()
     ));
     std::fs::create_dir_all(&dir).unwrap();
     let job_path = dir.join("job.json");
     std::fs::write(&job_path, job.to_string()).unwrap();
-    let script = gpu_planning::testing::repo().join("tests/interop/cyclone_services.py");
-    let out = Command::new("python3")
-        .arg(script)
-        .arg(&job_path)
-        .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
-        .output()
-        .expect("python3 runs");
+    let out = peer(&job_path);
     rt.shutdown().trigger();
     let _ = std::fs::remove_dir_all(&dir);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         out.status.success(),
-        "cyclone peer failed:\n{stdout}\n{stderr}"
+        "{peer_name} peer failed:\n{stdout}\n{stderr}"
     );
     let lines: Vec<Value> = stdout
         .lines()
@@ -322,7 +334,7 @@ fn cyclone_client_calls_every_service_of_every_node() {
     assert!(!change.success);
     for l in &lines {
         println!(
-            "cyclone: {} answered after {} request(s)",
+            "{peer_name}: {} answered after {} request(s)",
             l["service"], l["attempts"]
         );
     }

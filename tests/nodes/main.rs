@@ -13,6 +13,7 @@ mod cyclone_services;
 mod dds_loopback;
 mod demo;
 mod fallback_oom;
+mod fast_dds;
 mod garbage_topics;
 mod lee_node;
 mod load;

@@ -1,0 +1,44 @@
+"""ROS 2 type definitions for the Python peers, from sources independent of gpu_planning:
+rosbags' Jazzy type store for the standard types, this package's `msg/` and `srv/` files and
+the vendored `interfaces/*/srv/` ones (rosbags has no store for those)."""
+import os
+
+from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+
+REPO = os.environ.get("GPU_PLANNING_REPO") or os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def typestore():
+    """Jazzy's standard types, plus this package's messages and every service half."""
+    ts = get_typestore(Stores.ROS2_JAZZY)
+    types = {}
+    for name in sorted(os.listdir(os.path.join(REPO, "msg"))):
+        text = open(os.path.join(REPO, "msg", name)).read()
+        types.update(get_types_from_msg(text, f"gpu_planning/msg/{name[:-4]}"))
+    srv_dirs = [("gpu_planning", os.path.join(REPO, "srv"))]
+    for pkg in sorted(os.listdir(os.path.join(REPO, "interfaces"))):
+        d = os.path.join(REPO, "interfaces", pkg, "srv")
+        if os.path.isdir(d):
+            srv_dirs.append((pkg, d))
+    for pkg, d in srv_dirs:
+        for name in sorted(os.listdir(d)):
+            lines = open(os.path.join(d, name)).read().split("\n")
+            cut = next(i for i, l in enumerate(lines) if l.strip() == "---")
+            request, response = "\n".join(lines[:cut]), "\n".join(lines[cut + 1:])
+            # rosbags keeps messages under pkg/msg; the halves live there under their
+            # rosidl names, and get their DDS names below.
+            types.update(get_types_from_msg(request, f"{pkg}/msg/{name[:-4]}_Request"))
+            types.update(get_types_from_msg(response, f"{pkg}/msg/{name[:-4]}_Response"))
+    ts.register(types)
+    return ts
+
+
+def msg_name(type_name):
+    pkg, kind, short = type_name.split("/")
+    return f"{pkg}/msg/{short}"
+
+
+def truthy(obj, path):
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    return bool(obj)

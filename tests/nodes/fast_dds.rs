@@ -1,0 +1,157 @@
+//! The nodes and eProsima Fast DDS, the default RMW of Humble and Jazzy, on one wire: a peer
+//! built on Fast DDS 2.9 (`tests/interop/fastdds_peer.cpp`, which does rmw_fastrtps_cpp's
+//! naming, QoS and request-reply correlation; payloads encoded and decoded by rosbags in
+//! `tests/interop/fastdds_services.py`) publishes a map, a graph, an image and a cloud and
+//! calls every service of every node on the default `service_mapping`, each reply checked
+//! against the CPU references; the other way, our client calls a Fast DDS service server.
+//! The peer is compiled here with the system's Fast DDS (Debian 12: `libfastrtps-dev`); skips
+//! when it cannot be, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
+use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, GetPlanResponse, Path};
+use gpu_planning::ros::msg::std_msgs::Header;
+use gpu_planning::ros::{NodeContext, ParamsFile, RosArgs, RosRuntime};
+
+use crate::common;
+use crate::cyclone_services::calls_every_service_of_every_node;
+
+/// The Fast DDS peer, compiled once per test process.
+fn peer() -> Result<PathBuf, String> {
+    static PEER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    PEER.get_or_init(|| {
+        let source = gpu_planning::testing::repo().join("tests/interop/fastdds_peer.cpp");
+        let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fastdds_peer");
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
+        let out = Command::new(&cxx)
+            .args(["-std=c++17", "-O1", "-o"])
+            .arg(&exe)
+            .arg(&source)
+            .args(["-lfastrtps", "-lfastcdr"])
+            .output()
+            .map_err(|e| format!("{cxx} not runnable: {e}"))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let first: Vec<&str> = err.lines().take(3).collect();
+            return Err(format!(
+                "the Fast DDS peer does not compile: {}",
+                first.join(" | ")
+            ));
+        }
+        Ok(exe)
+    })
+    .clone()
+}
+
+#[test]
+fn fast_dds_client_calls_every_service_of_every_node() {
+    let exe = match (
+        peer(),
+        gpu_planning::testing::python_imports("rosbags.typesys, numpy"),
+    ) {
+        (Ok(exe), Ok(())) => exe,
+        (Err(why), _) | (_, Err(why)) => {
+            gpu_planning::testing::peer_missing("fast_dds services", &why);
+            return;
+        }
+    };
+    let script = gpu_planning::testing::repo().join("tests/interop/fastdds_services.py");
+    calls_every_service_of_every_node("fast_dds", |job| {
+        Command::new("python3")
+            .arg(&script)
+            .arg(&exe)
+            .arg(job)
+            .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
+            .output()
+            .expect("python3 runs")
+    });
+}
+
+fn pose(x: f64, y: f64) -> PoseStamped {
+    PoseStamped {
+        header: Header {
+            frame_id: "map".into(),
+            ..Default::default()
+        },
+        pose: Pose {
+            position: Point { x, y, z: 0.0 },
+            orientation: Quaternion::identity(),
+        },
+    }
+}
+
+#[test]
+fn fast_dds_server_answers_our_client() {
+    let exe = match peer() {
+        Ok(exe) => exe,
+        Err(why) => {
+            gpu_planning::testing::peer_missing("fast_dds server", &why);
+            return;
+        }
+    };
+    let domain = common::unique_domain();
+    let rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut node = NodeContext::new(&rt, "fast_dds_caller").unwrap();
+    let client = node.client::<GetPlan>("/fast_dds/get_plan").unwrap();
+    let _bg = common::run_in_background(&rt);
+
+    let mut answer = GetPlanResponse {
+        plan: Path::default(),
+    };
+    answer.plan.header.frame_id = "map".into();
+    answer.plan.poses = vec![pose(1.0, 2.0), pose(1.5, 2.5), pose(2.0, 2.0)];
+    let reply = gpu_planning::bag::cdr::encode(&answer).unwrap();
+    let hex: String = reply.iter().map(|b| format!("{b:02x}")).collect();
+    let mut server = Command::new(&exe)
+        .arg(domain.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the peer runs");
+    {
+        use std::io::Write;
+        let stdin = server.stdin.as_mut().unwrap();
+        writeln!(
+            stdin,
+            "serve /fast_dds/get_plan nav_msgs/srv/GetPlan {hex} 30000"
+        )
+        .unwrap();
+        writeln!(stdin, "quit").unwrap();
+    }
+    let request = GetPlanRequest {
+        start: pose(1.0, 2.0),
+        goal: pose(2.0, 2.0),
+        tolerance: 0.25,
+    };
+    let got = smol::block_on(async {
+        for _ in 0..15 {
+            let attempt = futures::future::select(
+                Box::pin(client.async_call_service(request.clone())),
+                Box::pin(smol::Timer::after(Duration::from_secs(2))),
+            )
+            .await;
+            if let futures::future::Either::Left((Ok(r), _)) = attempt {
+                return Some(r);
+            }
+        }
+        None
+    });
+    let out = server.wait_with_output().unwrap();
+    rt.shutdown().trigger();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(got, Some(answer), "the peer said: {stdout}");
+    // The request as the Fast DDS server took it off the wire.
+    let served = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("served "))
+        .unwrap_or_else(|| panic!("the peer served nothing: {stdout}"));
+    let bytes: Vec<u8> = (0..served.len() / 2)
+        .map(|i| u8::from_str_radix(&served[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let taken: GetPlanRequest = gpu_planning::bag::cdr::decode("GetPlan request", &bytes).unwrap();
+    assert_eq!(taken, request);
+}
