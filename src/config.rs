@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 pub struct RuntimeParams {
     /// auto | cpu | cuda
     pub backend: BackendKind,
-    /// enhanced (Fast DDS) | cyclone (rmw_cyclonedds) | basic
+    /// auto (per request) | enhanced (Fast DDS) | cyclone (rmw_cyclonedds) | basic
     pub service_mapping: String,
     /// Accepted for launch-file compatibility; the runtime node only stamps with wall time.
     pub use_sim_time: bool,
@@ -26,7 +26,7 @@ impl Default for RuntimeParams {
     fn default() -> Self {
         RuntimeParams {
             backend: BackendKind::Auto,
-            service_mapping: "enhanced".into(),
+            service_mapping: "auto".into(),
             use_sim_time: false,
             status_period_s: 1.0,
             occupied_threshold: 65,
@@ -135,7 +135,7 @@ impl Default for LeeParams {
         let p = crate::lee::Config::default();
         LeeParams {
             backend: BackendKind::Auto,
-            service_mapping: "enhanced".into(),
+            service_mapping: "auto".into(),
             use_sim_time: false,
             memory_model: p.memory_model,
             block_x: p.block_x,
@@ -293,7 +293,7 @@ impl Default for ApspParams {
         let c = crate::apsp::Config::default();
         ApspParams {
             backend: BackendKind::Auto,
-            service_mapping: "enhanced".into(),
+            service_mapping: "auto".into(),
             use_sim_time: false,
             memory_model: c.memory_model,
             tile: c.tile,
@@ -365,7 +365,7 @@ impl Default for PolylineParams {
     fn default() -> Self {
         PolylineParams {
             backend: BackendKind::Auto,
-            service_mapping: "enhanced".into(),
+            service_mapping: "auto".into(),
             use_sim_time: false,
             guides: 8,
             points_per_guide: 64,
@@ -457,7 +457,7 @@ impl Default for CellGraphParams {
         let c = crate::cellgraph::Config::default();
         CellGraphParams {
             backend: BackendKind::Auto,
-            service_mapping: "enhanced".into(),
+            service_mapping: "auto".into(),
             use_sim_time: false,
             algorithm: c.algorithm.name().into(),
             r: c.r,
@@ -523,7 +523,7 @@ impl Default for NearestNeighborsParams {
     fn default() -> Self {
         NearestNeighborsParams {
             backend: BackendKind::Auto,
-            service_mapping: "enhanced".into(),
+            service_mapping: "auto".into(),
             use_sim_time: false,
             k: 1,
             max_points: 16 << 20,
