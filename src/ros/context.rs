@@ -32,7 +32,7 @@ pub struct NodeContext {
     service_mapping: ServiceMapping,
     participant: ros2_client::dds::rustdds::DomainParticipant,
     /// Writes the replies of this node's services.
-    reply_publisher: Option<ros2_client::dds::rustdds::Publisher>,
+    reply_publisher: ros2_client::dds::rustdds::Publisher,
     clock: Clock,
 }
 
@@ -70,6 +70,10 @@ impl NodeContext {
                 tracing::error!("node {spin_name}: spinner stopped: {e:?}");
             }
         });
+        let participant = rt.context().domain_participant();
+        let reply_publisher = participant
+            .create_publisher(&(&qos::service()).into())
+            .map_err(|e| Error::Ros(format!("reply publisher of {name}: {e:?}")))?;
         let use_sim_time = params.get("use_sim_time").and_then(Value::as_bool) == Some(true);
         let mut ctx = NodeContext {
             node,
@@ -79,8 +83,8 @@ impl NodeContext {
             params,
             request_layout,
             service_mapping,
-            participant: rt.context().domain_participant(),
-            reply_publisher: None,
+            reply_publisher,
+            participant,
             clock: Clock::system(),
         };
         if use_sim_time {
@@ -228,21 +232,11 @@ impl NodeContext {
             .node
             .create_subscription(&request_topic, Some(qos::service_inbox()))
             .map_err(|e| Error::Ros(format!("service {fq}: request reader: {e:?}")))?;
-        if self.reply_publisher.is_none() {
-            let publisher = self
-                .participant
-                .create_publisher(&outbox)
-                .map_err(|e| Error::Ros(format!("service {fq}: reply publisher: {e:?}")))?;
-            self.reply_publisher = Some(publisher);
-        }
-        let Some(publisher) = self.reply_publisher.as_ref() else {
-            return Err(Error::Ros(format!("service {fq}: no reply publisher")));
-        };
         ServiceServer::new(
             fq,
             self.request_layout,
             requests,
-            publisher,
+            &self.reply_publisher,
             &reply_topic,
             outbox,
         )

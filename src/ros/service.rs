@@ -41,7 +41,7 @@ pub enum RequestLayout {
 }
 
 impl RequestLayout {
-    /// The mapping a request of this layout was read with (never `Auto`).
+    /// The `service_mapping` value naming this layout.
     fn name(self) -> &'static str {
         match self {
             RequestLayout::Auto => "auto",

@@ -34,7 +34,7 @@ from cyclonedds.util import duration
 from rosbags.typesys.store import Nodetype
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_types import msg_name, truthy, typestore  # noqa: E402
+from ros_types import fail, msg_name, truthy, typestore  # noqa: E402
 
 BASE = {
     "bool": bool, "byte": t.uint8, "char": t.uint8, "int8": t.int8, "uint8": t.uint8,
@@ -42,11 +42,6 @@ BASE = {
     "int64": t.int64, "uint64": t.uint64, "float32": t.float32, "float64": t.float64,
     "string": str,
 }
-
-
-def fail(reason):
-    print(json.dumps({"ok": False, "reason": reason}))
-    sys.exit(1)
 
 
 class Types:

@@ -22,18 +22,13 @@ import numpy as np
 from rosbags.typesys.store import Nodetype
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_types import msg_name, truthy, typestore  # noqa: E402
+from ros_types import fail, msg_name, truthy, typestore  # noqa: E402
 
 DTYPES = {
     "bool": np.bool_, "byte": np.uint8, "char": np.uint8, "int8": np.int8, "uint8": np.uint8,
     "int16": np.int16, "uint16": np.uint16, "int32": np.int32, "uint32": np.uint32,
     "int64": np.int64, "uint64": np.uint64, "float32": np.float32, "float64": np.float64,
 }
-
-
-def fail(reason):
-    print(json.dumps({"ok": False, "reason": reason}))
-    sys.exit(1)
 
 
 class Values:

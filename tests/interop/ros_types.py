@@ -1,7 +1,9 @@
 """ROS 2 type definitions for the Python peers, from sources independent of gpu_planning:
 rosbags' Jazzy type store for the standard types, this package's `msg/` and `srv/` files and
 the vendored `interfaces/*/srv/` ones (rosbags has no store for those)."""
+import json
 import os
+import sys
 
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 
@@ -42,3 +44,9 @@ def truthy(obj, path):
     for part in path.split("."):
         obj = getattr(obj, part)
     return bool(obj)
+
+
+def fail(reason):
+    """The peers' one failure line, and exit status 1."""
+    print(json.dumps({"ok": False, "reason": reason}))
+    sys.exit(1)

@@ -12,11 +12,10 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, GetPlanResponse, Path};
-use gpu_planning::ros::msg::std_msgs::Header;
 use gpu_planning::ros::{NodeContext, ParamsFile, RosArgs, RosRuntime};
 
+use crate::bad_input::pose;
 use crate::common;
 use crate::cyclone_services::calls_every_service_of_every_node;
 
@@ -71,19 +70,6 @@ fn fast_dds_client_calls_every_service_of_every_node() {
     });
 }
 
-fn pose(x: f64, y: f64) -> PoseStamped {
-    PoseStamped {
-        header: Header {
-            frame_id: "map".into(),
-            ..Default::default()
-        },
-        pose: Pose {
-            position: Point { x, y, z: 0.0 },
-            orientation: Quaternion::identity(),
-        },
-    }
-}
-
 #[test]
 fn fast_dds_server_answers_our_client() {
     let exe = match peer() {
@@ -103,7 +89,11 @@ fn fast_dds_server_answers_our_client() {
         plan: Path::default(),
     };
     answer.plan.header.frame_id = "map".into();
-    answer.plan.poses = vec![pose(1.0, 2.0), pose(1.5, 2.5), pose(2.0, 2.0)];
+    answer.plan.poses = vec![
+        pose(1.0, 2.0, "map"),
+        pose(1.5, 2.5, "map"),
+        pose(2.0, 2.0, "map"),
+    ];
     let reply = gpu_planning::bag::cdr::encode(&answer).unwrap();
     let hex: String = reply.iter().map(|b| format!("{b:02x}")).collect();
     let mut server = Command::new(&exe)
@@ -123,8 +113,8 @@ fn fast_dds_server_answers_our_client() {
         writeln!(stdin, "quit").unwrap();
     }
     let request = GetPlanRequest {
-        start: pose(1.0, 2.0),
-        goal: pose(2.0, 2.0),
+        start: pose(1.0, 2.0, "map"),
+        goal: pose(2.0, 2.0, "map"),
         tolerance: 0.25,
     };
     let got = smol::block_on(async {

@@ -28,6 +28,32 @@ fn pose(x: f64, y: f64) -> PoseStamped {
     }
 }
 
+/// 9 x 6 cells of 0.5 m, origin (1, 2); a wall in column 4 with a gap at the top row, and one
+/// unknown cell.
+pub(crate) fn walled_map() -> OccupancyGrid {
+    let (w, h) = (9u32, 6u32);
+    let mut data = vec![0i8; (w * h) as usize];
+    for y in 0..h - 1 {
+        data[(y * w + 4) as usize] = 100;
+    }
+    data[(2 * w + 7) as usize] = -1;
+    let mut map = OccupancyGrid {
+        data,
+        ..Default::default()
+    };
+    map.header.frame_id = "map".into();
+    map.info.width = w;
+    map.info.height = h;
+    map.info.resolution = 0.5;
+    map.info.origin.position = Point {
+        x: 1.0,
+        y: 2.0,
+        z: 0.0,
+    };
+    map.info.origin.orientation = Quaternion::identity();
+    map
+}
+
 async fn within<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     match futures::future::select(
         Box::pin(f),
@@ -90,27 +116,8 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
     let _a = common::run_in_background(&server);
     let _b = common::run_in_background(&client_rt);
 
-    // 9 x 6 cells of 0.5 m, origin (1, 2); a wall in column 4 with a gap at the top row.
-    let (w, h) = (9u32, 6u32);
-    let mut data = vec![0i8; (w * h) as usize];
-    for y in 0..h - 1 {
-        data[(y * w + 4) as usize] = 100;
-    }
-    data[(2 * w + 7) as usize] = -1;
-    let mut map = OccupancyGrid {
-        data: data.clone(),
-        ..Default::default()
-    };
-    map.header.frame_id = "map".into();
-    map.info.width = w;
-    map.info.height = h;
-    map.info.resolution = 0.5;
-    map.info.origin.position = Point {
-        x: 1.0,
-        y: 2.0,
-        z: 0.0,
-    };
-    map.info.origin.orientation = Quaternion::identity();
+    let map = walled_map();
+    let (w, h, data) = (map.info.width, map.info.height, map.data.clone());
 
     let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight).unwrap();
     let expected = Planner::new(&Backend::Cpu, grid, Config::default())

@@ -10,64 +10,27 @@ use std::time::Duration;
 use futures::StreamExt;
 use gpu_planning::compute::Backend;
 use gpu_planning::lee::{Config, Connectivity, Grid, Planner};
-use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use gpu_planning::ros::msg::nav_msgs::{
     GetPlan, GetPlanRequest, GetPlanResponse, OccupancyGrid, Path,
 };
-use gpu_planning::ros::msg::std_msgs::Header;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
+use crate::bad_input::pose;
 use crate::common;
+use crate::lee_node::walled_map;
 
 type PlanClient = ros2_client::Client<GetPlanRequest, GetPlanResponse>;
 
-fn pose(x: f64, y: f64) -> PoseStamped {
-    PoseStamped {
-        header: Header {
-            frame_id: "map".into(),
-            ..Default::default()
-        },
-        pose: Pose {
-            position: Point { x, y, z: 0.0 },
-            orientation: Quaternion::identity(),
-        },
-    }
-}
-
-/// 9 x 6 cells of 0.5 m at (1, 2), a wall in column 4 open at the top row.
-fn map() -> OccupancyGrid {
-    let (w, h) = (9u32, 6u32);
-    let mut data = vec![0i8; (w * h) as usize];
-    for y in 0..h - 1 {
-        data[(y * w + 4) as usize] = 100;
-    }
-    let mut map = OccupancyGrid {
-        data,
-        ..Default::default()
-    };
-    map.header.frame_id = "map".into();
-    map.info.width = w;
-    map.info.height = h;
-    map.info.resolution = 0.5;
-    map.info.origin.position = Point {
-        x: 1.0,
-        y: 2.0,
-        z: 0.0,
-    };
-    map.info.origin.orientation = Quaternion::identity();
-    map
-}
-
 fn request() -> GetPlanRequest {
     GetPlanRequest {
-        start: pose(1.3, 2.1),
-        goal: pose(5.4, 2.2),
+        start: pose(1.3, 2.1, "map"),
+        goal: pose(5.4, 2.2, "map"),
         tolerance: 0.0,
     }
 }
 
 fn expected() -> Vec<(f64, f64)> {
-    let m = map();
+    let m = walled_map();
     let grid = Grid::from_occupancy(
         m.info.width,
         m.info.height,
@@ -161,7 +124,7 @@ fn the_default_serves_fast_dds_and_cyclone_clients_side_by_side() {
         .collect();
     let want = expected();
     smol::block_on(async {
-        map_pub.async_publish(map()).await.unwrap();
+        map_pub.async_publish(walled_map()).await.unwrap();
         assert_eq!(plan(&fast_client).await, want, "Fast DDS layout");
         assert_eq!(plan(&cyc_client).await, want, "Cyclone layout");
         // Interleaved, still each to its own client.
@@ -192,7 +155,7 @@ fn a_forced_layout_refuses_requests_that_do_not_decode_exactly() {
         .map(|rt| common::run_in_background(rt))
         .collect();
     smol::block_on(async {
-        map_pub.async_publish(map()).await.unwrap();
+        map_pub.async_publish(walled_map()).await.unwrap();
         // The node is up, has the map and answers its own layout.
         let want = expected();
         assert_eq!(plan(&fast_client).await, want);
