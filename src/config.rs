@@ -110,8 +110,6 @@ pub struct LeeParams {
     /// The path's last pose faces the direction it arrived from instead of taking the goal's
     /// orientation (NavFn's and Smac's parameter).
     pub use_final_approach_orientation: bool,
-    /// humble | jazzy: which nav2_msgs action results are on the wire.
-    pub ros_distro: RosDistro,
     /// Start in the active lifecycle state (for use without nav2's lifecycle_manager); false
     /// starts unconfigured and answers only once configured and activated.
     pub start_active: bool,
@@ -121,7 +119,8 @@ pub struct LeeParams {
     pub bond_timeout: f64,
 }
 
-/// The ROS 2 distribution whose message definitions a node speaks where they differ.
+/// The ROS 2 distribution whose layouts the process speaks where they differ (the process-wide
+/// `ros_distro` parameter, [`crate::ros::distro`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RosDistro {
@@ -161,7 +160,6 @@ impl Default for LeeParams {
             transform_tolerance: 0.3,
             tolerance: 0.5,
             use_final_approach_orientation: false,
-            ros_distro: RosDistro::Jazzy,
             start_active: true,
             bond_heartbeat_period: 0.1,
             bond_timeout: 4.0,
@@ -634,7 +632,9 @@ pub fn split_service_params(
 
 /// A node's own parameter struct from its merged parameters (the service keys left out).
 pub fn node_params<T: serde::de::DeserializeOwned>(all: &serde_yaml::Mapping) -> Result<T> {
-    let (own, _) = split_service_params(all);
+    let (mut own, _) = split_service_params(all);
+    // Process-wide: the runtime reads it before any node exists.
+    own.remove(crate::ros::distro::PARAMETER);
     serde_yaml::from_value(serde_yaml::Value::Mapping(own)).map_err(|e| Error::invalid("", e))
 }
 

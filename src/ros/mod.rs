@@ -4,6 +4,7 @@
 pub mod args;
 pub mod clock;
 pub mod context;
+pub mod distro;
 pub mod idl;
 pub mod msg;
 pub mod names;

@@ -66,6 +66,14 @@ impl ParamsFile {
         self.sections.iter().map(|(k, _)| k.as_str())
     }
 
+    /// Every section that sets the top-level parameter `key`, with its value, in file order.
+    pub fn values_of(&self, key: &str) -> Vec<(String, Value)> {
+        self.sections
+            .iter()
+            .filter_map(|(section, m)| m.get(key).map(|v| (section.clone(), v.clone())))
+            .collect()
+    }
+
     /// Merged parameters of the node `name` in namespace `ns`.
     pub fn for_node(&self, ns: &str, name: &str, overrides: &[(String, Value)]) -> Mapping {
         let ns = ns.trim_end_matches('/');

@@ -50,12 +50,14 @@ pub struct RosRuntime {
 }
 
 impl RosRuntime {
-    /// Joins DDS domain `domain_id`, or `ROS_DOMAIN_ID` (default 0) when `None`.
+    /// Joins DDS domain `domain_id`, or `ROS_DOMAIN_ID` (default 0) when `None`, speaking the
+    /// process's ROS distribution ([`crate::ros::distro`]).
     pub fn new(args: RosArgs, params: ParamsFile, domain_id: Option<u16>) -> Result<RosRuntime> {
         let domain = match domain_id {
             Some(d) => d,
             None => domain_from_env()?,
         };
+        crate::ros::distro::adopt(crate::ros::distro::from_parameters(&params, &args.params)?)?;
         let context = Context::with_options(ContextOptions::new().domain_id(domain))
             .map_err(|e| Error::Ros(format!("cannot join DDS domain {domain}: {e}")))?;
         Ok(RosRuntime {

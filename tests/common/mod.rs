@@ -5,14 +5,14 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use gpu_planning::ros::RosRuntime;
 
-/// A DDS domain no other test of this process uses (up to 40 tests), spread by process id so
+/// A DDS domain no other test of this process uses (up to 50 domains), spread by process id so
 /// that test binaries running side by side rarely meet (domains 20..=219; the demo test takes
-/// 220 and up). Past 40 it panics: a silent wrap would put two tests on one domain, where each
+/// 220 and up). Past 50 it panics: a silent wrap would put two tests on one domain, where each
 /// sees the other's topics.
 pub fn unique_domain() -> u16 {
-    const PER_PROCESS: u16 = 40;
+    const PER_PROCESS: u16 = 50;
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20 + (std::process::id() % 5) as u16 * PER_PROCESS;
+    let base = 20 + (std::process::id() % 4) as u16 * PER_PROCESS;
     let i = NEXT.fetch_add(1, Ordering::Relaxed);
     assert!(
         i < PER_PROCESS,
@@ -38,5 +38,35 @@ pub async fn settle_discovery(what: &str, f: impl std::future::Future<Output = (
         futures::future::select(Box::pin(f), Box::pin(timer)).await
     {
         eprintln!("{what}: discovery not confirmed within 10 s; relying on retries");
+    }
+}
+
+/// The `gpu_planning` executable under test (`GPU_PLANNING_BIN` where the tests travel).
+pub fn executable() -> String {
+    std::env::var("GPU_PLANNING_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").into())
+}
+
+/// Nodes in a process of their own (`gpu_planning run`), for what one process can hold only
+/// once, such as its ROS distribution; killed when dropped.
+pub struct NodesProcess(std::process::Child);
+
+impl NodesProcess {
+    /// `gpu_planning run --nodes <nodes> --domain-id <domain> --ros-args <ros_args>`.
+    pub fn start(domain: u16, nodes: &str, ros_args: &[&str]) -> NodesProcess {
+        let child = std::process::Command::new(executable())
+            .args(["run", "--nodes", nodes, "--duration-s", "120"])
+            .args(["--domain-id", &domain.to_string(), "--ros-args"])
+            .args(ros_args)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("gpu_planning run did not start");
+        NodesProcess(child)
+    }
+}
+
+impl Drop for NodesProcess {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
     }
 }

@@ -16,6 +16,9 @@
 //   call <service> <pkg/srv/Name> <hex> <timeout ms>   -> reply <hex> | timeout
 //   serve <service> <pkg/srv/Name> <reply hex> <timeout ms>
 //                                                      -> served <request hex> | timeout
+//   take <DDS topic> <dds type> latched|reliable <timeout ms>
+//                                  -> sample <writer GUID hex> <payload hex> | timeout
+//     (the next sample on a DDS topic named in full, e.g. ros_discovery_info or rt/map)
 //   quit
 // Usage: fastdds_peer <domain id>
 
@@ -177,6 +180,25 @@ class Peer {
     return "timeout";
   }
 
+  std::string take(const std::string& topic_name, const std::string& type,
+                   const std::string& kind, int timeout_ms) {
+    DataReader* r = reader(topic_name, type, kind == "latched");
+    if (r == nullptr) return "error no reader for " + topic_name;
+    auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (Clock::now() < deadline) {
+      Raw sample;
+      SampleInfo info;
+      if (r->take_next_sample(&sample, &info) == ReturnCode_t::RETCODE_OK && info.valid_data) {
+        const rtps::GUID_t& g = info.sample_identity.writer_guid();
+        std::vector<uint8_t> guid(g.guidPrefix.value, g.guidPrefix.value + 12);
+        guid.insert(guid.end(), g.entityId.value, g.entityId.value + 4);
+        return "sample " + hex(guid) + " " + hex(sample.bytes);
+      }
+      r->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 20000000));
+    }
+    return "timeout";
+  }
+
   std::string serve(const std::string& service, const std::string& srv,
                     const std::string& payload, int timeout_ms) {
     Raw reply;
@@ -246,7 +268,7 @@ class Peer {
     return w;
   }
 
-  DataReader* reader(const std::string& name, const std::string& type) {
+  DataReader* reader(const std::string& name, const std::string& type, bool latched = false) {
     auto it = readers_.find(name);
     if (it != readers_.end()) return it->second;
     Topic* t = topic(name, type);
@@ -254,7 +276,7 @@ class Peer {
     DataReaderQos q = DATAREADER_QOS_DEFAULT;
     q.endpoint().history_memory_policy = rtps::DYNAMIC_REUSABLE_MEMORY_MODE;
     q.reliability().kind = RELIABLE_RELIABILITY_QOS;
-    q.durability().kind = VOLATILE_DURABILITY_QOS;
+    q.durability().kind = latched ? TRANSIENT_LOCAL_DURABILITY_QOS : VOLATILE_DURABILITY_QOS;
     q.history().kind = KEEP_LAST_HISTORY_QOS;
     q.history().depth = 10;
     DataReader* r = subscriber_->create_datareader(t, q);
@@ -292,6 +314,8 @@ int main(int argc, char** argv) {
       out = peer.call(a, b, c, std::atoi(d.c_str()));
     } else if (cmd == "serve" && (in >> a >> b >> c >> d)) {
       out = peer.serve(a, b, c, std::atoi(d.c_str()));
+    } else if (cmd == "take" && (in >> a >> b >> c >> d)) {
+      out = peer.take(a, b, c, std::atoi(d.c_str()));
     } else {
       out = "error bad command: " + cmd;
     }

@@ -28,9 +28,7 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
         return;
     }
     let domain = common::unique_domain();
-    let exe = std::env::var("GPU_PLANNING_BIN")
-        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
-    let mut child = Command::new(exe)
+    let mut child = Command::new(common::executable())
         .args(["run", "--backend", "cuda", "--duration-s", "90"])
         .args(["--domain-id", &domain.to_string()])
         .env("GPU_PLANNING_DEVICE_ALLOC_LIMIT", "4096")

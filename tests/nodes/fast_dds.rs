@@ -145,3 +145,61 @@ fn fast_dds_server_answers_our_client() {
     let taken: GetPlanRequest = gpu_planning::bag::cdr::decode("GetPlan request", &bytes).unwrap();
     assert_eq!(taken, request);
 }
+
+/// `ros_distro` picks rmw_dds_common's Gid layout in `ros_discovery_info`: what Humble's and
+/// Jazzy's graph caches (and `ros2 node list`) decode, read here with rosbags' stock Humble
+/// and Jazzy definitions from a sample a Fast DDS reader took. Each layout lists the node
+/// with the participant's GUID as its gid under its own distro's definition only.
+#[test]
+fn fast_dds_graph_reads_ros_discovery_info_of_either_distro() {
+    let exe = match (
+        peer(),
+        gpu_planning::testing::python_imports("rosbags.typesys"),
+    ) {
+        (Ok(exe), Ok(())) => exe,
+        (Err(why), _) | (_, Err(why)) => {
+            gpu_planning::testing::peer_missing("fast_dds discovery info", &why);
+            return;
+        }
+    };
+    let script = gpu_planning::testing::repo().join("tests/interop/fastdds_discovery.py");
+    for (distro, other, gid_len) in [("humble", "jazzy", 24), ("jazzy", "humble", 16)] {
+        let domain = common::unique_domain();
+        let arg = format!("ros_distro:={distro}");
+        let _nodes = common::NodesProcess::start(domain, "lee_planner", &["-p", &arg]);
+        let out = Command::new("python3")
+            .arg(&script)
+            .arg(&exe)
+            .arg(domain.to_string())
+            .arg("/lee_planner")
+            .output()
+            .expect("python3 runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{distro}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let got: serde_json::Value = serde_json::from_str(stdout.trim()).unwrap();
+        let mine = &got["decoded"][distro];
+        assert!(
+            mine["nodes"]
+                .as_array()
+                .is_some_and(|n| n.iter().any(|x| x == "/lee_planner")),
+            "{distro}: {got}"
+        );
+        assert_eq!(mine["rest"], 0, "{distro}: bytes left over: {got}");
+        assert_eq!(mine["gid_lengths"], serde_json::json!([gid_len]), "{got}");
+        // The participant's gid: its GUID (the writer's prefix, entity id 000001c1), zero-padded.
+        let writer = got["writer"].as_str().unwrap();
+        let want = format!("{}000001c1{}", &writer[..24], "00".repeat(gid_len - 16));
+        assert_eq!(mine["gid"], want.as_str(), "{distro}: {got}");
+        let theirs = &got["decoded"][other];
+        assert!(
+            !theirs["nodes"]
+                .as_array()
+                .is_some_and(|n| n.iter().any(|x| x == "/lee_planner")),
+            "{distro}'s layout also reads as {other}'s: {got}"
+        );
+    }
+}

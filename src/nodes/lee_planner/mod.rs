@@ -299,7 +299,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         transform_tolerance: params.transform_tolerance,
     };
     let tf = Arc::new(Mutex::new(TfBuffer::default()));
-    let action_servers = ActionServers::new(&mut ctx, params.ros_distro)?;
+    let action_servers = ActionServers::new(&mut ctx, crate::ros::distro::current())?;
     let (life, lifecycle) = lifecycle::manage(
         &mut ctx,
         if params.start_active {

@@ -1,0 +1,2 @@
+//! Re-export owned request id (module path kept for DDS service code).
+pub use crate::request_id::*;
