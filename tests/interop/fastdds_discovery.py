@@ -54,7 +54,7 @@ def main():
         answer = peer.ask(f"take ros_discovery_info {DDS_TYPE} latched 5000")
         if answer == "timeout":
             continue
-        _, writer, payload = answer.split(" ")
+        _, writer, _, payload = answer.split(" ")
         raw = bytes.fromhex(payload)
         decoded = {"humble": decode(Stores.ROS2_HUMBLE, raw),
                    "jazzy": decode(Stores.ROS2_JAZZY, raw)}

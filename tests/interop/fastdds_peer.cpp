@@ -12,12 +12,13 @@
 // in place of the writer's when the request named one, as rmw_fastrtps's take_request does.
 //
 // Commands on stdin, one per line; one answer line each on stdout:
-//   pub <topic> <dds type> latched|sensor <hex>      -> ok | error <why>
+//   pub <topic> <dds type> latched|sensor <hex>      -> ok <wall clock us> | error <why>
 //   call <service> <pkg/srv/Name> <hex> <timeout ms>   -> reply <hex> | timeout
 //   serve <service> <pkg/srv/Name> <reply hex> <timeout ms>
 //                                                      -> served <request hex> | timeout
 //   take <DDS topic> <dds type> latched|reliable <timeout ms>
-//                                  -> sample <writer GUID hex> <payload hex> | timeout
+//                   -> sample <writer GUID hex> <wall clock us> <payload hex> | timeout
+//     (wall clock: microseconds since the Unix epoch when write returned / the sample was taken)
 //     (the next sample on a DDS topic named in full, e.g. ros_discovery_info or rt/map)
 //   quit
 // Usage: fastdds_peer <domain id>
@@ -117,6 +118,12 @@ std::string service_type(const std::string& srv, const std::string& half) {
 
 using Clock = std::chrono::steady_clock;
 
+int64_t wall_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 class Peer {
  public:
   explicit Peer(int domain) {
@@ -146,7 +153,8 @@ class Peer {
     }
     DataWriter* w = writer("rt" + topic, type, q);
     if (w == nullptr) return "error no writer for " + topic;
-    return w->write(&raw) ? "ok" : "error write failed";
+    if (!w->write(&raw)) return "error write failed";
+    return "ok " + std::to_string(wall_us());
   }
 
   std::string call(const std::string& service, const std::string& srv,
@@ -192,7 +200,8 @@ class Peer {
         const rtps::GUID_t& g = info.sample_identity.writer_guid();
         std::vector<uint8_t> guid(g.guidPrefix.value, g.guidPrefix.value + 12);
         guid.insert(guid.end(), g.entityId.value, g.entityId.value + 4);
-        return "sample " + hex(guid) + " " + hex(sample.bytes);
+        const int64_t taken = wall_us();
+        return "sample " + hex(guid) + " " + std::to_string(taken) + " " + hex(sample.bytes);
       }
       r->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 20000000));
     }
@@ -218,6 +227,9 @@ class Peer {
         }
         params.related_sample_identity(answered);
         if (!w->write(&reply, params)) return "error write failed";
+        // Asynchronous publication: the reply leaves on another thread; wait for the client's
+        // acknowledgement before the caller may end the process.
+        w->wait_for_acknowledgments(eprosima::fastrtps::Duration_t(5, 0));
         return "served " + hex(request.bytes);
       }
       r->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 20000000));
@@ -258,11 +270,13 @@ class Peer {
     return t;
   }
 
-  DataWriter* writer(const std::string& name, const std::string& type, const DataWriterQos& q) {
+  DataWriter* writer(const std::string& name, const std::string& type, DataWriterQos q) {
     auto it = writers_.find(name);
     if (it != writers_.end()) return it->second;
     Topic* t = topic(name, type);
     if (t == nullptr) return nullptr;
+    // rmw_fastrtps's default publication mode (RMW_FASTRTPS_PUBLICATION_MODE unset).
+    q.publish_mode().kind = ASYNCHRONOUS_PUBLISH_MODE;
     DataWriter* w = publisher_->create_datawriter(t, q);
     writers_[name] = w;
     return w;

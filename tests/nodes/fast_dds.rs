@@ -20,7 +20,7 @@ use crate::common;
 use crate::cyclone_services::calls_every_service_of_every_node;
 
 /// The Fast DDS peer, compiled once per test process.
-fn peer() -> Result<PathBuf, String> {
+pub(crate) fn peer() -> Result<PathBuf, String> {
     static PEER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PEER.get_or_init(|| {
         let source = gpu_planning::testing::repo().join("tests/interop/fastdds_peer.cpp");

@@ -15,6 +15,7 @@ mod demo;
 mod fallback_oom;
 mod fast_dds;
 mod garbage_topics;
+mod large_messages;
 mod lee_node;
 mod load;
 mod nav2_planner;

@@ -233,7 +233,11 @@ fn robot_pose_from_tf_starts_get_plan_and_goal_pose_and_stale_tf_is_named() {
                 break;
             }
         }
-        assert!(seen, "goal_pose alone never planned from the robot's pose");
+        assert!(
+            seen,
+            "goal_pose alone never planned from the robot's pose: {}",
+            crate::bad_input::log_tail(30)
+        );
 
         // The robot's transform stops: after transform_tolerance (0.3 s) it is stale.
         live.store(false, Ordering::Relaxed);

@@ -107,7 +107,7 @@ pub const DATAGRAM_HEADER_OVERHEAD: usize = 48;
 // Readers (v2.5 Section 8.4.14.1.1), so this is a constant and must NOT be
 // varied per peer. Per-peer path MTU only controls how many fragments we pack
 // into each DATAFRAG submessage / datagram, never the fragment size itself.
-pub const FRAGMENT_SIZE: usize = 256;
+pub const FRAGMENT_SIZE: usize = 1344;
 
 /// Convert an interface MTU into the RTPS-message (UDP payload) budget usable
 /// for submessage/fragment packing: `mtu - DATAGRAM_HEADER_OVERHEAD`, floored

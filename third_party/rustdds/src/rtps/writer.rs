@@ -601,9 +601,13 @@ impl Writer {
     } else {
       0
     };
+    // Patched (gpu_planning): never fragment a sample no larger than one fragment. Readers
+    // (RustDDS's among them) refuse a DATA_FRAG whose fragment size exceeds the sample
+    // size; such a sample goes whole, and IP fragmentation carries any excess over the budget.
     budget
       .saturating_sub(hb_reserve)
       .saturating_sub(DATA_SUBMESSAGE_OVERHEAD)
+      .max(FRAGMENT_SIZE)
   }
 
   fn num_frags_and_frag_size(&self, payload_size: usize) -> (u32, u16) {
@@ -1583,7 +1587,7 @@ impl Writer {
                                          * set of reader proxies */
   ) {
     // Decide the (max) number of frags to be sent
-    let max_send_count = 8;
+    let max_send_count = 256;
 
     let reader_guid = reader_proxy.remote_reader_guid;
 
