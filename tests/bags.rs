@@ -375,3 +375,64 @@ for f in sorted(glob.glob(sys.argv[1] + '/*.mcap')):
     }
     assert_eq!(decoded, 27, "20 talker messages and 7 cdr_test messages");
 }
+
+/// sqlite3 bags (`.db3`, Humble's default storage), written by rosbags and Python's sqlite3
+/// (`tests/interop/bag_to_sqlite3.py`) from every bag here: Iron's tables split over two
+/// files, and Humble's tables (no definitions, no type hashes). Each reads as its MCAP
+/// original: topics, types, QoS, counts, and every message's time and bytes; definitions
+/// where the storage keeps them.
+#[test]
+fn sqlite3_bags_from_an_independent_writer_read_as_their_mcap_originals() {
+    if let Err(why) = gpu_planning::testing::python_imports("rosbags.rosbag2, ruamel.yaml") {
+        gpu_planning::testing::peer_missing("sqlite3 bags written by rosbags", &why);
+        return;
+    }
+    let script = gpu_planning::testing::repo().join("tests/interop/bag_to_sqlite3.py");
+    for name in NODE_NAMES.iter().filter(|n| **n != "gpu_planning") {
+        let original = bag(name);
+        for layout in ["iron", "humble"] {
+            let out = scratch(&format!("db3_{name}_{layout}"));
+            let run = Command::new("python3")
+                .arg(&script)
+                .arg(bags_root().join(name))
+                .arg(&out)
+                .arg(layout)
+                .output()
+                .expect("python3 runs");
+            assert!(
+                run.status.success(),
+                "{name} {layout}: {}{}",
+                String::from_utf8_lossy(&run.stdout),
+                String::from_utf8_lossy(&run.stderr)
+            );
+            let files: serde_json::Value = serde_json::from_slice(&run.stdout).unwrap();
+            let want_files = if layout == "iron" { 2 } else { 1 };
+            assert_eq!(files["files"].as_array().map(Vec::len), Some(want_files));
+            let db3 = Bag::open(&out).unwrap_or_else(|e| panic!("{name} {layout}: {e}"));
+            assert_eq!(db3.topics.len(), original.topics.len(), "{name} {layout}");
+            for (topic, t) in &original.topics {
+                let d = &db3.topics[topic];
+                assert_eq!(
+                    (&d.ty, d.count, d.qos),
+                    (&t.ty, t.count, t.qos),
+                    "{name} {layout} {topic}"
+                );
+                match layout {
+                    "iron" => assert_eq!(d.schema, t.schema, "{name} {topic}"),
+                    _ => assert_eq!(d.schema, None, "{name} {topic}"),
+                }
+            }
+            let key = |b: &Bag| -> Vec<(String, u64, Vec<u8>)> {
+                b.messages
+                    .iter()
+                    .map(|m| (m.topic.clone(), m.time_ns, m.data.clone()))
+                    .collect()
+            };
+            assert!(
+                key(&db3) == key(&original),
+                "{name} {layout}: messages differ"
+            );
+            let _ = std::fs::remove_dir_all(&out);
+        }
+    }
+}

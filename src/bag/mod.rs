@@ -1,4 +1,4 @@
-//! rosbag2 bags in the MCAP layout (a folder with `metadata.yaml` and `<name>_0.mcap`; CDR
+//! rosbag2 bags (a folder with `metadata.yaml` and `<name>_0.mcap`, or Humble's sqlite3 `.db3`; CDR
 //! messages, `ros2msg` schemas), read and written without a ROS install, and the replay check
 //! built on them: inputs of a bag are played into the nodes over DDS, their outputs recorded
 //! and compared with the outputs the bag holds. Service calls travel as rosbag2 records them
@@ -18,6 +18,7 @@ pub mod record;
 pub mod replay;
 pub mod scenes;
 pub mod schema;
+mod sqlite3;
 pub mod types;
 pub mod writer;
 

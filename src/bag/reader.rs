@@ -1,7 +1,9 @@
-//! Reads a bag: a rosbag2 directory (`metadata.yaml` and its MCAP files) or one `.mcap` file.
-//! Types and QoS come from the MCAP schemas and channels, so bags recorded by `ros2 bag record`
-//! and by this package read alike. Messages are loaded whole: bags here are test and demo
-//! inputs, not hours of sensor data.
+//! Reads a bag: a rosbag2 directory (`metadata.yaml` and its files, split or not, in MCAP or
+//! in sqlite3, Humble's default storage) or one `.mcap` or `.db3` file. Types and QoS come from
+//! the bag itself (MCAP schemas and channels; sqlite3's `topics` and, from Iron on,
+//! `message_definitions` tables), so bags recorded by `ros2 bag record` and by this package read
+//! alike. Messages are loaded whole: bags here are test and demo inputs, not hours of sensor
+//! data.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -9,6 +11,13 @@ use std::path::{Path, PathBuf};
 use super::metadata::Metadata;
 use super::qos::TopicQos;
 use crate::error::{Error, Result};
+
+/// How a bag's files store their messages (rosbag2's `storage_identifier`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Storage {
+    Mcap,
+    Sqlite3,
+}
 
 #[derive(Debug, Clone)]
 pub struct TopicInfo {
@@ -38,18 +47,19 @@ pub struct Bag {
 
 impl Bag {
     pub fn open(path: &Path) -> Result<Bag> {
-        let files: Vec<PathBuf> = if path.is_dir() {
+        let files: Vec<(PathBuf, Storage)> = if path.is_dir() {
             let meta = Metadata::read(path)?;
             let info = meta.rosbag2_bagfile_information;
-            if info.storage_identifier != "mcap" {
-                return Err(Error::invalid(
-                    path.join("metadata.yaml").display().to_string(),
-                    format!(
-                        "storage_identifier '{}': only mcap bags are read (convert sqlite3 bags with `ros2 bag convert`)",
-                        info.storage_identifier
-                    ),
-                ));
-            }
+            let storage = match info.storage_identifier.as_str() {
+                "mcap" => Storage::Mcap,
+                "sqlite3" => Storage::Sqlite3,
+                other => {
+                    return Err(Error::invalid(
+                        path.join("metadata.yaml").display().to_string(),
+                        format!("storage_identifier '{other}': mcap and sqlite3 bags are read"),
+                    ))
+                }
+            };
             if !info.compression_mode.is_empty() && info.compression_mode != "none" {
                 return Err(Error::invalid(
                     "compression_mode",
@@ -61,18 +71,26 @@ impl Bag {
             }
             info.relative_file_paths
                 .iter()
-                .map(|f| path.join(f))
+                .map(|f| (path.join(f), storage))
                 .collect()
         } else {
-            vec![path.to_path_buf()]
+            let storage = if path.extension().is_some_and(|e| e == "db3") {
+                Storage::Sqlite3
+            } else {
+                Storage::Mcap
+            };
+            vec![(path.to_path_buf(), storage)]
         };
         let mut bag = Bag {
             path: path.to_path_buf(),
             topics: BTreeMap::new(),
             messages: Vec::new(),
         };
-        for file in files {
-            bag.read_mcap(&file)?;
+        for (file, storage) in files {
+            match storage {
+                Storage::Mcap => bag.read_mcap(&file)?,
+                Storage::Sqlite3 => bag.read_sqlite3(&file)?,
+            }
         }
         bag.messages.sort_by_key(|m| m.time_ns);
         Ok(bag)
@@ -113,38 +131,52 @@ impl Bag {
                     "channel has no schema (type)",
                 )
             })?;
-            let t = self
-                .topics
-                .entry(ch.topic.clone())
-                .or_insert_with(|| TopicInfo {
-                    name: ch.topic.clone(),
-                    ty: ty.clone(),
-                    qos: ch
-                        .metadata
-                        .get("offered_qos_profiles")
-                        .map(|q| TopicQos::from_yaml(q))
-                        .unwrap_or_default(),
-                    count: 0,
-                    schema: ch.schema.as_ref().map(|s| {
-                        (
-                            s.encoding.clone(),
-                            String::from_utf8_lossy(&s.data).into_owned(),
-                        )
-                    }),
-                });
-            if t.ty != ty {
-                return Err(Error::invalid(
-                    format!("{name}: {}", ch.topic),
-                    format!("carries both {} and {ty}", t.ty),
-                ));
-            }
-            t.count += 1;
-            self.messages.push(BagMessage {
-                topic: ch.topic.clone(),
-                time_ns: m.log_time,
-                data: m.data.into_owned(),
-            });
+            let topic = TopicInfo {
+                name: ch.topic.clone(),
+                ty,
+                qos: ch
+                    .metadata
+                    .get("offered_qos_profiles")
+                    .map(|q| TopicQos::from_yaml(q))
+                    .unwrap_or_default(),
+                count: 0,
+                schema: ch.schema.as_ref().map(|s| {
+                    (
+                        s.encoding.clone(),
+                        String::from_utf8_lossy(&s.data).into_owned(),
+                    )
+                }),
+            };
+            self.push(name, &topic, m.log_time, m.data.into_owned())?;
         }
+        Ok(())
+    }
+
+    /// Adds a message of `topic` (its first message declares the topic; a later one with
+    /// another type is an error naming both).
+    pub(super) fn push(
+        &mut self,
+        file: &str,
+        topic: &TopicInfo,
+        time_ns: u64,
+        data: Vec<u8>,
+    ) -> Result<()> {
+        let t = self
+            .topics
+            .entry(topic.name.clone())
+            .or_insert_with(|| topic.clone());
+        if t.ty != topic.ty {
+            return Err(Error::invalid(
+                format!("{file}: {}", topic.name),
+                format!("carries both {} and {}", t.ty, topic.ty),
+            ));
+        }
+        t.count += 1;
+        self.messages.push(BagMessage {
+            topic: topic.name.clone(),
+            time_ns,
+            data,
+        });
         Ok(())
     }
 
