@@ -41,6 +41,17 @@ const MESSAGES: &[(&str, &str)] = definitions! {
     "visualization_msgs/Marker" => "interfaces/visualization_msgs/msg/Marker.msg",
     "visualization_msgs/MarkerArray" => "interfaces/visualization_msgs/msg/MarkerArray.msg",
     "service_msgs/ServiceEventInfo" => "interfaces/service_msgs/msg/ServiceEventInfo.msg",
+    "geometry_msgs/Transform" => "interfaces/geometry_msgs/msg/Transform.msg",
+    "geometry_msgs/TransformStamped" => "interfaces/geometry_msgs/msg/TransformStamped.msg",
+    "tf2_msgs/TFMessage" => "interfaces/tf2_msgs/msg/TFMessage.msg",
+    "rosgraph_msgs/Clock" => "interfaces/rosgraph_msgs/msg/Clock.msg",
+    "bond/Status" => "interfaces/bond/msg/Status.msg",
+    "lifecycle_msgs/State" => "interfaces/lifecycle_msgs/msg/State.msg",
+    "lifecycle_msgs/Transition" => "interfaces/lifecycle_msgs/msg/Transition.msg",
+    "lifecycle_msgs/TransitionDescription" => "interfaces/lifecycle_msgs/msg/TransitionDescription.msg",
+    "lifecycle_msgs/TransitionEvent" => "interfaces/lifecycle_msgs/msg/TransitionEvent.msg",
+    "nav2_msgs/CostmapMetaData" => "interfaces/nav2_msgs/msg/CostmapMetaData.msg",
+    "nav2_msgs/Costmap" => "interfaces/nav2_msgs/msg/Costmap.msg",
     "gpu_planning/ApspStatus" => "msg/ApspStatus.msg",
     "gpu_planning/CellGraph" => "msg/CellGraph.msg",
     "gpu_planning/Neighbors" => "msg/Neighbors.msg",
@@ -48,6 +59,25 @@ const MESSAGES: &[(&str, &str)] = definitions! {
     "gpu_planning/RuntimeStatus" => "msg/RuntimeStatus.msg",
     "gpu_planning/WeightedGraph" => "msg/WeightedGraph.msg",
 };
+
+/// Announces the REP-2016 type hash of every message type defined here in the USER_DATA of
+/// this process's endpoints of that type (as rmw does from Iron on); once per process.
+pub fn announce_type_hashes() -> Result<()> {
+    static DONE: std::sync::OnceLock<std::result::Result<(), String>> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        for (name, _) in MESSAGES {
+            let (pkg, ty) = name.split_once('/').unwrap_or(("", name));
+            let full = format!("{pkg}/msg/{ty}");
+            let hash = definition(&full)
+                .and_then(|d| crate::ros::type_hash::rihs01(&full, &d))
+                .map_err(|e| e.to_string())?;
+            crate::ros::type_hash::announce(&format!("{pkg}::msg::dds_::{ty}_"), &hash);
+        }
+        Ok(())
+    })
+    .clone()
+    .map_err(|e| Error::invalid("type hashes", e))
+}
 
 /// Service definitions by `pkg/Service`.
 const SERVICES: &[(&str, &str)] = definitions! {
@@ -196,8 +226,8 @@ mod tests {
 
     #[test]
     fn unknown_types_are_named() {
-        let e = definition("tf2_msgs/msg/TFMessage").unwrap_err();
-        assert!(e.to_string().contains("tf2_msgs/msg/TFMessage"));
+        let e = definition("sensor_msgs/msg/LaserScan").unwrap_err();
+        assert!(e.to_string().contains("sensor_msgs/msg/LaserScan"));
         assert!(definition("nonsense").is_err());
     }
 }

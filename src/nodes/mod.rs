@@ -61,6 +61,7 @@ pub fn start(rt: &RosRuntime, names: &[&str]) -> Result<Vec<String>> {
             format!("'{bad}' is not one of {}", NODE_NAMES.join(", ")),
         ));
     }
+    crate::bag::schema::announce_type_hashes()?;
     NODES
         .iter()
         .filter(|(name, _)| names.contains(name))

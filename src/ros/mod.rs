@@ -13,6 +13,7 @@ pub mod qos;
 pub mod runtime;
 pub mod service;
 pub mod tf;
+pub mod type_hash;
 
 pub use args::RosArgs;
 pub use clock::Clock;

@@ -20,11 +20,14 @@
 //                   -> sample <writer GUID hex> <wall clock us> <payload hex> | timeout
 //     (wall clock: microseconds since the Unix epoch when write returned / the sample was taken)
 //     (the next sample on a DDS topic named in full, e.g. ros_discovery_info or rt/map)
+//   endpoints                     -> endpoints <n> then n lines: writer|reader <topic> <type> <USER_DATA hex>
+//     (every remote endpoint discovered so far)
 //   quit
 // Usage: fastdds_peer <domain id>
 
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/domain/DomainParticipantListener.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/DataReader.hpp>
@@ -40,6 +43,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -118,6 +122,33 @@ std::string service_type(const std::string& srv, const std::string& half) {
 
 using Clock = std::chrono::steady_clock;
 
+// Remote endpoints as discovery announced them, USER_DATA included.
+class Discovered : public DomainParticipantListener {
+ public:
+  void on_publisher_discovery(DomainParticipant*, rtps::WriterDiscoveryInfo&& info) override {
+    add("writer", info.info.topicName().to_string(), info.info.typeName().to_string(),
+        info.info.m_qos.m_userData.data_vec());
+  }
+  void on_subscriber_discovery(DomainParticipant*, rtps::ReaderDiscoveryInfo&& info) override {
+    add("reader", info.info.topicName().to_string(), info.info.typeName().to_string(),
+        info.info.m_qos.m_userData.data_vec());
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return lines_;
+  }
+
+ private:
+  void add(const char* kind, const std::string& topic, const std::string& type,
+           const std::vector<uint8_t>& user_data) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    lines_.push_back(std::string(kind) + " " + topic + " " + type + " " +
+                     (user_data.empty() ? "-" : hex(user_data)));
+  }
+  std::mutex mutex_;
+  std::vector<std::string> lines_;
+};
+
 int64_t wall_us() {
   return std::chrono::duration_cast<std::chrono::microseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -129,7 +160,8 @@ class Peer {
   explicit Peer(int domain) {
     DomainParticipantQos qos = PARTICIPANT_QOS_DEFAULT;
     qos.name("gpu_planning_fastdds_peer");
-    participant_ = DomainParticipantFactory::get_instance()->create_participant(domain, qos);
+    participant_ =
+        DomainParticipantFactory::get_instance()->create_participant(domain, qos, &discovered_);
     publisher_ = participant_->create_publisher(PUBLISHER_QOS_DEFAULT);
     subscriber_ = participant_->create_subscriber(SUBSCRIBER_QOS_DEFAULT);
   }
@@ -186,6 +218,13 @@ class Peer {
       r->wait_for_unread_message(eprosima::fastrtps::Duration_t(0, 20000000));
     }
     return "timeout";
+  }
+
+  std::string endpoints() {
+    auto lines = discovered_.lines();
+    std::string out = "endpoints " + std::to_string(lines.size());
+    for (const auto& l : lines) out += "\n" + l;
+    return out;
   }
 
   std::string take(const std::string& topic_name, const std::string& type,
@@ -298,6 +337,7 @@ class Peer {
     return r;
   }
 
+  Discovered discovered_;
   DomainParticipant* participant_ = nullptr;
   Publisher* publisher_ = nullptr;
   Subscriber* subscriber_ = nullptr;
@@ -322,6 +362,10 @@ int main(int argc, char** argv) {
     in >> cmd;
     std::string out;
     if (cmd == "quit") break;
+    if (cmd == "endpoints") {
+      std::cout << peer.endpoints() << std::endl;
+      continue;
+    }
     if (cmd == "pub" && (in >> a >> b >> c >> d)) {
       out = peer.publish(a, b, c, d);
     } else if (cmd == "call" && (in >> a >> b >> c >> d)) {

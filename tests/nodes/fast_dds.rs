@@ -203,3 +203,78 @@ fn fast_dds_graph_reads_ros_discovery_info_of_either_distro() {
         );
     }
 }
+
+/// REP-2016: every endpoint of a message type announces `typehash=RIHS01_...;` in its
+/// USER_DATA, as Fast DDS discovers it, equal to the hash rosbags computes from the ROS
+/// definitions (Jazzy's rmws log an error for each endpoint without one).
+#[test]
+fn fast_dds_discovers_each_endpoints_type_hash_as_rosbags_computes_it() {
+    let exe = match (
+        peer(),
+        gpu_planning::testing::python_imports("rosbags.typesys"),
+    ) {
+        (Ok(exe), Ok(())) => exe,
+        (Err(why), _) | (_, Err(why)) => {
+            gpu_planning::testing::peer_missing("type hashes in USER_DATA", &why);
+            return;
+        }
+    };
+    let domain = common::unique_domain();
+    let rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    gpu_planning::nodes::start_all(&rt).unwrap();
+    let _bg = common::run_in_background(&rt);
+    let script = gpu_planning::testing::repo().join("tests/interop/fastdds_type_hashes.py");
+    let out = Command::new("python3")
+        .arg(script)
+        .arg(&exe)
+        .args([&domain.to_string(), "4"])
+        .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
+        .output()
+        .expect("python3 runs");
+    rt.shutdown().trigger();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let found: Vec<serde_json::Value> = serde_json::from_str(stdout.trim()).unwrap();
+    let mut checked = Vec::new();
+    for e in &found {
+        let (topic, ty) = (e["topic"].as_str().unwrap(), e["type"].as_str().unwrap());
+        let Some(expected) = e["expected"].as_str() else {
+            continue;
+        };
+        // Not announced yet (README, "Distribution"): services, actions' topics, and
+        // ros2-client's own rosout and parameter events, whose definitions are not held here.
+        let held_elsewhere = ["/srv/", "/action/", "action_msgs/", "rcl_interfaces/"];
+        if held_elsewhere.iter().any(|p| ty.contains(p)) {
+            continue;
+        }
+        assert_eq!(
+            e["user_data"].as_str(),
+            Some(format!("typehash={expected};").as_str()),
+            "{} {topic} ({ty})",
+            e["kind"]
+        );
+        checked.push(topic.to_string());
+    }
+    for want in [
+        "rt/map",
+        "rt/lee_planner/path",
+        "rt/lee_planner/markers",
+        "rt/nearest_neighbors/cloud",
+        "rt/apsp/graph",
+        "rt/gpu_planning/status",
+        "rt/tf",
+        "rt/clock",
+        "rt/bond",
+        "rt/lee_planner/transition_event",
+        "rt/costmap",
+    ] {
+        assert!(
+            checked.iter().any(|c| c == want),
+            "{want} not checked; found {found:?}"
+        );
+    }
+}

@@ -1,4 +1,4 @@
-use std::time::Instant;
+use std::{collections::BTreeMap, time::Instant};
 
 use serde::{Deserialize, Serialize};
 #[allow(unused_imports)]
@@ -308,6 +308,40 @@ impl SubscriptionBuiltinTopicData {
 // =======================================================================
 // =======================================================================
 
+// Patched (gpu_planning, see PATCHED.md): USER_DATA for the local endpoints of a type, as
+// ROS 2 from Iron on announces each endpoint's type hash (`typehash=RIHS01_...;`). Upstream
+// never sends USER_DATA.
+static TYPE_USER_DATA: std::sync::Mutex<BTreeMap<String, Vec<u8>>> =
+  std::sync::Mutex::new(BTreeMap::new());
+
+/// Sets the USER_DATA octets announced for every local reader and writer of DDS type
+/// `type_name` created from now on.
+pub fn set_user_data_for_type(type_name: &str, octets: &[u8]) {
+  if let Ok(mut m) = TYPE_USER_DATA.lock() {
+    m.insert(type_name.to_string(), octets.to_vec());
+  }
+}
+
+// The PID_USER_DATA value for a local endpoint of `type_name`: a CDR sequence<octet>
+// (little-endian length, as the PL_CDR_LE lists RustDDS writes), or nothing.
+pub(crate) fn local_user_data(type_name: &str) -> Vec<u8> {
+  let octets = match TYPE_USER_DATA.lock() {
+    Ok(m) => m.get(type_name).cloned(),
+    Err(_) => None,
+  };
+  match octets {
+    Some(o) if !o.is_empty() => {
+      let mut v = (o.len() as u32).to_le_bytes().to_vec();
+      v.extend_from_slice(&o);
+      while v.len() % 4 != 0 {
+        v.push(0);
+      }
+      v
+    }
+    _ => Vec::new(),
+  }
+}
+
 /// Type specified in RTPS v2.3 spec Figure 8.30
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DiscoveredReaderData {
@@ -498,7 +532,7 @@ impl ParameterListable for DiscoveredReaderData {
           security_info,
         },
       content_filter,
-      user_data: _,
+      user_data,
     } = self;
 
     let mut pl = ParameterList::new();
@@ -551,6 +585,9 @@ impl ParameterListable for DiscoveredReaderData {
     emit_option!(PID_PARTICIPANT_GUID, participant_key, GUID);
     emit!(PID_TOPIC_NAME, &topic_name.clone().into(), StringWithNul);
     emit!(PID_TYPE_NAME, &type_name.clone().into(), StringWithNul);
+    if !user_data.is_empty() {
+      pl.push(Parameter::new(ParameterId::PID_USER_DATA, user_data.clone()));
+    }
     pl.parameters.append(&mut qos.to_parameter_list(ctx)?);
     emit_option!(
       PID_SERVICE_INSTANCE_NAME,
@@ -810,7 +847,7 @@ impl DiscoveredWriterData {
       last_updated: Instant::now(),
       writer_proxy,
       publication_topic_data,
-      user_data: Vec::new(),
+      user_data: local_user_data(topic.get_type().name()),
     }
   }
 }
@@ -956,7 +993,7 @@ impl ParameterListable for DiscoveredWriterData {
           #[cfg(feature = "security")]
           security_info,
         },
-      user_data: _,
+      user_data,
     } = self;
 
     let mut pl = ParameterList::new();
@@ -1009,6 +1046,9 @@ impl ParameterListable for DiscoveredWriterData {
     emit_option!(PID_PARTICIPANT_GUID, participant_key, GUID);
     emit!(PID_TOPIC_NAME, &topic_name.clone().into(), StringWithNul);
     emit!(PID_TYPE_NAME, &type_name.clone().into(), StringWithNul);
+    if !user_data.is_empty() {
+      pl.push(Parameter::new(ParameterId::PID_USER_DATA, user_data.clone()));
+    }
     pl.parameters.append(&mut qos.to_parameter_list(ctx)?);
     emit_option!(
       PID_SERVICE_INSTANCE_NAME,
