@@ -6,7 +6,7 @@
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
 use gpu_planning::compute::Backend;
@@ -24,6 +24,9 @@ use crate::nearest_neighbors_node::cloud;
 const SIDE: u32 = 4000;
 const RES: f64 = 0.05;
 const POINTS: usize = 1_000_000;
+/// How long the node may take to take in a 16 MB input before it answers on it (the aarch64
+/// tests run under qemu, several times slower than a robot's computer).
+const PATIENCE: Duration = Duration::from_secs(300);
 
 /// The Fast DDS peer driven line by line.
 struct Peer {
@@ -258,8 +261,11 @@ fn fast_dds_large_messages_cross_both_ways() {
     // the start, plus the start itself).
     let labels = reference.distance_field(goal_cell(goal)).unwrap();
     let want_len = labels[(start.1 * SIDE + start.0) as usize] as usize + 1;
+    // The node takes the map in before it plans on it (seconds under emulation): ask until a
+    // plan comes back, for at most the bound below.
     let mut plan = None;
-    for _ in 0..30 {
+    let deadline = Instant::now() + PATIENCE;
+    while plan.is_none() && Instant::now() < deadline {
         let reply = peer.call(
             "/lee_planner/get_plan",
             "nav_msgs/srv/GetPlan",
@@ -270,9 +276,10 @@ fn fast_dds_large_messages_cross_both_ways() {
             let r: GetPlanResponse = gpu_planning::bag::cdr::decode("GetPlan reply", &r).unwrap();
             if !r.plan.poses.is_empty() {
                 plan = Some(r);
-                break;
+                continue;
             }
         }
+        std::thread::sleep(Duration::from_millis(500));
     }
     let plan = plan.expect("no plan on the 16 MB map");
     assert_eq!(plan.plan.poses.len(), want_len);
@@ -344,7 +351,9 @@ fn fast_dds_large_messages_cross_both_ways() {
     })
     .unwrap();
     let (mut answer, mut last_error) = (None, String::new());
-    for _ in 0..30 {
+    // The node builds its tree of the 1M points before it answers (seconds under emulation).
+    let deadline = Instant::now() + PATIENCE;
+    while answer.is_none() && Instant::now() < deadline {
         if let Some(r) = peer.call(
             "/nearest_neighbors/knn",
             "gpu_planning/srv/KNearest",
@@ -354,10 +363,11 @@ fn fast_dds_large_messages_cross_both_ways() {
             let r: KNearestResponse = gpu_planning::bag::cdr::decode("knn reply", &r).unwrap();
             if r.success {
                 answer = Some(r);
-                break;
+                continue;
             }
             last_error = r.error;
         }
+        std::thread::sleep(Duration::from_millis(500));
     }
     let answer =
         answer.unwrap_or_else(|| panic!("no knn answer on the 1M-point cloud: {last_error}"));
