@@ -131,9 +131,10 @@ impl Bag {
                     "channel has no schema (type)",
                 )
             })?;
-            let topic = TopicInfo {
+            // The channel describes the topic once, at its first message.
+            let describe = || TopicInfo {
                 name: ch.topic.clone(),
-                ty,
+                ty: ty.clone(),
                 qos: ch
                     .metadata
                     .get("offered_qos_profiles")
@@ -147,33 +148,45 @@ impl Bag {
                     )
                 }),
             };
-            self.push(name, &topic, m.log_time, m.data.into_owned())?;
+            self.push(
+                name,
+                &ch.topic,
+                &ty,
+                describe,
+                m.log_time,
+                m.data.into_owned(),
+            )?;
         }
         Ok(())
     }
 
-    /// Adds a message of `topic` (its first message declares the topic; a later one with
-    /// another type is an error naming both).
+    /// Adds a message of `topic`, of type `ty`: its first message declares the topic
+    /// (`describe`), a later one with another type is an error naming both.
     pub(super) fn push(
         &mut self,
         file: &str,
-        topic: &TopicInfo,
+        topic: &str,
+        ty: &str,
+        describe: impl FnOnce() -> TopicInfo,
         time_ns: u64,
         data: Vec<u8>,
     ) -> Result<()> {
-        let t = self
-            .topics
-            .entry(topic.name.clone())
-            .or_insert_with(|| topic.clone());
-        if t.ty != topic.ty {
+        let t = match self.topics.get_mut(topic) {
+            Some(t) => t,
+            None => self
+                .topics
+                .entry(topic.to_string())
+                .or_insert_with(describe),
+        };
+        if t.ty != ty {
             return Err(Error::invalid(
-                format!("{file}: {}", topic.name),
-                format!("carries both {} and {}", t.ty, topic.ty),
+                format!("{file}: {topic}"),
+                format!("carries both {} and {ty}", t.ty),
             ));
         }
         t.count += 1;
         self.messages.push(BagMessage {
-            topic: topic.name.clone(),
+            topic: topic.to_string(),
             time_ns,
             data,
         });

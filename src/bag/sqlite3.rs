@@ -105,7 +105,7 @@ impl Bag {
             let time = u64::try_from(time).map_err(|_| {
                 Error::invalid(&name, format!("message time {time} ns is negative"))
             })?;
-            self.push(&name, &topic.clone(), time, data)?;
+            self.push(&name, &topic.name, &topic.ty, || topic.clone(), time, data)?;
         }
         Ok(())
     }
