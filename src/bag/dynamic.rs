@@ -111,22 +111,8 @@ impl Schema {
     pub fn parse(name: &str, text: &str) -> Result<Schema> {
         let top = short(name);
         let mut types = BTreeMap::new();
-        let sep =
-            "\n================================================================================\n";
-        let text = format!("\n{text}");
-        let mut sections = text.split(sep);
-        let main = sections.next().unwrap_or("");
-        types.insert(top.clone(), fields(package_of(&top), main)?);
-        for s in sections {
-            let s = s.trim_start_matches('\n');
-            let (head, body) = s.split_once('\n').unwrap_or((s, ""));
-            let Some(ty) = head.trim().strip_prefix("MSG:") else {
-                return Err(Error::invalid(
-                    name,
-                    format!("schema section '{head}' is not 'MSG: pkg/Type'"),
-                ));
-            };
-            let ty = short(ty.trim());
+        for (section, body) in crate::ros::idl::ros2msg_sections(name, text)? {
+            let ty = section.map_or_else(|| top.clone(), short);
             types.insert(ty.clone(), fields(package_of(&ty), body)?);
         }
         Ok(Schema { top, types })

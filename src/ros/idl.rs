@@ -41,6 +41,38 @@ pub fn parse_msg(package: &str, text: &str) -> Result<Vec<FieldDef>> {
     Ok(fields)
 }
 
+/// The sections of a `ros2msg` text (an MCAP schema, a bag's definition): the top-level
+/// definition (named `None`), then each nested type's after a line of 80 `=` and
+/// `MSG: pkg/Type` (named by that type, as written). `what` names the text in errors.
+pub fn ros2msg_sections<'a>(what: &str, text: &'a str) -> Result<Vec<(Option<&'a str>, &'a str)>> {
+    const SEP: &str =
+        "================================================================================";
+    let mut out = Vec::new();
+    let mut rest = text;
+    let mut name = None;
+    loop {
+        // A separator line ends the section before it.
+        let at = rest.match_indices(SEP).map(|(i, _)| i).find(|&i| {
+            (i == 0 || rest.as_bytes()[i - 1] == b'\n') && rest[i + SEP.len()..].starts_with('\n')
+        });
+        let Some(at) = at else {
+            out.push((name, rest));
+            return Ok(out);
+        };
+        out.push((name, &rest[..at]));
+        let after = rest[at + SEP.len() + 1..].trim_start_matches('\n');
+        let (head, body) = after.split_once('\n').unwrap_or((after, ""));
+        let ty = head.trim().strip_prefix("MSG:").ok_or_else(|| {
+            Error::invalid(
+                what,
+                format!("schema section '{head}' is not 'MSG: pkg/Type'"),
+            )
+        })?;
+        name = Some(ty.trim());
+        rest = body;
+    }
+}
+
 /// Request and response fields of a `.srv` body.
 pub fn parse_srv(package: &str, text: &str) -> Result<(Vec<FieldDef>, Vec<FieldDef>)> {
     // The separator is a line of its own; an empty request leaves it on the first line.

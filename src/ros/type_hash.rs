@@ -145,22 +145,9 @@ fn json_struct(name: &str, fields: &[Field]) -> String {
 /// The RIHS01 hash of `type_name` (`pkg/msg/Type`) from its `ros2msg` text.
 pub fn rihs01(type_name: &str, ros2msg: &str) -> Result<String> {
     let top = full_name(&type_name.replace("/msg/", "/"));
-    let sep =
-        "\n================================================================================\n";
-    let text = format!("\n{ros2msg}");
-    let mut sections = text.split(sep);
-    let mut defs: BTreeMap<String, String> = BTreeMap::new();
-    defs.insert(top.clone(), sections.next().unwrap_or("").to_string());
-    for s in sections {
-        let s = s.trim_start_matches('\n');
-        let (head, body) = s.split_once('\n').unwrap_or((s, ""));
-        let Some(ty) = head.trim().strip_prefix("MSG:") else {
-            return Err(bad(
-                type_name,
-                format!("section '{head}' is not 'MSG: pkg/Type'"),
-            ));
-        };
-        defs.insert(full_name(ty.trim()), body.to_string());
+    let mut defs: BTreeMap<String, &str> = BTreeMap::new();
+    for (section, body) in crate::ros::idl::ros2msg_sections(type_name, ros2msg)? {
+        defs.insert(section.map_or_else(|| top.clone(), full_name), body);
     }
     // Every type reachable from the top one, each parsed once.
     let mut structs: BTreeMap<String, Vec<Field>> = BTreeMap::new();
