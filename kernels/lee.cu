@@ -12,6 +12,7 @@
 //   lee_pack_planes     the masks as one bit plane per direction (bitwave's input)
 //   lee_bitwave_init    empties the tile lists and queues the goal's tile
 //   lee_descend         the path from the start down the labels, in one block
+//   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same path when it is long
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
 // labels and has the BFS distances as its unique fixed point, so every model is exact.
 //
@@ -19,8 +20,9 @@
 //   BW_ROW           shared row stride of a bitwave tile's labels (64 + 1: lanes on different
 //                    rows of one column hit different banks)
 //   STATE_ROUND, STATE_STATUS, STATE_LENGTH   slots of the per-query state buffer
-//   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG   lee_descend's status
-#if !defined(BW_ROW) || !defined(STATE_ROUND) || !defined(DESCENT_TOO_LONG)
+//   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
+//                    lee_descend's status
+#if !defined(BW_ROW) || !defined(STATE_ROUND) || !defined(DESCENT_LONG)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -524,13 +526,14 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 // neighbour priority), and one thread follows them until a step needs a neighbour outside the
 // window; then the window moves. A dependent global load per step would cost a memory latency
 // each; this costs one per window. state[STATE_STATUS]: DESCENT_OK, DESCENT_BROKEN (the labels
-// have no descent), DESCENT_UNREACHED (start unreached) or DESCENT_TOO_LONG (the path does not
-// fit `cap` cells); state[STATE_LENGTH]: the path's length in moves. path[i]: its i-th cell.
+// have no descent), DESCENT_UNREACHED (start unreached), DESCENT_LONG (longer than `long_from`
+// moves: left to the jumps below) or DESCENT_TOO_LONG (the path does not fit `cap` cells);
+// state[STATE_LENGTH]: the path's length in moves. path[i]: its i-th cell.
 // ---------------------------------------------------------------------------------------------
 
 extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
                                        u32 w, u32 h, u32 ndirs, u64 start, u64 goal, u32 *path,
-                                       u32 cap, u32 *state) {
+                                       u32 cap, u32 long_from, u32 *state) {
     __shared__ u32 sl[DW * DW];
     __shared__ u8 sm[DW * DW];
     // Each window cell's next cell on the descent, found by all threads at once, so that the
@@ -544,7 +547,10 @@ extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *
     if (tid == 0) {
         s_cell = start;
         s_step = 0;
-        const u32 status = len == UNREACHED ? DESCENT_UNREACHED : (len >= cap ? DESCENT_TOO_LONG : DESCENT_OK);
+        const u32 status = len == UNREACHED  ? DESCENT_UNREACHED
+                           : len > long_from ? DESCENT_LONG
+                           : len >= cap      ? DESCENT_TOO_LONG
+                                             : DESCENT_OK;
         s_done = status != DESCENT_OK;
         state[STATE_STATUS] = status;
         state[STATE_LENGTH] = len;
@@ -606,5 +612,84 @@ extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *
             s_done = broken || step >= len;
         }
         __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long paths (a maze's path is millions of moves, and the window descent above walks them one
+// dependent step at a time): every cell's next cell (lee_next, the same neighbour priority),
+// that map squared K times (lee_jump: 2^K moves at once), one thread hopping from the start in
+// jumps of 2^K to place a checkpoint every 2^K path cells (lee_checkpoints), then one thread
+// per checkpoint walking its 2^K cells (lee_walk_segments). With 2^K about sqrt(length), both
+// sequential chains are about sqrt(length) loads long instead of length.
+// NEXT_NONE: no next cell (unreached, or labels that have no descent); the goal is its own.
+// ---------------------------------------------------------------------------------------------
+
+#define NEXT_NONE 0xffffffffu
+
+extern "C" __global__ void lee_next(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
+                                    u32 w, u32 h, u32 ndirs, u32 *next) {
+    const u64 n = (u64)w * h;
+    GRID_STRIDE(i, n) {
+        const u32 l = labels[i];
+        u32 to = NEXT_NONE;
+        if (l == 0) {
+            to = (u32)i;
+        } else if (l != UNREACHED) {
+            const u32 m = masks[i];
+            const long long x = (long long)(i % w), y = (long long)(i / w);
+            for (u32 k = 0; k < ndirs; ++k) {
+                if (!(m & (1u << k))) continue;
+                // Masks never allow a move off the grid, so the neighbour is inside it.
+                const u64 j = (u64)(y + DY[k]) * w + (u64)(x + DX[k]);
+                if (labels[j] == l - 1) {
+                    to = (u32)j;
+                    break;
+                }
+            }
+        }
+        next[i] = to;
+    }
+}
+
+extern "C" __global__ void lee_jump(const u32 *__restrict__ from, u32 *to, u64 n) {
+    GRID_STRIDE(i, n) {
+        const u32 a = from[i];
+        to[i] = a == NEXT_NONE ? NEXT_NONE : from[a];
+    }
+}
+
+// One thread: path[i * stride] for every checkpoint i, from `start` by `jump` (next^stride).
+extern "C" __global__ void lee_checkpoints(const u32 *__restrict__ jump, u64 start, u32 len,
+                                           u32 stride, u32 *path, u32 *state) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    state[STATE_STATUS] = DESCENT_OK;
+    u32 c = (u32)start;
+    for (u32 s = 0; s <= len; s += stride) {
+        if (c == NEXT_NONE) {
+            state[STATE_STATUS] = DESCENT_BROKEN;
+            return;
+        }
+        path[s] = c;
+        if (len - s < stride) break;
+        c = jump[c];
+    }
+}
+
+// Thread i: the path cells after checkpoint i, up to the next checkpoint or the path's end.
+extern "C" __global__ void lee_walk_segments(const u32 *__restrict__ next, u32 len, u32 stride,
+                                             u32 *path, u32 *state) {
+    const u64 first = ((u64)blockIdx.x * blockDim.x + threadIdx.x) * stride;
+    // A broken chain left the checkpoints unwritten.
+    if (first > len || state[STATE_STATUS] != DESCENT_OK) return;
+    u32 c = path[first];
+    const u64 last = min((u64)len, first + stride - 1);
+    for (u64 s = first + 1; s <= last; ++s) {
+        c = c == NEXT_NONE ? NEXT_NONE : next[c];
+        if (c == NEXT_NONE) {
+            state[STATE_STATUS] = DESCENT_BROKEN;
+            return;
+        }
+        path[s] = c;
     }
 }

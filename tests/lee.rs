@@ -188,6 +188,23 @@ fn check_gpu_equals_cpu(
                 plan.path, expected_path,
                 "{what} {w}x{h} {conn:?} {model:?}: path differs"
             );
+            // Both device descents on the field just computed (the same goal descends it
+            // again): pointer jumping for every path, then the window walk for every path.
+            for long_from in [0, u32::MAX] {
+                p.set_long_path_from(long_from);
+                let again = p
+                    .plan(
+                        (start.0 as i64, start.1 as i64),
+                        (goal.0 as i64, goal.1 as i64),
+                        false,
+                    )
+                    .unwrap();
+                assert_eq!(
+                    again.path, expected_path,
+                    "{what} {w}x{h} {conn:?} {model:?}: path differs when paths over \
+                     {long_from} moves jump"
+                );
+            }
         }
     }
 }

@@ -305,3 +305,33 @@ fn kernels_load_and_run_from_fresh_threads() {
     )
     .unwrap();
 }
+
+/// Every module a node prepares when it starts compiles (the definitions each list names are
+/// the ones its kernels need), and once prepared is not compiled again: what a request then
+/// asks for is already loaded.
+#[test]
+fn every_nodes_start_up_kernels_compile_once() {
+    let Some(rt) = cuda_or_skip("every_nodes_start_up_kernels_compile_once") else {
+        return;
+    };
+    let lists = [
+        gpu_planning::lee::gpu::modules(),
+        gpu_planning::lee::costmap::gpu::modules(),
+        gpu_planning::lee::clearance::gpu::modules(),
+        gpu_planning::apsp::gpu::modules(&gpu_planning::apsp::Config::default()),
+        gpu_planning::cellgraph::gpu::modules(),
+        gpu_planning::polyline::gpu::modules(),
+        gpu_planning::kdtree::gpu::modules(8),
+        gpu_planning::compute::primitives::gpu::modules(),
+    ];
+    for m in lists.iter().flatten() {
+        rt.prepare(&m.source, &m.defines)
+            .unwrap_or_else(|e| panic!("kernels/{}.cu {:?}: {e}", m.source.name, m.defines));
+        assert!(
+            !rt.prepare(&m.source, &m.defines).unwrap(),
+            "kernels/{}.cu {:?} compiled twice",
+            m.source.name,
+            m.defines
+        );
+    }
+}

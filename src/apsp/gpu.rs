@@ -8,6 +8,7 @@ use super::config::{Config, MemoryModel};
 use super::weight::Weight;
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::APSP;
+use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
 /// Device memory kept free beside the matrices (driver, kernels, other nodes' buffers).
@@ -18,6 +19,25 @@ pub struct DeviceMatrices<T: Weight> {
     d: CudaSlice<T>,
     h: CudaSlice<u32>,
     np: usize,
+}
+
+/// The NVRTC definitions of a solve: the weight kind and the blocked shape.
+fn kernel_defines<T: Weight>(config: &Config) -> [(&'static str, String); 3] {
+    let (tile, tt) = config.blocked_shape();
+    [
+        ("APSP_FLOAT", (T::KERNEL_FLOAT as u32).to_string()),
+        ("TILE", tile.to_string()),
+        ("TT", tt.to_string()),
+    ]
+}
+
+/// The modules solves with `config` use (integer and float weights), for a node's start-up
+/// warm-up.
+pub fn modules(config: &Config) -> Vec<Module> {
+    vec![
+        Module::new(APSP, &kernel_defines::<i32>(config)),
+        Module::new(APSP, &kernel_defines::<f32>(config)),
+    ]
 }
 
 /// Device bytes an np x np solve needs (distances + successors).
@@ -71,11 +91,7 @@ impl<T: Weight> DeviceMatrices<T> {
         let npi = i32::try_from(np)
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
         let (tile, tt) = config.blocked_shape();
-        let defines = [
-            ("APSP_FLOAT", (T::KERNEL_FLOAT as u32).to_string()),
-            ("TILE", tile.to_string()),
-            ("TT", tt.to_string()),
-        ];
+        let defines = kernel_defines::<T>(config);
         let f = |name: &str| self.rt.function_with(&APSP, &defines, name);
         // Under a cancel scope (a node's solve deadline), wait for the device every few
         // launches and stop if cancelled: queued launches cannot be recalled.

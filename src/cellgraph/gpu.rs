@@ -16,6 +16,7 @@ use super::tree::Tree;
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::CELLGRAPH;
 use crate::compute::primitives::gpu::Primitives;
+use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
 const THREADS: u32 = 256;
@@ -31,6 +32,14 @@ struct Kernels {
 }
 
 /// (cells, edges, classify seconds, graph seconds).
+/// The modules a cell graph uses (both algorithms, and the sort), for a node's start-up
+/// warm-up.
+pub fn modules() -> Vec<Module> {
+    let mut all = vec![Module::new(CELLGRAPH, &[])];
+    all.extend(crate::compute::primitives::gpu::modules());
+    all
+}
+
 pub fn build(
     rt: &Arc<CudaRuntime>,
     arr: &Arrangement,

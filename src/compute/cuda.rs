@@ -1,7 +1,7 @@
 //! The CUDA runtime: one context and stream per process, kernels compiled by NVRTC for the
-//! device's own compute capability on first use and cached for the life of the process (and on
-//! disk when `GPU_PLANNING_KERNEL_CACHE` names a folder, keyed by source hash, arch and NVRTC
-//! version).
+//! device's own compute capability on first use (nodes compile theirs when they start, see
+//! [`super::warmup`]) and cached for the life of the process and on disk (keyed by source
+//! hash, options, arch and NVRTC version; see [`kernel_cache_dir`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -16,7 +16,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Error, Result};
 
-/// Environment variable naming a folder for compiled PTX; unset means no disk cache.
+/// Environment variable naming the folder for compiled PTX; `off` (or empty) turns the disk
+/// cache off. Unset: the user's cache folder (see [`kernel_cache_dir`]).
 pub const KERNEL_CACHE_ENV: &str = "GPU_PLANNING_KERNEL_CACHE";
 
 /// The prelude (`kernels/common.cuh`: integer types, the grid-stride loop) compiled in front of
@@ -60,12 +61,16 @@ impl DeviceInfo {
 
 /// A compiled module is identified by its source and the extra NVRTC options.
 type ModuleKey = (&'static str, Vec<String>);
+/// A module's slot: empty until its first compile succeeds.
+type ModuleSlot = Arc<Mutex<Option<Arc<CudaModule>>>>;
 
 pub struct CudaRuntime {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
-    modules: Mutex<HashMap<ModuleKey, Arc<CudaModule>>>,
+    modules: Mutex<HashMap<ModuleKey, ModuleSlot>>,
+    /// Modules NVRTC compiled in this process (not found in the disk cache).
+    compiled: std::sync::atomic::AtomicU64,
 }
 
 impl CudaRuntime {
@@ -126,6 +131,7 @@ impl CudaRuntime {
             stream,
             info,
             modules: Mutex::new(HashMap::new()),
+            compiled: std::sync::atomic::AtomicU64::new(0),
         })
     }
 
@@ -170,16 +176,38 @@ impl CudaRuntime {
         })
     }
 
+    /// Compiles (or finds in the caches) and loads the module of `source` with `defines`,
+    /// as [`CudaRuntime::function_with`] would on first use; true when NVRTC had to run.
+    pub fn prepare(&self, source: &KernelSource, defines: &[(&str, String)]) -> Result<bool> {
+        let extra: Vec<String> = defines.iter().map(|(k, v)| format!("-D{k}={v}")).collect();
+        let before = self.compiled.load(std::sync::atomic::Ordering::Relaxed);
+        // Module loads need the context current on the calling thread.
+        self.ctx.bind_to_thread().map_err(gpu_err)?;
+        self.module(source, extra)?;
+        Ok(self.compiled.load(std::sync::atomic::Ordering::Relaxed) != before)
+    }
+
     fn module(&self, source: &KernelSource, extra: Vec<String>) -> Result<Arc<CudaModule>> {
-        let mut modules = self
-            .modules
+        // The map's lock is held only to find the module's own slot: a compile (up to a
+        // second) then holds that slot alone, so requests for other modules go on, and a
+        // request for this one waits for it instead of compiling it again.
+        let slot = {
+            let mut modules = self
+                .modules
+                .lock()
+                .map_err(|_| Error::Gpu("kernel cache lock poisoned".into()))?;
+            modules
+                .entry((source.name, extra.clone()))
+                .or_default()
+                .clone()
+        };
+        let mut slot = slot
             .lock()
             .map_err(|_| Error::Gpu("kernel cache lock poisoned".into()))?;
-        let key = (source.name, extra);
-        if let Some(m) = modules.get(&key) {
+        if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let ptx = self.compile(source, &key.1)?;
+        let ptx = self.compile(source, &extra)?;
         let module = self
             .ctx
             .load_module(ptx)
@@ -187,7 +215,7 @@ impl CudaRuntime {
                 kernel: source.name.into(),
                 log: format!("module load failed: {e}"),
             })?;
-        modules.insert(key, module.clone());
+        *slot = Some(module.clone());
         Ok(module)
     }
 
@@ -218,17 +246,25 @@ impl CudaRuntime {
                 kernel: source.name.into(),
                 log: compile_log(e),
             })?;
+        self.compiled
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::debug!(
             "compiled kernels/{}.cu for {arch} in {:.0} ms",
             source.name,
             started.elapsed().as_secs_f64() * 1e3
         );
         if let Some(path) = &disk {
-            // The disk cache is an optimisation: failing to write it is not an error.
+            // The disk cache is an optimisation: failing to write it is not an error. Written
+            // aside and renamed, so a process starting beside this one never reads half a file.
             if let Some(dir) = path.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            let _ = std::fs::write(path, ptx.to_src());
+            let aside = path.with_extension(format!("ptx.{}", std::process::id()));
+            if std::fs::write(&aside, ptx.to_src()).is_ok()
+                && std::fs::rename(&aside, path).is_err()
+            {
+                let _ = std::fs::remove_file(&aside);
+            }
         }
         Ok(ptx)
     }
@@ -386,7 +422,7 @@ fn disk_cache_path(
     options: &[String],
     nvrtc: (i32, i32),
 ) -> Option<PathBuf> {
-    let dir = std::env::var_os(KERNEL_CACHE_ENV)?;
+    let dir = kernel_cache_dir()?;
     let mut h = Sha256::new();
     h.update(PRELUDE.as_bytes());
     h.update(source.code.as_bytes());
@@ -401,5 +437,54 @@ fn disk_cache_path(
         .take(16)
         .map(|b| format!("{b:02x}"))
         .collect();
-    Some(PathBuf::from(dir).join(format!("{}-{digest}.ptx", source.name)))
+    Some(dir.join(format!("{}-{digest}.ptx", source.name)))
+}
+
+/// Where compiled PTX is kept between processes: `GPU_PLANNING_KERNEL_CACHE` when set (`off`
+/// or empty: nowhere), else `$XDG_CACHE_HOME/gpu_planning/kernels`, else
+/// `$HOME/.cache/gpu_planning/kernels` (the XDG default, as rosdep and pip use); None without
+/// any of them.
+pub fn kernel_cache_dir() -> Option<PathBuf> {
+    let var = |k| std::env::var_os(k);
+    cache_dir_from(var(KERNEL_CACHE_ENV), var("XDG_CACHE_HOME"), var("HOME"))
+}
+
+fn cache_dir_from(
+    setting: Option<std::ffi::OsString>,
+    xdg_cache: Option<std::ffi::OsString>,
+    home: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    match setting {
+        Some(v) if v.is_empty() || v == "off" => None,
+        Some(v) => Some(PathBuf::from(v)),
+        None => {
+            let base = xdg_cache
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .or_else(|| {
+                    home.filter(|v| !v.is_empty())
+                        .map(|h| PathBuf::from(h).join(".cache"))
+                })?;
+            Some(base.join("gpu_planning").join("kernels"))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_cache_is_on_by_default_under_the_users_cache_folder() {
+        let s = |v: &str| Some(std::ffi::OsString::from(v));
+        let dir = |a, b, c| cache_dir_from(a, b, c).map(|p| p.display().to_string());
+        let home = dir(None, None, s("/home/r"));
+        assert_eq!(home.as_deref(), Some("/home/r/.cache/gpu_planning/kernels"));
+        let xdg = dir(None, s("/var/c"), s("/home/r"));
+        assert_eq!(xdg.as_deref(), Some("/var/c/gpu_planning/kernels"));
+        assert_eq!(dir(s("/k"), s("/var/c"), s("/h")).as_deref(), Some("/k"));
+        assert_eq!(dir(s("off"), s("/var/c"), s("/h")), None);
+        assert_eq!(dir(s(""), None, s("/h")), None);
+        assert_eq!(dir(None, s(""), None), None);
+    }
 }

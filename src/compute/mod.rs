@@ -8,6 +8,7 @@ pub mod info;
 pub mod kernels;
 pub mod primitives;
 pub mod testing;
+pub mod warmup;
 
 pub use backend::{Backend, BackendKind};
 pub use cuda::{CudaRuntime, DeviceInfo};

@@ -15,6 +15,7 @@ use super::tree::KdTree;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;
 use crate::compute::primitives::gpu::Primitives;
+use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
 /// Neighbours a device query keeps (larger k runs on the CPU).
@@ -138,6 +139,27 @@ pub fn build_timed(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(KdTree, BuildTi
     let (dev, times) = DeviceTree::build(rt, p)?;
     let t = dev.download(p.len())?;
     Ok((t, times))
+}
+
+/// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers.
+fn knn_defines(k: usize, dims: usize) -> [(&'static str, String); 2] {
+    [("KNN_K", k.to_string()), ("KNN_DIMS", dims.to_string())]
+}
+
+/// The modules a nearest-neighbour node uses with `k` neighbours per query, for its start-up
+/// warm-up: the builder and radius search, the sort, and kd_knn for 3-D clouds and 4-D
+/// orientation sets at `k` and 1 (other k compile on first use, then come from the disk cache).
+pub fn modules(k: usize) -> Vec<Module> {
+    let mut all = vec![Module::new(KDTREE, &[])];
+    all.extend(crate::compute::primitives::gpu::modules());
+    let mut ks = vec![1, k.min(MAX_K)];
+    ks.dedup();
+    for k in ks {
+        for dims in [3, 4] {
+            all.push(Module::new(KDTREE, &knn_defines(k, dims)));
+        }
+    }
+    all
 }
 
 impl DeviceTree {
@@ -371,11 +393,9 @@ impl DeviceTree {
         let mut d = unsafe { self.rt.alloc::<f32>(nq * k) }?;
         // SAFETY: uninitialised; kd_knn writes all of it before anything reads it.
         let mut i = unsafe { self.rt.alloc::<u32>(nq * k) }?;
-        let defines = [
-            ("KNN_K", k.to_string()),
-            ("KNN_DIMS", self.dims.to_string()),
-        ];
-        let f = self.rt.function_with(&KDTREE, &defines, "kd_knn")?;
+        let f = self
+            .rt
+            .function_with(&KDTREE, &knn_defines(k, self.dims), "kd_knn")?;
         let (n, nq32, ki, so3) = (
             self.len as u32,
             nq as u32,

@@ -42,7 +42,14 @@ pub fn knn(
         Backend::Cuda(rt) if k <= gpu::MAX_K => {
             gpu::DeviceTree::upload(rt, t)?.knn(queries, k, metric)
         }
-        _ => cpu::knn(t, queries, k, metric),
+        Backend::Cuda(_) => {
+            tracing::info!(
+                "knn: k = {k} is above the device kernel's {}: answered on the CPU",
+                gpu::MAX_K
+            );
+            cpu::knn(t, queries, k, metric)
+        }
+        Backend::Cpu => cpu::knn(t, queries, k, metric),
     }
 }
 

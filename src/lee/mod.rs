@@ -152,6 +152,15 @@ impl Planner {
         labels
     }
 
+    /// On CUDA, paths longer than `moves` are descended by pointer jumping, shorter ones by
+    /// the window walk (default [`gpu::LONG_PATH_FROM`]); both give the CPU's path. For tests
+    /// and benchmarks that run either descent; nothing on the CPU.
+    pub fn set_long_path_from(&self, moves: u32) {
+        if let Some(d) = &self.device {
+            d.set_long_path_from(moves);
+        }
+    }
+
     /// Bitwave rounds of the last CUDA query (None on the CPU).
     pub fn last_rounds(&self) -> Option<u32> {
         self.device.as_ref().map(|d| d.last_rounds())
@@ -167,6 +176,15 @@ impl Planner {
                 d.compute(goal, &self.config)?;
                 d.download_labels()
             }
+        }
+    }
+
+    /// Forgets the last field (host and device), so that the next query computes its own (for
+    /// benchmarks of whole queries; nodes keep the field for replans to the same goal).
+    pub fn forget_field(&self) {
+        *self.cpu_field.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        if let Some(d) = &self.device {
+            d.forget_field();
         }
     }
 

@@ -12,7 +12,7 @@ use ros2_client::Publisher;
 
 use crate::apsp::{Graph, Solution, Weights};
 use crate::cancel::{self, CancelFlag};
-use crate::compute::Backend;
+use crate::compute::{warmup, Backend};
 use crate::config::ApspParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
@@ -38,6 +38,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let backend = Backend::select(params.backend)?;
     let limits = ctx.service_params()?;
     let fq = ctx.fully_qualified_name();
+    warmup::spawn(
+        &backend,
+        &fq,
+        crate::apsp::gpu::modules(&params.solver_config()),
+    );
     let state: Shared = Arc::new(Mutex::new(None));
     let graph_sub = ctx.subscription::<WeightedGraph>("~/graph", qos::map())?;
     let server = ctx.server::<ShortestPath>("~/shortest_path")?;

@@ -16,7 +16,7 @@ use ros2_client::Publisher;
 use crate::cancel::{self, CancelFlag};
 use crate::cellgraph::samples::shoemake;
 use crate::cellgraph::{build, Arrangement, CellGraph as Graph};
-use crate::compute::Backend;
+use crate::compute::{warmup, Backend};
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
@@ -60,6 +60,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         other => other,
     })?;
     let backend = Backend::select(params.backend)?;
+    warmup::spawn(&backend, &fq, crate::cellgraph::gpu::modules());
     let limits = ctx.service_params()?;
     let constraints_sub = ctx.subscription::<QuadricArrangement>("~/constraints", qos::map())?;
     let samples_sub = ctx.subscription::<PoseArray>("~/samples", qos::map())?;

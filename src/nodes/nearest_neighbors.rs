@@ -17,7 +17,7 @@ use futures::StreamExt;
 use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
-use crate::compute::Backend;
+use crate::compute::{warmup, Backend};
 use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, MAX_K};
@@ -142,6 +142,11 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         other => other,
     })?;
     let backend = Backend::select(params.backend)?;
+    warmup::spawn(
+        &backend,
+        &fq,
+        crate::kdtree::gpu::modules(params.k as usize),
+    );
     let limits = ctx.service_params()?;
     let params = Arc::new(params);
     let trees: Shared = Arc::new(Mutex::new(Trees::default()));

@@ -12,7 +12,7 @@ use futures::StreamExt;
 use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
-use crate::compute::Backend;
+use crate::compute::{warmup, Backend};
 use crate::config::PolylineParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
@@ -57,6 +57,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         other => other,
     })?;
     let backend = Backend::select(params.backend)?;
+    warmup::spawn(&backend, &fq, crate::polyline::gpu::modules());
     let limits = ctx.service_params()?;
     let state: Shared = Arc::new(Mutex::new(None));
     let image_sub = ctx.subscription::<Image>("~/image", qos::sensor())?;

@@ -9,9 +9,15 @@ use super::geometry::{cos_limit, Polyline, Problem, Pt};
 use super::image::Gradient;
 use crate::compute::cuda::{launch_err, one_per_item, CudaRuntime};
 use crate::compute::kernels::POLYLINE;
+use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
 /// An image's gradient on the device, uploaded once and reused by every request on it.
+/// The module the polyline DP uses, for a node's start-up warm-up.
+pub fn modules() -> Vec<Module> {
+    vec![Module::new(POLYLINE, &[])]
+}
+
 pub struct DeviceGradient {
     rt: Arc<CudaRuntime>,
     width: u32,

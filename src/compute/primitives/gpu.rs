@@ -7,6 +7,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::PRIMITIVES;
+use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
 /// Must match SCAN_TILE in kernels/primitives.cu.
@@ -23,6 +24,22 @@ pub struct SortConfig {
     pub items_per_thread: u32,
     /// Blocks per SM the register budget is sized for.
     pub min_blocks_per_sm: u32,
+}
+
+/// The NVRTC definitions of a sort shape (kernels/primitives.cu).
+fn sort_defines(sort: SortConfig) -> [(&'static str, String); 2] {
+    [
+        ("SORT_ITEMS", sort.items_per_thread.to_string()),
+        ("SORT_MIN_BLOCKS", sort.min_blocks_per_sm.to_string()),
+    ]
+}
+
+/// The module [`Primitives::new`] uses, for a node's start-up warm-up.
+pub fn modules() -> Vec<Module> {
+    vec![Module::new(
+        PRIMITIVES,
+        &sort_defines(SortConfig::default()),
+    )]
 }
 
 impl Default for SortConfig {
@@ -85,10 +102,7 @@ impl Primitives {
                 format!("{sort:?} is out of range"),
             ));
         }
-        let defines = [
-            ("SORT_ITEMS", sort.items_per_thread.to_string()),
-            ("SORT_MIN_BLOCKS", sort.min_blocks_per_sm.to_string()),
-        ];
+        let defines = sort_defines(sort);
         let f = |name: &str| rt.function_with(&PRIMITIVES, &defines, name);
         Ok(Self {
             rt: rt.clone(),

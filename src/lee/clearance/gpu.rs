@@ -5,9 +5,15 @@ use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::CLEARANCE;
+use crate::compute::warmup::Module;
 use crate::error::Result;
 
 const THREADS: u32 = 128;
+
+/// The kernel module of the clearance transform, for a node's start-up warm-up.
+pub fn modules() -> Vec<Module> {
+    vec![Module::new(CLEARANCE, &[])]
+}
 
 /// Squared distances on the device, left there (w x h u64, row-major).
 fn transform(rt: &CudaRuntime, w: usize, h: usize, obstacle: &[bool]) -> Result<CudaSlice<u64>> {

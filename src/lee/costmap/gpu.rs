@@ -10,6 +10,7 @@ use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::COSTFIELD;
+use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 use crate::lee::grid::Grid;
 use crate::sync::lock;
@@ -42,6 +43,11 @@ fn kernel_defines() -> [(&'static str, String); 7] {
         ("CF_UNREACHED", format!("{CF_UNREACHED}ull")),
         ("CF_TOO_LONG", format!("{CF_TOO_LONG}ull")),
     ]
+}
+
+/// The kernel module of costmap queries, for a node's start-up warm-up.
+pub fn modules() -> Vec<Module> {
+    vec![Module::new(COSTFIELD, &kernel_defines())]
 }
 
 /// A least-cost path found on the device: its cells from start to goal and its total cost.

@@ -28,7 +28,7 @@ use ros2_client::action::{ActionServer, AsyncActionServer};
 use ros2_client::{Publisher, Subscription};
 
 use crate::cancel::{self, CancelFlag};
-use crate::compute::Backend;
+use crate::compute::{warmup, Backend};
 use crate::config::{LeeParams, RosDistro, ServiceParams};
 use crate::error::{Error, Result};
 use crate::lee::costmap::config::occupancy_value;
@@ -277,6 +277,16 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let limits = ctx.service_params()?;
     let backend = Backend::select(params.backend)?;
     let fq = ctx.fully_qualified_name();
+    warmup::spawn(
+        &backend,
+        &fq,
+        [
+            crate::lee::gpu::modules(),
+            crate::lee::costmap::gpu::modules(),
+            crate::lee::clearance::gpu::modules(),
+        ]
+        .concat(),
+    );
     let state: Shared = Arc::new(Mutex::new(None));
     let map_sub: Subscription<OccupancyGrid> = ctx.subscription("map", qos::map())?;
     let elev_sub: Subscription<GridMap> = ctx.subscription("elevation_map", qos::map())?;
