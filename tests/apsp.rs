@@ -379,7 +379,7 @@ fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &Config, 
     let (d0, h0) = dense(n, np, &g.from, &g.to, w);
     let (mut dc, mut hc) = (d0.clone(), h0.clone());
     if config.memory_model.is_blocked() {
-        cpu::blocked(&mut dc, &mut hc, np, config.blocked_shape().0 as usize).unwrap();
+        cpu::blocked(&mut dc, &mut hc, np, config.blocked_shape(np).0 as usize).unwrap();
     } else {
         cpu::textbook(&mut dc, &mut hc, np).unwrap();
     }
@@ -586,4 +586,35 @@ fn bellman_ford_finds_a_negative_cycle_exactly_when_there_is_one() {
         with > 20 && without > 20,
         "{with} with a cycle, {without} without"
     );
+}
+
+/// The size-aware default picks one shape for a graph and for its padded matrix (a mismatch
+/// would pad to one tile and run another), and switches at apsp::config::AUTO_LARGE_FROM.
+#[test]
+fn the_default_shape_is_the_same_for_a_graph_and_its_padded_matrix() {
+    let c = Config::default();
+    for n in (1..9000).step_by(7).chain(4030..4100) {
+        let np = padded_size(n, &c);
+        assert_eq!(
+            c.blocked_shape(n),
+            c.blocked_shape(np),
+            "n {n}, padded {np}"
+        );
+        assert_eq!(np % c.blocked_shape(n).0 as usize, 0, "n {n}");
+    }
+    assert_eq!(c.blocked_shape(2000), (32, 2));
+    assert_eq!(c.blocked_shape(8192), (64, 4));
+    let explicit = Config {
+        tile: 16,
+        thread_tile: 1,
+        ..c
+    };
+    assert_eq!(explicit.blocked_shape(8192), (16, 1));
+    assert!(Config {
+        tile: 0,
+        thread_tile: 2,
+        ..c
+    }
+    .validate()
+    .is_err());
 }

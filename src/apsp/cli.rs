@@ -26,11 +26,11 @@ pub struct ApspArgs {
     /// linear | coalesced | shared | blocked | tiled
     #[arg(long, default_value = "tiled")]
     pub memory_model: String,
-    /// k-block of the tiled model (16, 32, 64).
-    #[arg(long, default_value_t = 64)]
+    /// k-block of the tiled model (16, 32, 64; 0: by size, see apsp::config::AUTO_LARGE_FROM).
+    #[arg(long, default_value_t = 0)]
     pub tile: u32,
-    /// Cells per thread along each axis in the tiled model (1, 2, 4, 8).
-    #[arg(long, default_value_t = 4)]
+    /// Cells per thread along each axis in the tiled model (1, 2, 4, 8; 0 with tile 0).
+    #[arg(long, default_value_t = 0)]
     pub thread_tile: u32,
     /// Refuse graphs with more vertices (the node's max_vertices; n x n matrices take 8 n^2
     /// bytes on host and device, and the CPU solve n^3 steps).

@@ -65,9 +65,11 @@ impl std::str::FromStr for MemoryModel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     pub memory_model: MemoryModel,
-    /// k-block of the `tiled` model: 16, 32 or 64.
+    /// k-block of the `tiled` model: 16, 32 or 64; 0 picks by size with `thread_tile` 0 (see
+    /// [`AUTO_LARGE_FROM`]).
     pub tile: u32,
-    /// Cells per thread along each axis in the `tiled` model's phase 3: 1, 2, 4 or 8.
+    /// Cells per thread along each axis in the `tiled` model's phase 3: 1, 2, 4 or 8 (0 with
+    /// `tile` 0).
     pub thread_tile: u32,
     /// Block shape of the per-k models (linear uses block_x * block_y threads in 1-D).
     pub block_x: u32,
@@ -76,13 +78,18 @@ pub struct Config {
 
 /// The seed's tile for the `blocked` model.
 pub const BLOCKED_TILE: u32 = 32;
+/// `tile: 0` runs matrices of this side and more (padded to 64) with tile 64 and 4 x 4 cells
+/// per thread, smaller ones with tile 32 and 2 x 2: measured on the H100 (BENCHMARKS.md), 32 /
+/// 2 x 2 is faster at n = 500 and 2000 (0.33 and 3.37 ms against 0.62 and 4.25), 64 / 4 x 4 at
+/// n = 8192 (134.9 ms against 158.8).
+pub const AUTO_LARGE_FROM: usize = 4096;
 
 impl Default for Config {
     fn default() -> Self {
         Config {
             memory_model: MemoryModel::Tiled,
-            tile: 64,
-            thread_tile: 4,
+            tile: 0,
+            thread_tile: 0,
             block_x: 32,
             block_y: 8,
         }
@@ -91,6 +98,9 @@ impl Default for Config {
 
 impl Config {
     pub fn validate(&self) -> Result<()> {
+        if self.tile == 0 && self.thread_tile == 0 {
+            return self.validate_blocks();
+        }
         if ![16, 32, 64].contains(&self.tile) {
             return Err(Error::invalid(
                 "tile",
@@ -101,7 +111,7 @@ impl Config {
             return Err(Error::invalid(
                 "thread_tile",
                 format!(
-                    "{} is not 1, 2, 4 or 8 (and at most tile / 4 = {})",
+                    "{} is not 1, 2, 4 or 8 (and at most tile / 4 = {}; 0 only with tile 0)",
                     self.thread_tile,
                     self.tile / 4
                 ),
@@ -117,6 +127,10 @@ impl Config {
                 ),
             ));
         }
+        self.validate_blocks()
+    }
+
+    fn validate_blocks(&self) -> Result<()> {
         let threads = self.block_x as u64 * self.block_y as u64;
         if self.block_x == 0 || self.block_y == 0 || threads > 1024 {
             return Err(Error::invalid(
@@ -130,10 +144,18 @@ impl Config {
         Ok(())
     }
 
-    /// (k-block, cells per thread) the blocked order runs with under this config.
-    pub fn blocked_shape(&self) -> (u32, u32) {
+    /// (k-block, cells per thread) the blocked order runs with under this config on `n`
+    /// vertices (padded or not: both give the same shape).
+    pub fn blocked_shape(&self, n: usize) -> (u32, u32) {
         match self.memory_model {
             MemoryModel::Blocked => (BLOCKED_TILE, 1),
+            _ if self.tile == 0 => {
+                if n.div_ceil(64) * 64 >= AUTO_LARGE_FROM {
+                    (64, 4)
+                } else {
+                    (32, 2)
+                }
+            }
             _ => (self.tile, self.thread_tile),
         }
     }

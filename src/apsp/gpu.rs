@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::config::{Config, MemoryModel};
+use super::config::{Config, MemoryModel, AUTO_LARGE_FROM};
 use super::weight::Weight;
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::APSP;
@@ -22,8 +22,8 @@ pub struct DeviceMatrices<T: Weight> {
 }
 
 /// The NVRTC definitions of a solve: the weight kind and the blocked shape.
-fn kernel_defines<T: Weight>(config: &Config) -> [(&'static str, String); 3] {
-    let (tile, tt) = config.blocked_shape();
+fn kernel_defines<T: Weight>(config: &Config, np: usize) -> [(&'static str, String); 3] {
+    let (tile, tt) = config.blocked_shape(np);
     [
         ("APSP_FLOAT", (T::KERNEL_FLOAT as u32).to_string()),
         ("TILE", tile.to_string()),
@@ -31,13 +31,21 @@ fn kernel_defines<T: Weight>(config: &Config) -> [(&'static str, String); 3] {
     ]
 }
 
-/// The modules solves with `config` use (integer and float weights), for a node's start-up
-/// warm-up.
+/// The modules solves with `config` use (integer and float weights, small and large graphs),
+/// for a node's start-up warm-up.
 pub fn modules(config: &Config) -> Vec<Module> {
-    vec![
-        Module::new(APSP, &kernel_defines::<i32>(config)),
-        Module::new(APSP, &kernel_defines::<f32>(config)),
-    ]
+    let mut all: Vec<Module> = Vec::new();
+    for n in [1, AUTO_LARGE_FROM] {
+        for m in [
+            Module::new(APSP, &kernel_defines::<i32>(config, n)),
+            Module::new(APSP, &kernel_defines::<f32>(config, n)),
+        ] {
+            if !all.iter().any(|a| a.defines == m.defines) {
+                all.push(m);
+            }
+        }
+    }
+    all
 }
 
 /// Device bytes an np x np solve needs (distances + successors).
@@ -90,8 +98,8 @@ impl<T: Weight> DeviceMatrices<T> {
         }
         let npi = i32::try_from(np)
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
-        let (tile, tt) = config.blocked_shape();
-        let defines = kernel_defines::<T>(config);
+        let (tile, tt) = config.blocked_shape(np);
+        let defines = kernel_defines::<T>(config, np);
         let f = |name: &str| self.rt.function_with(&APSP, &defines, name);
         // Under a cancel scope (a node's solve deadline), wait for the device every few
         // launches and stop if cancelled: queued launches cannot be recalled.

@@ -86,7 +86,7 @@ fn solve_typed<T: Weight>(
 /// Matrix side the model runs on: a multiple of its tile for the blocked orders.
 pub fn padded_size(n: usize, config: &Config) -> usize {
     if config.memory_model.is_blocked() {
-        padded(n, config.blocked_shape().0 as usize)
+        padded(n, config.blocked_shape(n).0 as usize)
     } else {
         n
     }
@@ -106,7 +106,7 @@ pub fn run<T: Weight>(
     match backend {
         Backend::Cpu => {
             if config.memory_model.is_blocked() {
-                cpu::blocked(d, h, np, config.blocked_shape().0 as usize)
+                cpu::blocked(d, h, np, config.blocked_shape(np).0 as usize)
             } else {
                 cpu::textbook(d, h, np)
             }

@@ -127,7 +127,7 @@ fn brute_knn(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
     out
 }
 
-fn uniform(n: usize, dims: usize, seed: u64) -> Result<Points> {
+pub(super) fn uniform(n: usize, dims: usize, seed: u64) -> Result<Points> {
     use rayon::prelude::*;
     let c: Vec<f32> = (0..n * dims)
         .into_par_iter()

@@ -2,6 +2,7 @@
 
 pub mod apsp;
 pub mod cellgraph;
+pub mod first_call;
 pub mod kdtree;
 pub mod lee;
 pub mod lee_map;
@@ -29,6 +30,8 @@ pub enum BenchCommand {
     Polyline(polyline::Args),
     /// Lee wave: every memory model and the CPU BFS on random terrain and mazes.
     Lee(lee::Args),
+    /// Each service's first call in a fresh process against its warm calls.
+    FirstCall(first_call::Args),
 }
 
 impl BenchCommand {
@@ -40,6 +43,7 @@ impl BenchCommand {
             BenchCommand::Apsp(a) => a.run(),
             BenchCommand::Polyline(a) => a.run(),
             BenchCommand::Lee(a) => a.run(),
+            BenchCommand::FirstCall(a) => a.run(),
         }
     }
 }

@@ -183,7 +183,16 @@ impl CudaRuntime {
         let before = self.compiled.load(std::sync::atomic::Ordering::Relaxed);
         // Module loads need the context current on the calling thread.
         self.ctx.bind_to_thread().map_err(gpu_err)?;
-        self.module(source, extra)?;
+        let module = self.module(source, extra)?;
+        // The driver loads a module's kernels lazily (CUDA_MODULE_LOADING=LAZY, the default
+        // since CUDA 12.2), each on its first lookup: look every kernel up now, so that a
+        // request does not pay for it.
+        for name in kernel_names(source.code) {
+            module.load_function(name).map_err(|e| Error::Launch {
+                kernel: format!("{}::{name}", source.name),
+                reason: format!("function not found in module: {e}"),
+            })?;
+        }
         Ok(self.compiled.load(std::sync::atomic::Ordering::Relaxed) != before)
     }
 
@@ -384,6 +393,14 @@ fn injected_limit<T>(len: usize) -> Result<()> {
     }
 }
 
+/// The kernels a source defines: every `extern "C" __global__ void NAME(` in it (the form
+/// every file in kernels/ uses for its entry points).
+fn kernel_names(code: &str) -> impl Iterator<Item = &str> {
+    code.split("extern \"C\" __global__ void ")
+        .skip(1)
+        .filter_map(|rest| rest.split_once('(').map(|(name, _)| name.trim()))
+}
+
 /// Maps a driver error to the crate error, keeping out-of-memory distinguishable.
 pub fn gpu_err(e: DriverError) -> Error {
     Error::Gpu(e.to_string())
@@ -473,6 +490,18 @@ fn cache_dir_from(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_kernel_of_a_source_is_named() {
+        let lee = super::super::kernels::LEE.code;
+        let names: Vec<&str> = kernel_names(lee).collect();
+        assert_eq!(names.len(), lee.matches("__global__").count());
+        assert!(names.contains(&"lee_bitwave_rounds"));
+        assert!(names.contains(&"lee_walk_segments"));
+        assert!(names
+            .iter()
+            .all(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')));
+    }
 
     #[test]
     fn the_kernel_cache_is_on_by_default_under_the_users_cache_folder() {

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 
-use super::cuda::KernelSource;
+use super::cuda::{CudaRuntime, KernelSource};
 use super::Backend;
 
 /// One kernel module: a source and the NVRTC definitions it is compiled with (the same pair
@@ -36,31 +36,38 @@ pub fn spawn(backend: &Backend, node: &str, modules: Vec<Module>) {
     let spawned = std::thread::Builder::new()
         .name(format!("{node}-kernels"))
         .spawn(move || {
-            let started = Instant::now();
-            let (mut compiled, mut failed) = (0usize, 0usize);
-            for m in &modules {
-                match rt.prepare(&m.source, &m.defines) {
-                    Ok(true) => compiled += 1,
-                    Ok(false) => {}
-                    Err(e) => {
-                        failed += 1;
-                        tracing::warn!("{node}: kernels/{}.cu not prepared: {e}", m.source.name);
-                    }
-                }
-            }
-            tracing::info!(
-                "{node}: {} CUDA kernel modules ready in {:.0} ms ({compiled} compiled by \
-                 NVRTC, the rest from the caches{})",
-                modules.len() - failed,
-                started.elapsed().as_secs_f64() * 1e3,
-                if failed > 0 {
-                    format!("; {failed} failed")
-                } else {
-                    String::new()
-                }
-            );
+            prepare_all(&rt, &node, &modules);
         });
     if let Err(e) = spawned {
         tracing::warn!("kernels are compiled on first use: no thread to prepare them ({e})");
     }
+}
+
+/// Compiles (or loads from the caches) every module, here and now, and logs the line
+/// [`spawn`] logs; returns how many NVRTC compiled.
+pub fn prepare_all(rt: &CudaRuntime, node: &str, modules: &[Module]) -> usize {
+    let started = Instant::now();
+    let (mut compiled, mut failed) = (0usize, 0usize);
+    for m in modules {
+        match rt.prepare(&m.source, &m.defines) {
+            Ok(true) => compiled += 1,
+            Ok(false) => {}
+            Err(e) => {
+                failed += 1;
+                tracing::warn!("{node}: kernels/{}.cu not prepared: {e}", m.source.name);
+            }
+        }
+    }
+    tracing::info!(
+        "{node}: {} CUDA kernel modules ready in {:.0} ms ({compiled} compiled by NVRTC, the \
+         rest from the caches{})",
+        modules.len() - failed,
+        started.elapsed().as_secs_f64() * 1e3,
+        if failed > 0 {
+            format!("; {failed} failed")
+        } else {
+            String::new()
+        }
+    );
+    compiled
 }
