@@ -393,12 +393,19 @@ fn injected_limit<T>(len: usize) -> Result<()> {
     }
 }
 
-/// The kernels a source defines: every `extern "C" __global__ void NAME(` in it (the form
-/// every file in kernels/ uses for its entry points).
+/// The kernels a source defines: every `extern "C" __global__ void NAME(` in it, with or
+/// without `__launch_bounds__(...)` before the name (the forms kernels/ uses for its entry
+/// points).
 fn kernel_names(code: &str) -> impl Iterator<Item = &str> {
     code.split("extern \"C\" __global__ void ")
         .skip(1)
-        .filter_map(|rest| rest.split_once('(').map(|(name, _)| name.trim()))
+        .filter_map(|rest| {
+            let rest = match rest.trim_start().strip_prefix("__launch_bounds__") {
+                Some(bounds) => bounds.split_once(')')?.1,
+                None => rest,
+            };
+            rest.split_once('(').map(|(name, _)| name.trim())
+        })
 }
 
 /// Maps a driver error to the crate error, keeping out-of-memory distinguishable.
@@ -493,14 +500,30 @@ mod tests {
 
     #[test]
     fn every_kernel_of_a_source_is_named() {
-        let lee = super::super::kernels::LEE.code;
-        let names: Vec<&str> = kernel_names(lee).collect();
-        assert_eq!(names.len(), lee.matches("__global__").count());
-        assert!(names.contains(&"lee_bitwave_rounds"));
-        assert!(names.contains(&"lee_walk_segments"));
-        assert!(names
-            .iter()
-            .all(|n| n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')));
+        use super::super::kernels as k;
+        for source in [
+            k::PRIMITIVES,
+            k::LEE,
+            k::CLEARANCE,
+            k::COSTFIELD,
+            k::APSP,
+            k::POLYLINE,
+            k::CELLGRAPH,
+            k::KDTREE,
+        ] {
+            let names: Vec<&str> = kernel_names(source.code).collect();
+            let kernels = source.code.matches("__global__").count();
+            assert_eq!(names.len(), kernels, "{}", source.name);
+            for n in &names {
+                let plain = n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                assert!(plain && !n.is_empty(), "{}: '{n}'", source.name);
+                assert!(!n.starts_with("__"), "{}: '{n}'", source.name);
+            }
+        }
+        let lee: Vec<&str> = kernel_names(k::LEE.code).collect();
+        assert!(lee.contains(&"lee_walk_segments"));
+        let prim: Vec<&str> = kernel_names(k::PRIMITIVES.code).collect();
+        assert!(prim.contains(&"radix_downsweep"), "{prim:?}");
     }
 
     #[test]

@@ -42,11 +42,21 @@ const DESCENT_BROKEN: u32 = 1;
 const DESCENT_UNREACHED: u32 = 2;
 const DESCENT_TOO_LONG: u32 = 3;
 const DESCENT_LONG: u32 = 4;
-/// Paths longer than this many moves are descended by pointer jumping (lee_next, lee_jump,
-/// lee_checkpoints, lee_walk_segments) instead of the one-block window walk: the walk costs
-/// about 60 ns a move on open terrain and 0.7 µs on a maze, the jumps a few passes over the
-/// grid plus two chains of about sqrt(moves) loads.
+/// Paths longer than this many moves, and than [`CELLS_PER_LONG_MOVE`] of the grid's cells,
+/// are descended by pointer jumping (lee_next, lee_jump, lee_checkpoints, lee_walk_segments)
+/// instead of the one-block window walk. On the H100 the walk costs about 0.14 µs a move on
+/// open terrain and 0.7 µs on a maze (its windows lean towards the goal, a maze path does
+/// not); the jumps about 0.5 ms per 10^8 cells per pass, with about 1 + log2(moves) / 2
+/// passes, plus two chains of about sqrt(moves) loads.
 pub const LONG_PATH_FROM: u32 = 4096;
+/// See [`LONG_PATH_FROM`]: on a 10000² grid the jumps' passes cost about 4 ms, which the walk
+/// matches at about 25,000 moves.
+pub const CELLS_PER_LONG_MOVE: u64 = 4000;
+
+/// The path length above which a grid of `cells` descends by pointer jumping.
+pub fn long_path_from(cells: u64) -> u32 {
+    (cells / CELLS_PER_LONG_MOVE).clamp(LONG_PATH_FROM as u64, u32::MAX as u64) as u32
+}
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
 fn kernel_defines() -> [(&'static str, String); 9] {
@@ -237,7 +247,7 @@ impl DeviceGrid {
                 path_cap: PATH_CAP_START.min(n).max(1),
             }),
             rounds: std::sync::atomic::AtomicU32::new(0),
-            long_path_from: std::sync::atomic::AtomicU32::new(LONG_PATH_FROM),
+            long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
             goal: Mutex::new(None),
         })
     }
@@ -727,7 +737,8 @@ impl DeviceGrid {
     }
 
     /// Paths longer than `moves` are descended by pointer jumping from now on (default
-    /// [`LONG_PATH_FROM`]; tests and benchmarks move it to run either descent).
+    /// [`long_path_from`] of the grid's cells; tests and benchmarks move it to run either
+    /// descent).
     pub fn set_long_path_from(&self, moves: u32) {
         self.long_path_from
             .store(moves, std::sync::atomic::Ordering::Relaxed);

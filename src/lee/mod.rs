@@ -153,7 +153,7 @@ impl Planner {
     }
 
     /// On CUDA, paths longer than `moves` are descended by pointer jumping, shorter ones by
-    /// the window walk (default [`gpu::LONG_PATH_FROM`]); both give the CPU's path. For tests
+    /// the window walk (default [`gpu::long_path_from`] of the grid); both give the CPU's path. For tests
     /// and benchmarks that run either descent; nothing on the CPU.
     pub fn set_long_path_from(&self, moves: u32) {
         if let Some(d) = &self.device {
