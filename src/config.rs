@@ -55,6 +55,10 @@ impl RuntimeParams {
     }
 }
 
+/// The planner's default stream priority: the highest on every device CUDA has shipped (a
+/// robot's get_plan should not wait behind an all-pairs solve or a cell graph).
+pub const LEE_GPU_PRIORITY: u32 = 5;
+
 /// Parameters of the `lee_planner` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -62,6 +66,9 @@ pub struct LeeParams {
     pub backend: BackendKind,
     pub service_mapping: String,
     pub use_sim_time: bool,
+    /// CUDA stream priority of the node's own stream: 0 is CUDA's default, higher values run
+    /// first when nodes share the device (clamped to the device's range, 0..=5 on the H100).
+    pub gpu_priority: u32,
     /// bitwave (default) | global | shared | texture
     pub memory_model: crate::lee::MemoryModel,
     pub block_x: u32,
@@ -136,6 +143,7 @@ impl Default for LeeParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
             use_sim_time: false,
+            gpu_priority: LEE_GPU_PRIORITY,
             memory_model: p.memory_model,
             block_x: p.block_x,
             block_y: p.block_y,
@@ -270,6 +278,9 @@ pub struct ApspParams {
     pub backend: BackendKind,
     pub service_mapping: String,
     pub use_sim_time: bool,
+    /// CUDA stream priority of the node's own stream: 0 is CUDA's default, higher values run
+    /// first when nodes share the device (clamped to the device's range, 0..=5 on the H100).
+    pub gpu_priority: u32,
     /// linear | coalesced | shared | blocked | tiled
     pub memory_model: crate::apsp::MemoryModel,
     pub tile: u32,
@@ -293,6 +304,7 @@ impl Default for ApspParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
             use_sim_time: false,
+            gpu_priority: 0,
             memory_model: c.memory_model,
             tile: c.tile,
             thread_tile: c.thread_tile,
@@ -340,6 +352,9 @@ pub struct PolylineParams {
     pub backend: BackendKind,
     pub service_mapping: String,
     pub use_sim_time: bool,
+    /// CUDA stream priority of the node's own stream: 0 is CUDA's default, higher values run
+    /// first when nodes share the device (clamped to the device's range, 0..=5 on the H100).
+    pub gpu_priority: u32,
     pub guides: u32,
     pub points_per_guide: u32,
     /// Pixels.
@@ -365,6 +380,7 @@ impl Default for PolylineParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
             use_sim_time: false,
+            gpu_priority: 0,
             guides: 8,
             points_per_guide: 64,
             half_width: 10.0,
@@ -434,6 +450,9 @@ pub struct CellGraphParams {
     pub backend: BackendKind,
     pub service_mapping: String,
     pub use_sim_time: bool,
+    /// CUDA stream priority of the node's own stream: 0 is CUDA's default, higher values run
+    /// first when nodes share the device (clamped to the device's range, 0..=5 on the H100).
+    pub gpu_priority: u32,
     /// heuristic | tree | hash
     pub algorithm: String,
     /// Tree arity 2^r.
@@ -457,6 +476,7 @@ impl Default for CellGraphParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
             use_sim_time: false,
+            gpu_priority: 0,
             algorithm: c.algorithm.name().into(),
             r: c.r,
             h: c.h,
@@ -506,6 +526,9 @@ pub struct NearestNeighborsParams {
     pub backend: BackendKind,
     pub service_mapping: String,
     pub use_sim_time: bool,
+    /// CUDA stream priority of the node's own stream: 0 is CUDA's default, higher values run
+    /// first when nodes share the device (clamped to the device's range, 0..=5 on the H100).
+    pub gpu_priority: u32,
     /// Neighbours per point of `~/queries`.
     pub k: u32,
     /// Clouds and orientation sets with more points are refused.
@@ -523,6 +546,7 @@ impl Default for NearestNeighborsParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
             use_sim_time: false,
+            gpu_priority: 0,
             k: 1,
             max_points: 16 << 20,
             max_queries: 4 << 20,

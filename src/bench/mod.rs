@@ -6,6 +6,7 @@ pub mod first_call;
 pub mod kdtree;
 pub mod lee;
 pub mod lee_map;
+pub mod mixed_load;
 pub mod polyline;
 pub mod primitives;
 
@@ -32,6 +33,8 @@ pub enum BenchCommand {
     Lee(lee::Args),
     /// Each service's first call in a fresh process against its warm calls.
     FirstCall(first_call::Args),
+    /// get_plan latency alone and beside all-pairs solves and cell graphs on the same GPU.
+    MixedLoad(mixed_load::Args),
 }
 
 impl BenchCommand {
@@ -44,6 +47,7 @@ impl BenchCommand {
             BenchCommand::Polyline(a) => a.run(),
             BenchCommand::Lee(a) => a.run(),
             BenchCommand::FirstCall(a) => a.run(),
+            BenchCommand::MixedLoad(a) => a.run(),
         }
     }
 }

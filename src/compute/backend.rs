@@ -79,6 +79,15 @@ impl Backend {
         }
     }
 
+    /// This backend for one node: on CUDA a stream of the node's own at `gpu_priority` (see
+    /// [`CudaRuntime::with_priority`]); the CPU as it is.
+    pub fn for_node(self, gpu_priority: u32) -> Result<Backend> {
+        match self {
+            Backend::Cpu => Ok(Backend::Cpu),
+            Backend::Cuda(rt) => Ok(Backend::Cuda(rt.with_priority(gpu_priority)?)),
+        }
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             Self::Cpu => "cpu",

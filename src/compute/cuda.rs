@@ -64,13 +64,18 @@ type ModuleKey = (&'static str, Vec<String>);
 /// A module's slot: empty until its first compile succeeds.
 type ModuleSlot = Arc<Mutex<Option<Arc<CudaModule>>>>;
 
+/// The device, its compiled kernels and one stream. [`CudaRuntime::with_priority`] gives a
+/// node a view of its own: the same context and kernels, its own stream, so that one node's
+/// long solve does not queue another node's work behind it.
 pub struct CudaRuntime {
     ctx: Arc<CudaContext>,
     stream: Arc<CudaStream>,
     info: DeviceInfo,
-    modules: Mutex<HashMap<ModuleKey, ModuleSlot>>,
+    modules: Arc<Mutex<HashMap<ModuleKey, ModuleSlot>>>,
     /// Modules NVRTC compiled in this process (not found in the disk cache).
-    compiled: std::sync::atomic::AtomicU64,
+    compiled: Arc<std::sync::atomic::AtomicU64>,
+    /// The stream's CUDA priority (0: the default; lower runs first).
+    priority: i32,
 }
 
 impl CudaRuntime {
@@ -130,13 +135,55 @@ impl CudaRuntime {
             ctx,
             stream,
             info,
-            modules: Mutex::new(HashMap::new()),
-            compiled: std::sync::atomic::AtomicU64::new(0),
+            modules: Arc::new(Mutex::new(HashMap::new())),
+            compiled: Arc::new(std::sync::atomic::AtomicU64::new(0)),
+            priority: 0,
         })
     }
 
     pub fn info(&self) -> &DeviceInfo {
         &self.info
+    }
+
+    /// A view of this runtime on a new stream of its own: the same context and compiled
+    /// kernels. `gpu_priority` 0 is CUDA's default priority; higher values run first where
+    /// the device has work of several streams to schedule (clamped to the device's range,
+    /// 0..=5 on the H100; see [`CudaRuntime::priorities`]).
+    pub fn with_priority(&self, gpu_priority: u32) -> Result<Arc<CudaRuntime>> {
+        let (least, greatest) = self.priorities()?;
+        let span = (least - greatest).max(0) as u32;
+        let priority = least - gpu_priority.min(span) as i32;
+        let stream = self
+            .ctx
+            .new_stream_with_priority(priority)
+            .map_err(gpu_err)?;
+        Ok(Arc::new(CudaRuntime {
+            ctx: self.ctx.clone(),
+            stream,
+            info: self.info.clone(),
+            modules: self.modules.clone(),
+            compiled: self.compiled.clone(),
+            priority,
+        }))
+    }
+
+    /// The device's stream priorities as CUDA numbers them: (least, greatest), greatest the
+    /// lower number (0 and -5 on the H100).
+    pub fn priorities(&self) -> Result<(i32, i32)> {
+        self.ctx.bind_to_thread().map_err(gpu_err)?;
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: two out-parameters, both live locals; the context is current.
+        let r =
+            unsafe { cudarc::driver::sys::cuCtxGetStreamPriorityRange(&mut least, &mut greatest) };
+        if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+            return Err(Error::Gpu(format!("cuCtxGetStreamPriorityRange: {r:?}")));
+        }
+        Ok((least, greatest))
+    }
+
+    /// This view's stream priority in CUDA's numbers (0 for the shared runtime).
+    pub fn priority(&self) -> i32 {
+        self.priority
     }
 
     pub fn stream(&self) -> &Arc<CudaStream> {

@@ -35,7 +35,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     params
         .validate()
         .map_err(|e| rename(e, &format!("{}.", ctx.fully_qualified_name())))?;
-    let backend = Backend::select(params.backend)?;
+    let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     let limits = ctx.service_params()?;
     let fq = ctx.fully_qualified_name();
     warmup::spawn(

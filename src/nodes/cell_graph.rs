@@ -59,7 +59,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         Error::InvalidInput { field, reason } => Error::invalid(format!("{fq}.{field}"), reason),
         other => other,
     })?;
-    let backend = Backend::select(params.backend)?;
+    let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::cellgraph::gpu::modules());
     let limits = ctx.service_params()?;
     let constraints_sub = ctx.subscription::<QuadricArrangement>("~/constraints", qos::map())?;

@@ -141,7 +141,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         Error::InvalidInput { field, reason } => Error::invalid(format!("{fq}.{field}"), reason),
         other => other,
     })?;
-    let backend = Backend::select(params.backend)?;
+    let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(
         &backend,
         &fq,

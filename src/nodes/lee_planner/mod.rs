@@ -275,7 +275,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let params: LeeParams = ctx.params()?;
     params.validate().map_err(|e| prefixed(&ctx, e))?;
     let limits = ctx.service_params()?;
-    let backend = Backend::select(params.backend)?;
+    let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     let fq = ctx.fully_qualified_name();
     warmup::spawn(
         &backend,
