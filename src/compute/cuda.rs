@@ -1,7 +1,8 @@
-//! The CUDA runtime: one context and stream per process, kernels compiled by NVRTC for the
-//! device's own compute capability on first use (nodes compile theirs when they start, see
-//! [`super::warmup`]) and cached for the life of the process and on disk (keyed by source
-//! hash, options, arch and NVRTC version; see [`kernel_cache_dir`]).
+//! The CUDA runtime: one context per process and a stream per node (see
+//! [`CudaRuntime::with_priority`]); kernels compiled by NVRTC for the device's own compute
+//! capability (nodes compile theirs when they start, see [`super::warmup`]), cached for the
+//! life of the process and on disk (keyed by source hash, options, arch and NVRTC version; see
+//! [`kernel_cache_dir`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
