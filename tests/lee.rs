@@ -176,31 +176,28 @@ fn check_gpu_equals_cpu(
                 field == expected,
                 "{what} {w}x{h} {conn:?} {model:?} {bx}x{by}: labels differ"
             );
-            // The device-side descent must find the same path as the CPU.
-            let plan = p
-                .plan(
+            let path = || {
+                p.plan(
                     (start.0 as i64, start.1 as i64),
                     (goal.0 as i64, goal.1 as i64),
                     false,
                 )
-                .unwrap();
+                .unwrap()
+                .path
+            };
+            // The device-side descent must find the same path as the CPU.
             assert_eq!(
-                plan.path, expected_path,
+                path(),
+                expected_path,
                 "{what} {w}x{h} {conn:?} {model:?}: path differs"
             );
             // Both device descents on the field just computed (the same goal descends it
             // again): pointer jumping for every path, then the window walk for every path.
             for long_from in [0, u32::MAX] {
                 p.set_long_path_from(long_from);
-                let again = p
-                    .plan(
-                        (start.0 as i64, start.1 as i64),
-                        (goal.0 as i64, goal.1 as i64),
-                        false,
-                    )
-                    .unwrap();
                 assert_eq!(
-                    again.path, expected_path,
+                    path(),
+                    expected_path,
                     "{what} {w}x{h} {conn:?} {model:?}: path differs when paths over \
                      {long_from} moves jump"
                 );
