@@ -376,21 +376,22 @@ for f in sorted(glob.glob(sys.argv[1] + '/*.mcap')):
     assert_eq!(decoded, 27, "20 talker messages and 7 cdr_test messages");
 }
 
-/// sqlite3 bags (`.db3`, Humble's default storage), written by rosbags and Python's sqlite3
-/// (`tests/interop/bag_to_sqlite3.py`) from every bag here: Iron's tables split over two
-/// files, and Humble's tables (no definitions, no type hashes). Each reads as its MCAP
+/// Every bag here rewritten by rosbags and Python's sqlite3 (`tests/interop/rewrite_bag.py`):
+/// sqlite3 (`.db3`, Humble's default storage) with Iron's tables split over two files and
+/// with Humble's tables (no definitions, no type hashes), and MCAP with Jazzy's
+/// metadata.yaml (version 9: QoS as a YAML list, type hashes, `ros_distro`). Each reads as its
 /// original: topics, types, QoS, counts, and every message's time and bytes; definitions
 /// where the storage keeps them.
 #[test]
-fn sqlite3_bags_from_an_independent_writer_read_as_their_mcap_originals() {
+fn bags_from_an_independent_writer_read_as_their_originals() {
     if let Err(why) = gpu_planning::testing::python_imports("rosbags.rosbag2, ruamel.yaml") {
         gpu_planning::testing::peer_missing("sqlite3 bags written by rosbags", &why);
         return;
     }
-    let script = gpu_planning::testing::repo().join("tests/interop/bag_to_sqlite3.py");
+    let script = gpu_planning::testing::repo().join("tests/interop/rewrite_bag.py");
     for name in NODE_NAMES.iter().filter(|n| **n != "gpu_planning") {
         let original = bag(name);
-        for layout in ["iron", "humble"] {
+        for layout in ["iron", "humble", "jazzy"] {
             let out = scratch(&format!("db3_{name}_{layout}"));
             let run = Command::new("python3")
                 .arg(&script)
@@ -418,7 +419,7 @@ fn sqlite3_bags_from_an_independent_writer_read_as_their_mcap_originals() {
                     "{name} {layout} {topic}"
                 );
                 match layout {
-                    "iron" => assert_eq!(d.schema, t.schema, "{name} {topic}"),
+                    "iron" | "jazzy" => assert_eq!(d.schema, t.schema, "{name} {topic}"),
                     _ => assert_eq!(d.schema, None, "{name} {topic}"),
                 }
             }

@@ -107,9 +107,12 @@ fn fields(package: &str, text: &str) -> Result<Vec<Field>> {
 }
 
 impl Schema {
-    /// Parses the `ros2msg` schema of type `name` (`pkg/msg/Type`).
+    /// Parses the `ros2msg` schema of type `name` (`pkg/msg/Type`; a service event's in
+    /// either form, rosbag2's `SRV:` one or the plain one).
     pub fn parse(name: &str, text: &str) -> Result<Schema> {
         let top = short(name);
+        let plain = crate::ros::idl::service_event_as_msg(name, text)?;
+        let text = plain.as_deref().unwrap_or(text);
         let mut types = BTreeMap::new();
         for (section, body) in crate::ros::idl::ros2msg_sections(name, text)? {
             let ty = section.map_or_else(|| top.clone(), short);

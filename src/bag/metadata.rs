@@ -1,4 +1,6 @@
-//! `metadata.yaml` of a rosbag2 bag directory (version 5, which Humble and later read).
+//! `metadata.yaml` of a rosbag2 bag directory: written as version 5 (which Humble and later
+//! read), read in every version from 4 (Foxy) to 9 (Jazzy; tests/bags.rs reads one rosbags
+//! wrote); fields a version adds that this package does not use are ignored.
 
 use std::path::Path;
 

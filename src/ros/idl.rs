@@ -45,8 +45,7 @@ pub fn parse_msg(package: &str, text: &str) -> Result<Vec<FieldDef>> {
 /// definition (named `None`), then each nested type's after a line of 80 `=` and
 /// `MSG: pkg/Type` (named by that type, as written). `what` names the text in errors.
 pub fn ros2msg_sections<'a>(what: &str, text: &'a str) -> Result<Vec<(Option<&'a str>, &'a str)>> {
-    const SEP: &str =
-        "================================================================================";
+    const SEP: &str = SEPARATOR;
     let mut out = Vec::new();
     let mut rest = text;
     let mut name = None;
@@ -72,6 +71,86 @@ pub fn ros2msg_sections<'a>(what: &str, text: &'a str) -> Result<Vec<(Option<&'a
         rest = body;
     }
 }
+
+/// The line between the sections of a `ros2msg` text.
+pub const SEPARATOR: &str =
+    "================================================================================";
+
+/// A `.srv` (or `.action`) body split at its `---` lines: request and response (goal, result
+/// and feedback).
+pub fn srv_parts(text: &str) -> Vec<String> {
+    let mut parts = vec![String::new()];
+    for line in text.lines() {
+        if line.trim() == "---" {
+            parts.push(String::new());
+        } else if let Some(part) = parts.last_mut() {
+            part.push_str(line);
+            part.push('\n');
+        }
+    }
+    parts
+}
+
+/// The schema of a service event topic (`pkg/srv/Name_Event`) in the plain `ros2msg` form
+/// when rosbag2 stored it in its `SRV:` form (Jazzy on: a separator, `SRV: pkg/srv/Name`, the
+/// `.srv` text, then the `MSG:` sections it uses, without `service_msgs/ServiceEventInfo`);
+/// None when `text` is not in that form. The event's layout is rosidl's: the info, then the
+/// request and the response as sequences of at most one.
+pub fn service_event_as_msg(event_type: &str, text: &str) -> Result<Option<String>> {
+    let Some(rest) = text
+        .strip_prefix(SEPARATOR)
+        .and_then(|r| r.trim_start_matches('\n').strip_prefix("SRV:"))
+    else {
+        return Ok(None);
+    };
+    let (head, rest) = rest.split_once('\n').unwrap_or((rest, ""));
+    let service = head.trim();
+    let bad = |why: String| Error::invalid(event_type, why);
+    let parts: Vec<&str> = service.split('/').collect();
+    let (pkg, name) = match parts[..] {
+        [pkg, "srv", name] | [pkg, name] => (pkg, name),
+        _ => return Err(bad(format!("'SRV: {service}' is not pkg/srv/Name"))),
+    };
+    let sections = ros2msg_sections(event_type, rest)?;
+    let halves = srv_parts(sections.first().map_or("", |(_, body)| body));
+    let [request, response] = &halves[..] else {
+        return Err(bad(format!(
+            "the SRV: {service} text has {} parts, not request --- response",
+            halves.len()
+        )));
+    };
+    let (req, resp) = (
+        format!("{pkg}/{name}_Request"),
+        format!("{pkg}/{name}_Response"),
+    );
+    let mut out =
+        format!("service_msgs/ServiceEventInfo info\n{req}[<=1] request\n{resp}[<=1] response\n");
+    let mut section = |ty: &str, body: &str| {
+        out.push_str(&format!("{SEPARATOR}\nMSG: {ty}\n{body}"));
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+    };
+    section(&req, request);
+    section(&resp, response);
+    section("service_msgs/ServiceEventInfo", SERVICE_EVENT_INFO);
+    let named = |ty: &str| {
+        sections
+            .iter()
+            .any(|(n, _)| n.map(|n| normalise("", n)) == Some(ty.into()))
+    };
+    if !named("builtin_interfaces/Time") {
+        section("builtin_interfaces/Time", TIME);
+    }
+    for (name, body) in sections.iter().skip(1) {
+        section(name.unwrap_or_default(), body);
+    }
+    Ok(Some(out))
+}
+
+const SERVICE_EVENT_INFO: &str =
+    include_str!("../../interfaces/service_msgs/msg/ServiceEventInfo.msg");
+const TIME: &str = include_str!("../../interfaces/builtin_interfaces/msg/Time.msg");
 
 /// Request and response fields of a `.srv` body.
 pub fn parse_srv(package: &str, text: &str) -> Result<(Vec<FieldDef>, Vec<FieldDef>)> {

@@ -34,7 +34,9 @@ fn full_name(name: &str) -> String {
 fn primitive_id(base: &str) -> Option<u8> {
     Some(match base {
         "int8" => 2,
-        "uint8" => 3,
+        // rosidl maps `char` to uint8 (service_msgs/ServiceEventInfo.client_gid), and so do
+        // the installed type descriptions the published hashes come from.
+        "uint8" | "char" => 3,
         "int16" => 4,
         "uint16" => 5,
         "int32" => 6,
@@ -43,7 +45,6 @@ fn primitive_id(base: &str) -> Option<u8> {
         "uint64" => 9,
         "float32" => 10,
         "float64" => 11,
-        "char" => 13,
         "bool" => 15,
         "byte" => 16,
         "string" => 17,

@@ -50,3 +50,36 @@ def fail(reason):
     """The peers' one failure line, and exit status 1."""
     print(json.dumps({"ok": False, "reason": reason}))
     sys.exit(1)
+
+
+SEPARATOR = "=" * 80
+
+
+def plain_schema(msgtype, text):
+    """A bag schema in the plain `ros2msg` form rosbags parses. rosbag2 (Jazzy on) stores a
+    service event's (`pkg/srv/Name_Event`) as a separator, `SRV: pkg/srv/Name`, the `.srv`
+    text and the messages it uses, without the event's own layout, which rosbags (0.11) cannot
+    parse: this writes that layout out (rosidl's: the info, then the request and the response
+    as sequences of at most one) with service_msgs/ServiceEventInfo from the repository's
+    copy. Other schemas come back as they are."""
+    head = SEPARATOR + "\nSRV: "
+    if not text.startswith(head):
+        return text
+    sections = text[len(SEPARATOR) + 1:].split("\n" + SEPARATOR + "\n")
+    first, rest = sections[0], sections[1:]
+    service_line, srv = first.split("\n", 1)
+    pkg, _, name = service_line[len("SRV: "):].strip().split("/")
+    lines = srv.split("\n")
+    cut = next(i for i, l in enumerate(lines) if l.strip() == "---")
+    request, response = "\n".join(lines[:cut]), "\n".join(lines[cut + 1:])
+    req, resp = f"{pkg}/{name}_Request", f"{pkg}/{name}_Response"
+    interfaces = os.path.join(REPO, "interfaces")
+    info = open(os.path.join(interfaces, "service_msgs/msg/ServiceEventInfo.msg")).read()
+    out = [f"service_msgs/ServiceEventInfo info\n{req}[<=1] request\n{resp}[<=1] response\n",
+           f"MSG: {req}\n{request}", f"MSG: {resp}\n{response}",
+           f"MSG: service_msgs/ServiceEventInfo\n{info}"]
+    if not any(s.startswith("MSG: builtin_interfaces/Time\n") for s in rest):
+        time = open(os.path.join(interfaces, "builtin_interfaces/msg/Time.msg")).read()
+        out.append(f"MSG: builtin_interfaces/Time\n{time}")
+    out += rest
+    return ("\n" + SEPARATOR + "\n").join(s.rstrip("\n") + "\n" for s in out)

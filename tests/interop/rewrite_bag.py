@@ -1,13 +1,15 @@
-"""Rewrites a rosbag2 bag as sqlite3 (`.db3`), the storage `ros2 bag record` uses by default on
-Humble, with rosbags' own writer and Python's sqlite3 (nothing from gpu_planning), for
-tests/bags.rs.
+"""Rewrites a rosbag2 bag with rosbags' own writer and Python's sqlite3 (nothing from
+gpu_planning), for tests/bags.rs: as sqlite3 (`.db3`, the storage `ros2 bag record` uses by
+default on Humble) or as MCAP with Jazzy's metadata.yaml (version 9).
 
 Input: argv[1] a bag (rosbags reads it), argv[2] the output folder, argv[3] the layout:
-  iron    rosbags' sqlite3 writer as is (schema 4: `message_definitions`, type hashes),
-          its messages split over two `.db3` files listed in metadata.yaml, as a bag split
-          by size or duration is;
+  iron    rosbags' sqlite3 writer as is (schema 4: `message_definitions`, type hashes;
+          metadata.yaml version 8), its messages split over two `.db3` files listed in
+          metadata.yaml, as a bag split by size or duration is;
   humble  the tables Humble's rosbag2 writes (schema 3: no `message_definitions`, no
-          `type_description_hash`), one file.
+          `type_description_hash`), one file;
+  jazzy   rosbags' MCAP writer, metadata.yaml version 9 (QoS as a YAML list, type hashes,
+          `ros_distro`, `custom_data`), one file.
 Output: one JSON line {"files": [...], "messages": n}; or {"ok": false, "reason"}, exit 1.
 """
 import json
@@ -21,16 +23,16 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from ruamel.yaml import YAML
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ros_types import fail  # noqa: E402
+from ros_types import fail, plain_schema  # noqa: E402
 
 
-def convert(src, out):
-    with Reader(src) as reader, Writer(out, version=8, storage_plugin=StoragePlugin.SQLITE3) as w:
+def convert(src, out, version, storage):
+    with Reader(src) as reader, Writer(out, version=version, storage_plugin=storage) as w:
         # The type hashes rosbag2 stores beside each definition, computed by rosbags from
         # the bag's own definitions.
         ts = get_typestore(Stores.EMPTY)
         for c in reader.connections:
-            ts.register(get_types_from_msg(c.msgdef.data, c.msgtype))
+            ts.register(get_types_from_msg(plain_schema(c.msgtype, c.msgdef.data), c.msgtype))
         conns = {}
         for c in reader.connections:
             try:
@@ -92,10 +94,15 @@ def main():
     src, out, layout = sys.argv[1], sys.argv[2], sys.argv[3]
     if os.path.exists(out):
         shutil.rmtree(out)
-    n = convert(src, out)
-    files = split(out) if layout == "iron" else humble(out) if layout == "humble" else None
-    if files is None:
+    if layout not in ("iron", "humble", "jazzy"):
         fail(f"unknown layout {layout}")
+    if layout == "jazzy":
+        n = convert(src, out, 9, StoragePlugin.MCAP)
+        meta = YAML().load(open(os.path.join(out, "metadata.yaml")))
+        files = meta["rosbag2_bagfile_information"]["relative_file_paths"]
+    else:
+        n = convert(src, out, 8, StoragePlugin.SQLITE3)
+        files = split(out) if layout == "iron" else humble(out)
     print(json.dumps({"files": files, "messages": n}))
 
 
