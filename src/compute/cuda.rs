@@ -15,6 +15,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use sha2::{Digest, Sha256};
 
+use super::host_copies::{HostCopies, Registration};
 use crate::error::{Error, Result};
 
 /// Environment variable naming the folder for compiled PTX; `off` (or empty) turns the disk
@@ -77,6 +78,8 @@ pub struct CudaRuntime {
     compiled: Arc<std::sync::atomic::AtomicU64>,
     /// The stream's CUDA priority (0: the default; lower runs first).
     priority: i32,
+    /// How large host buffers cross to the device (see [`super::host_copies`]).
+    host_copies: HostCopies,
 }
 
 impl CudaRuntime {
@@ -132,6 +135,7 @@ impl CudaRuntime {
             driver_version,
             nvrtc_version: (major, minor),
         };
+        let host_copies = HostCopies::for_device(info.integrated);
         Ok(CudaRuntime {
             ctx,
             stream,
@@ -139,6 +143,7 @@ impl CudaRuntime {
             modules: Arc::new(Mutex::new(HashMap::new())),
             compiled: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             priority: 0,
+            host_copies,
         })
     }
 
@@ -165,7 +170,26 @@ impl CudaRuntime {
             modules: self.modules.clone(),
             compiled: self.compiled.clone(),
             priority,
+            host_copies: self.host_copies,
         }))
+    }
+
+    /// A view of this runtime on the same stream that copies host buffers in `mode`.
+    pub fn with_host_copies(&self, mode: HostCopies) -> Arc<CudaRuntime> {
+        Arc::new(CudaRuntime {
+            ctx: self.ctx.clone(),
+            stream: self.stream.clone(),
+            info: self.info.clone(),
+            modules: self.modules.clone(),
+            compiled: self.compiled.clone(),
+            priority: self.priority,
+            host_copies: mode,
+        })
+    }
+
+    /// How this view copies large host buffers.
+    pub fn host_copies(&self) -> HostCopies {
+        self.host_copies
     }
 
     /// The device's stream priorities as CUDA numbers them: (least, greatest), greatest the
@@ -351,6 +375,20 @@ impl CudaRuntime {
             return unsafe { self.alloc(0) };
         }
         injected_limit::<T>(host.len())?;
+        let bytes = std::mem::size_of_val(host);
+        if self.host_copies.registers(bytes) {
+            // SAFETY: `host` outlives the registration, which drops after the stream has
+            // synchronised, so the copy engine is done with its pages.
+            if let Some(pages) = unsafe { Registration::new(host.as_ptr().cast(), bytes) } {
+                // SAFETY: every element is written by the copy below before anyone reads it.
+                let mut dev = unsafe { self.alloc::<T>(host.len()) }?;
+                let copied = self.stream.memcpy_htod(host, &mut dev).map_err(gpu_err);
+                let synced = self.synchronize();
+                drop(pages);
+                copied.and(synced)?;
+                return Ok(dev);
+            }
+        }
         self.stream
             .clone_htod(host)
             .map_err(|e| alloc_err::<T>(e, host.len()))
@@ -375,6 +413,22 @@ impl CudaRuntime {
             return Ok(Vec::new());
         }
         let mut host = vec![T::default(); range.len()];
+        let bytes = std::mem::size_of_val(host.as_slice());
+        if self.host_copies.registers(bytes) {
+            // SAFETY: `host` outlives the registration, which drops after the stream has
+            // synchronised, so the copy engine is done writing its pages.
+            if let Some(pages) = unsafe { Registration::new(host.as_ptr().cast(), bytes) } {
+                let copied = self
+                    .stream
+                    .memcpy_dtoh(&dev.slice(range), &mut host)
+                    .map_err(gpu_err);
+                // A copy to pinned pages returns before it ends: wait for it.
+                let synced = self.synchronize();
+                drop(pages);
+                copied.and(synced)?;
+                return Ok(host);
+            }
+        }
         self.stream
             .memcpy_dtoh(&dev.slice(range), &mut host)
             .map_err(gpu_err)?;

@@ -27,6 +27,7 @@ pub fn print(kind: BackendKind) {
                     "discrete"
                 }
             );
+            println!("host copies: {}", rt.host_copies().name());
             println!(
                 "shared memory per block: {} KiB with opt-in",
                 i.max_shared_per_block_optin / 1024
