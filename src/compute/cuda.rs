@@ -164,27 +164,31 @@ impl CudaRuntime {
             .new_stream_with_priority(priority)
             .map_err(gpu_err)?;
         Ok(Arc::new(CudaRuntime {
-            ctx: self.ctx.clone(),
             stream,
-            info: self.info.clone(),
-            modules: self.modules.clone(),
-            compiled: self.compiled.clone(),
             priority,
-            host_copies: self.host_copies,
+            ..self.view()
         }))
     }
 
     /// A view of this runtime on the same stream that copies host buffers in `mode`.
     pub fn with_host_copies(&self, mode: HostCopies) -> Arc<CudaRuntime> {
         Arc::new(CudaRuntime {
+            host_copies: mode,
+            ..self.view()
+        })
+    }
+
+    /// Another view of the same context, kernels, stream and settings.
+    fn view(&self) -> CudaRuntime {
+        CudaRuntime {
             ctx: self.ctx.clone(),
             stream: self.stream.clone(),
             info: self.info.clone(),
             modules: self.modules.clone(),
             compiled: self.compiled.clone(),
             priority: self.priority,
-            host_copies: mode,
-        })
+            host_copies: self.host_copies,
+        }
     }
 
     /// How this view copies large host buffers.
@@ -374,24 +378,15 @@ impl CudaRuntime {
             // SAFETY: nothing to read from an empty buffer.
             return unsafe { self.alloc(0) };
         }
-        injected_limit::<T>(host.len())?;
-        let bytes = std::mem::size_of_val(host);
-        if self.host_copies.registers(bytes) {
-            // SAFETY: `host` outlives the registration, which drops after the stream has
-            // synchronised, so the copy engine is done with its pages.
-            if let Some(pages) = unsafe { Registration::new(host.as_ptr().cast(), bytes) } {
-                // SAFETY: every element is written by the copy below before anyone reads it.
-                let mut dev = unsafe { self.alloc::<T>(host.len()) }?;
-                let copied = self.stream.memcpy_htod(host, &mut dev).map_err(gpu_err);
-                let synced = self.synchronize();
-                drop(pages);
-                copied.and(synced)?;
-                return Ok(dev);
-            }
-        }
-        self.stream
-            .clone_htod(host)
-            .map_err(|e| alloc_err::<T>(e, host.len()))
+        // SAFETY: every element is written by the copy below before anyone reads it.
+        let mut dev = unsafe { self.alloc::<T>(host.len()) }?;
+        // SAFETY: `host` is borrowed for the whole call.
+        unsafe {
+            self.copy_with_pages(host.as_ptr().cast(), std::mem::size_of_val(host), || {
+                self.stream.memcpy_htod(host, &mut dev).map_err(gpu_err)
+            })
+        }?;
+        Ok(dev)
     }
 
     /// Copies the first `len` elements of `dev` back to the host (waits for the stream).
@@ -413,26 +408,48 @@ impl CudaRuntime {
             return Ok(Vec::new());
         }
         let mut host = vec![T::default(); range.len()];
-        let bytes = std::mem::size_of_val(host.as_slice());
-        if self.host_copies.registers(bytes) {
-            // SAFETY: `host` outlives the registration, which drops after the stream has
-            // synchronised, so the copy engine is done writing its pages.
-            if let Some(pages) = unsafe { Registration::new(host.as_ptr().cast(), bytes) } {
-                let copied = self
-                    .stream
+        let (at, bytes) = (
+            host.as_mut_ptr().cast(),
+            std::mem::size_of_val(host.as_slice()),
+        );
+        // SAFETY: `host` lives past the call and is not moved while the copy runs.
+        unsafe {
+            self.copy_with_pages(at, bytes, || {
+                self.stream
                     .memcpy_dtoh(&dev.slice(range), &mut host)
-                    .map_err(gpu_err);
-                // A copy to pinned pages returns before it ends: wait for it.
-                let synced = self.synchronize();
-                drop(pages);
-                copied.and(synced)?;
-                return Ok(host);
-            }
-        }
-        self.stream
-            .memcpy_dtoh(&dev.slice(range), &mut host)
-            .map_err(gpu_err)?;
+                    .map_err(gpu_err)
+            })
+        }?;
         Ok(host)
+    }
+
+    /// Runs `copy`, a copy from or to the `bytes` host bytes at `at`, with those pages
+    /// registered when this view registers copies of that size and the driver agrees (see
+    /// [`super::host_copies`]); a registered copy returns before it ends, so the stream is
+    /// synchronised before the pages are released.
+    ///
+    /// # Safety
+    /// `at..at + bytes` must be live host memory for the whole call.
+    unsafe fn copy_with_pages(
+        &self,
+        at: *const std::ffi::c_void,
+        bytes: usize,
+        copy: impl FnOnce() -> Result<()>,
+    ) -> Result<()> {
+        let pages = if self.host_copies.registers(bytes) {
+            // SAFETY: the caller keeps the range live for the call; the registration drops
+            // before it returns.
+            unsafe { Registration::new(at, bytes) }
+        } else {
+            None
+        };
+        let copied = copy();
+        if pages.is_none() {
+            return copied;
+        }
+        let synced = self.synchronize();
+        drop(pages);
+        copied.and(synced)
     }
 
     pub fn synchronize(&self) -> Result<()> {
