@@ -95,6 +95,10 @@ fn standard_msgs() -> BTreeMap<String, Fields> {
         msg::<lc::TransitionDescription>(),
         msg::<lc::TransitionEvent>(),
         msg::<gpu_planning::ros::msg::bond::Status>(),
+        msg::<gpu_planning::ros::msg::unique_identifier_msgs::Uuid>(),
+        msg::<gpu_planning::ros::msg::action_msgs::GoalInfo>(),
+        msg::<gpu_planning::ros::msg::action_msgs::GoalStatus>(),
+        msg::<gpu_planning::ros::msg::action_msgs::GoalStatusArray>(),
     ]
     .into_iter()
     .collect()
@@ -182,10 +186,9 @@ fn standard_mirrors_match_the_ros2_definitions() {
             continue;
         }
         let pkg_name = pkg.file_name().unwrap().to_str().unwrap().to_string();
-        // ros2-client's own types (rosout, parameters, actions): held for their type hashes
-        // only, checked in src/bag/schema.rs against the hashes Jazzy publishes.
-        if ["rcl_interfaces", "action_msgs", "unique_identifier_msgs"].contains(&pkg_name.as_str())
-        {
+        // ros2-client's own types (rosout, parameters): held for their type hashes only,
+        // checked in src/bag/schema.rs against the hashes Jazzy publishes.
+        if pkg_name == "rcl_interfaces" {
             continue;
         }
         for path in files(&pkg.join("msg"), "msg") {
@@ -214,13 +217,14 @@ fn standard_mirrors_match_the_ros2_definitions() {
         srv::<lc::GetState>(),
         srv::<lc::GetAvailableStates>(),
         srv::<lc::GetAvailableTransitions>(),
+        srv::<gpu_planning::ros::msg::action_msgs::CancelGoal>(),
     ];
     let placeholder = vec![(
         "structure_needs_at_least_one_member".to_string(),
         "uint8".to_string(),
     )];
     let mut vendored = 0;
-    for pkg in ["nav_msgs", "lifecycle_msgs"] {
+    for pkg in ["nav_msgs", "lifecycle_msgs", "action_msgs"] {
         for path in files(&root.join(pkg).join("srv"), "srv") {
             let name = format!("{pkg}/{}", path.file_stem().unwrap().to_str().unwrap());
             let (_, req, resp) = srvs

@@ -28,7 +28,7 @@ pub struct NodeContext {
     params: Mapping,
     /// How servers read requests: per request unless `service_mapping` forces one layout.
     request_layout: RequestLayout,
-    /// How clients and action servers write requests (ros2-client takes one mapping).
+    /// How clients write requests (ros2-client's take one mapping).
     service_mapping: ServiceMapping,
     participant: ros2_client::dds::rustdds::DomainParticipant,
     /// Writes the replies of this node's services.
@@ -206,26 +206,37 @@ impl NodeContext {
         &mut self,
         name: &str,
     ) -> Result<ServiceServer<S::Request, S::Response>> {
-        use ros2_client::dds::rustdds::{QosPolicies, TopicKind};
+        let dds_type = |half: &str| format!("{}::srv::dds_::{}_{half}_", S::PACKAGE, S::NAME);
         let fq = self.resolve(name)?;
-        let ros_name = names::to_ros2_name(&fq)?;
+        self.server_of_types(&fq, &dds_type("Request"), &dds_type("Response"))
+    }
+
+    /// A server on the fully qualified `fq` whose request and reply have the DDS type names
+    /// given (an action's services are `pkg::action::dds_::Name_SendGoal_Request_`, ...).
+    pub(crate) fn server_of_types<Req: ros2_client::Message, Resp: ros2_client::Message>(
+        &mut self,
+        fq: &str,
+        dds_request: &str,
+        dds_reply: &str,
+    ) -> Result<ServiceServer<Req, Resp>> {
+        use ros2_client::dds::rustdds::{QosPolicies, TopicKind};
+        let ros_name = names::to_ros2_name(fq)?;
         let node_name = NodeName::new(&self.namespace, &self.name)
             .map_err(|e| Error::invalid("node name", format!("{e:?}")))?;
-        let dds_type = |suffix: &str| format!("{}::srv::dds_::{}_{suffix}_", S::PACKAGE, S::NAME);
         let inbox: QosPolicies = (&qos::service_inbox()).into();
         let outbox: QosPolicies = (&qos::service()).into();
-        let topic = |kind: &str, suffix: &str, type_suffix: &str, qos: &QosPolicies| {
+        let topic = |kind: &str, suffix: &str, dds_type: &str, qos: &QosPolicies| {
             self.participant
                 .create_topic(
                     ros_name.to_dds_name(kind, &node_name, suffix),
-                    dds_type(type_suffix),
+                    dds_type.to_string(),
                     qos,
                     TopicKind::NoKey,
                 )
                 .map_err(|e| Error::Ros(format!("service {fq}: {e:?}")))
         };
-        let request_topic = topic("rq", "Request", "Request", &inbox)?;
-        let reply_topic = topic("rr", "Reply", "Response", &outbox)?;
+        let request_topic = topic("rq", "Request", dds_request, &inbox)?;
+        let reply_topic = topic("rr", "Reply", dds_reply, &outbox)?;
         // Through the node, so the graph lists the service under it (rmw finds a node's
         // servers by their request readers).
         let requests = self
@@ -233,7 +244,7 @@ impl NodeContext {
             .create_subscription(&request_topic, Some(qos::service_inbox()))
             .map_err(|e| Error::Ros(format!("service {fq}: request reader: {e:?}")))?;
         ServiceServer::new(
-            fq,
+            fq.to_string(),
             self.request_layout,
             requests,
             &self.reply_publisher,
@@ -242,35 +253,30 @@ impl NodeContext {
         )
     }
 
-    /// An action server on `name` (resolved like a service), with rcl_action's QoS: the
-    /// rmw default for its services and feedback, a latched status topic.
-    pub fn action_server<G, R, F>(
+    /// A publisher on the fully qualified `fq` of the DDS type named (an action's feedback
+    /// and status topics).
+    pub(crate) fn publisher_of_dds_type<M: Serialize>(
         &mut self,
-        name: &str,
-        package: &str,
-        action: &str,
-    ) -> Result<ros2_client::action::ActionServer<G, R, F>>
-    where
-        G: ros2_client::Message + Clone + 'static,
-        R: ros2_client::Message + Clone + 'static,
-        F: ros2_client::Message + 'static,
-    {
-        let fq = self.resolve(name)?;
-        let policies = ros2_client::action::ActionServerQosPolicies {
-            goal_service: qos::service(),
-            result_service: qos::service(),
-            cancel_service: qos::service(),
-            feedback_publisher: qos::service(),
-            status_publisher: qos::map(),
-        };
-        self.node
-            .create_action_server::<G, R, F>(
-                self.service_mapping,
-                &names::to_ros2_name(&fq)?,
-                &ros2_client::ActionTypeName::new(package, action),
-                policies,
+        fq: &str,
+        dds_type: &str,
+        qos: QosProfile,
+    ) -> Result<Publisher<M>> {
+        use ros2_client::dds::rustdds::TopicKind;
+        let ros_name = names::to_ros2_name(fq)?;
+        let node_name = NodeName::new(&self.namespace, &self.name)
+            .map_err(|e| Error::invalid("node name", format!("{e:?}")))?;
+        let topic = self
+            .participant
+            .create_topic(
+                ros_name.to_dds_name("rt", &node_name, ""),
+                dds_type.to_string(),
+                &(&qos).into(),
+                TopicKind::NoKey,
             )
-            .map_err(|e| Error::Ros(format!("action {fq}: {e:?}")))
+            .map_err(|e| Error::Ros(format!("topic {fq}: {e:?}")))?;
+        self.node
+            .create_publisher(&topic, Some(qos))
+            .map_err(|e| Error::Ros(format!("publisher {fq}: {e:?}")))
     }
 
     /// An action client of `name` (tests and tools), with rcl_action's QoS.
@@ -319,7 +325,7 @@ impl NodeContext {
 
 /// `service_mapping`: how requests carry their ids on the DDS wire. `auto` (the default)
 /// answers each request as it came; `enhanced` forces eProsima Fast DDS's layout, `cyclone`
-/// rmw_cyclonedds_cpp's, `basic` DDS-RPC's. Clients and action servers, which ros2-client
+/// rmw_cyclonedds_cpp's, `basic` DDS-RPC's. Clients (and action clients), which ros2-client
 /// builds for one mapping, use `enhanced` under `auto`.
 pub fn parse_service_mapping(node: &str, v: Option<&Value>) -> Result<RequestLayout> {
     match v.map(|v| v.as_str()) {

@@ -1,6 +1,7 @@
 //! ROS 2 on the DDS wire through the pure-Rust `ros2-client` (RustDDS): no ROS installation is
 //! needed to build or run, and rclcpp/rclpy nodes over Fast DDS or Cyclone DDS see our topics.
 
+pub mod action;
 pub mod args;
 pub mod clock;
 pub mod context;

@@ -17,18 +17,30 @@
 //! In every case the request must decode exactly: the bytes after it may only be the zero
 //! padding to a 4-byte boundary. Anything else is refused with a log line and never served.
 //! `service_mapping` still forces one layout.
+//!
+//! A reply is written only once the reply writer has matched a reader of the client's
+//! participant, or after [`CLIENT_WAIT`] (rmw_fastrtps waits the same 100 ms): replies are
+//! volatile, and a client whose reader this side has not matched yet (discovery is not
+//! symmetric in time) would never see its answer.
 
+use std::collections::HashSet;
 use std::marker::PhantomData;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
 use ros2_client::dds::rustdds::{
-    self, bytes::Bytes, no_key, rpc::SampleIdentity, serialization, RepresentationIdentifier,
-    SequenceNumber, WriteOptionsBuilder, GUID,
+    self, bytes::Bytes, no_key, rpc::SampleIdentity, serialization, DataWriterStatus,
+    RepresentationIdentifier, SequenceNumber, StatusEvented, WriteOptionsBuilder, GUID,
 };
 use ros2_client::{Message, MessageInfo, RmwRequestId, Subscription};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::sync::lock;
+
+/// How long a reply waits for the writer to match its client's reader.
+pub const CLIENT_WAIT: Duration = Duration::from_millis(100);
 
 /// How a server reads request identities: `Auto` tells them apart per request; the others are
 /// ros2-client's mappings, forced for every request.
@@ -61,6 +73,8 @@ pub struct RequestId {
     layout: RequestLayout,
     /// rmw_cyclonedds's header, echoed in front of the reply unchanged.
     cyclone_header: [u8; CYCLONE_HEADER],
+    /// The client's participant, whose reply reader the reply must reach.
+    client: [u8; 12],
 }
 
 impl RequestId {
@@ -126,6 +140,8 @@ pub struct ServiceServer<Req, Resp> {
     layout: RequestLayout,
     requests: Subscription<Payload>,
     replies: no_key::DataWriter<Bytes, PassThrough>,
+    /// The readers the reply writer has matched, from its status events.
+    matched: Mutex<HashSet<GUID>>,
     _types: PhantomData<fn(Req) -> Resp>,
 }
 
@@ -146,6 +162,7 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
             layout,
             requests,
             replies,
+            matched: Mutex::new(HashSet::new()),
             _types: PhantomData,
         })
     }
@@ -154,6 +171,8 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
     /// be answered: without a decoded request there is no identity to answer).
     pub fn receive_request_stream(&self) -> impl Stream<Item = Result<(RequestId, Req)>> + '_ {
         self.requests.async_stream().map(move |item| {
+            // Match events are few and their queue short: take them as often as possible.
+            self.take_match_events();
             let (payload, info) =
                 item.map_err(|e| Error::Ros(format!("{}: request not read: {e:?}", self.name)))?;
             read_request::<Req>(self.layout, &payload.0, &info)
@@ -164,6 +183,10 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
     /// Answers `id` in the layout its request came in.
     pub async fn async_send_response(&self, id: RequestId, response: Resp) -> Result<()> {
         let payload = write_reply(&id, &response)?;
+        let until = Instant::now() + CLIENT_WAIT;
+        while !self.reaches(id.client) && Instant::now() < until {
+            smol::Timer::after(Duration::from_millis(2)).await;
+        }
         let options = WriteOptionsBuilder::new()
             .source_timestamp(rustdds::Timestamp::now())
             .related_sample_identity(id.identity)
@@ -173,6 +196,30 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
             .await
             .map(|_| ())
             .map_err(|e| Error::Ros(format!("{}: reply not written: {e:?}", self.name)))
+    }
+
+    /// Whether the reply writer has matched a reader of participant `client`.
+    fn reaches(&self, client: [u8; 12]) -> bool {
+        self.take_match_events();
+        lock(&self.matched)
+            .iter()
+            .any(|g| g.to_bytes()[..12] == client)
+    }
+
+    fn take_match_events(&self) {
+        let mut matched = lock(&self.matched);
+        while let Some(event) = self.replies.try_recv_status() {
+            if let DataWriterStatus::PublicationMatched {
+                current, reader, ..
+            } = event
+            {
+                if current.count_change() > 0 {
+                    matched.insert(reader);
+                } else {
+                    matched.remove(&reader);
+                }
+            }
+        }
     }
 }
 
@@ -187,6 +234,9 @@ pub fn read_request<Req: Message>(
         sequence_number: SequenceNumber::from(info.sequence_number()),
     };
     let related = info.related_request_id().map(|r| related_identity(r, info));
+    // Every RMW's client writes requests and reads replies in one participant.
+    let mut client = [0; 12];
+    client.copy_from_slice(&own.writer_guid.to_bytes()[..12]);
     let enhanced = || -> std::result::Result<(RequestId, Req), String> {
         let req = exact::<Req>(payload)?;
         Ok((
@@ -194,6 +244,7 @@ pub fn read_request<Req: Message>(
                 identity: related.unwrap_or(own),
                 layout: RequestLayout::Enhanced,
                 cyclone_header: [0; CYCLONE_HEADER],
+                client,
             },
             req,
         ))
@@ -212,6 +263,7 @@ pub fn read_request<Req: Message>(
                 identity: own,
                 layout: RequestLayout::Cyclone,
                 cyclone_header: *header,
+                client,
             },
             req,
         ))
@@ -223,6 +275,7 @@ pub fn read_request<Req: Message>(
                 identity: header.request_id,
                 layout: RequestLayout::Basic,
                 cyclone_header: [0; CYCLONE_HEADER],
+                client,
             },
             req,
         ))

@@ -10,7 +10,7 @@ rmw_cyclonedds's request header (the client's 8-byte GUID half and a 64-bit sequ
 echoed in the reply).
 
 Input: a JSON job (argv[1]) with `domain`, `publish` (topic, type, qos "latched" or "sensor",
-value) and `calls` (service, type `pkg/srv/Name`, request, optional `until`: a dotted field of
+value) and `calls` (service, type `pkg/srv/Name` or an action's `pkg/action/Name_SendGoal`, request, optional `until`: a dotted field of
 the response that must be truthy, else the call is repeated, e.g. while a node has no input
 yet). Values are nested JSON objects named as the definitions name their fields.
 
@@ -150,15 +150,23 @@ def main():
     seq = 0
     timeout = float(job.get("timeout_s", 60))
     for call in job["calls"]:
-        pkg, _, srv = call["type"].split("/")
+        # `pkg/srv/Name`, or an action's `pkg/action/Name_SendGoal` (`_GetResult`).
+        pkg, kind, srv = call["type"].split("/")
         req_name, resp_name = f"{pkg}/msg/{srv}_Request", f"{pkg}/msg/{srv}_Response"
-        req_dds = (f"{pkg}::srv::dds_::{srv}_Request_", True)
-        resp_dds = (f"{pkg}::srv::dds_::{srv}_Response_", True)
+        req_dds = (f"{pkg}::{kind}::dds_::{srv}_Request_", True)
+        resp_dds = (f"{pkg}::{kind}::dds_::{srv}_Response_", True)
         q = qos_of("service")
         service = call["service"]
         writer = DataWriter(dp, Topic(dp, f"rq{service}Request", types.message(req_name, *req_dds), qos=q), qos=q)
         reader = DataReader(dp, Topic(dp, f"rr{service}Reply", types.message(resp_name, *resp_dds), qos=q), qos=q)
         request = types.value(req_name, call["request"], req_dds)
+        # As rmw's service_server_is_available: the server's reader and writer matched both
+        # ways, so neither the request nor its reply is written to nobody.
+        deadline = time.time() + timeout
+        while not (writer.get_matched_subscriptions() and reader.get_matched_publications()):
+            if time.time() > deadline:
+                fail(f"{service}: the server's endpoints never matched")
+            time.sleep(0.01)
         until = call.get("until")
         deadline = time.time() + timeout
         reply, attempts = None, 0

@@ -113,11 +113,13 @@ bool unhex(const std::string& s, std::vector<uint8_t>& out) {
   return true;
 }
 
-// rmw_fastrtps's service types: `pkg/srv/Name` -> `pkg::srv::dds_::Name_Request_`.
+// rmw_fastrtps's service types: `pkg/srv/Name` -> `pkg::srv::dds_::Name_Request_`, and an
+// action's `pkg/action/Name_SendGoal` -> `pkg::action::dds_::Name_SendGoal_Request_`.
 std::string service_type(const std::string& srv, const std::string& half) {
   auto a = srv.find('/');
   auto b = srv.rfind('/');
-  return srv.substr(0, a) + "::srv::dds_::" + srv.substr(b + 1) + "_" + half + "_";
+  return srv.substr(0, a) + "::" + srv.substr(a + 1, b - a - 1) + "::dds_::" + srv.substr(b + 1) +
+         "_" + half + "_";
 }
 
 using Clock = std::chrono::steady_clock;

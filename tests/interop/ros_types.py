@@ -11,7 +11,8 @@ REPO = os.environ.get("GPU_PLANNING_REPO") or os.path.join(os.path.dirname(__fil
 
 
 def typestore():
-    """Jazzy's standard types, plus this package's messages and every service half."""
+    """Jazzy's standard types, plus this package's messages, every service half and nav2's
+    planner actions."""
     ts = get_typestore(Stores.ROS2_JAZZY)
     types = {}
     for name in sorted(os.listdir(os.path.join(REPO, "msg"))):
@@ -31,6 +32,23 @@ def typestore():
             # rosidl names, and get their DDS names below.
             types.update(get_types_from_msg(request, f"{pkg}/msg/{name[:-4]}_Request"))
             types.update(get_types_from_msg(response, f"{pkg}/msg/{name[:-4]}_Response"))
+    # nav2's planner actions (Jazzy), as rosidl splits an action: the goal, result and
+    # feedback messages and the halves of its _SendGoal and _GetResult services.
+    d = os.path.join(REPO, "interfaces", "nav2_msgs", "action", "jazzy")
+    for f in ("ComputePathToPose.action", "ComputePathThroughPoses.action"):
+        name = f[:-len(".action")]
+        base = f"nav2_msgs/msg/{name}"
+        goal, result, feedback = open(os.path.join(d, f)).read().split("\n---\n")
+        for part, text in (("Goal", goal), ("Result", result), ("Feedback", feedback)):
+            types.update(get_types_from_msg(text, f"{base}_{part}"))
+        halves = {
+            "SendGoal_Request": f"unique_identifier_msgs/UUID goal_id\n{base}_Goal goal",
+            "SendGoal_Response": "bool accepted\nbuiltin_interfaces/Time stamp",
+            "GetResult_Request": "unique_identifier_msgs/UUID goal_id",
+            "GetResult_Response": f"int8 status\n{base}_Result result",
+        }
+        for half, text in halves.items():
+            types.update(get_types_from_msg(text, f"{base}_{half}"))
     ts.register(types)
     return ts
 

@@ -2,10 +2,11 @@
 //! (`tests/interop/cyclone_services.py`, Python `cyclonedds`, types built from the ROS
 //! definitions by rosbags, rmw_cyclonedds's request header) publishes a map, a graph, an image
 //! and a cloud, and calls `get_plan`, `shortest_path`, `extract`, `build`, `find_path`, `knn`,
-//! `radius`, `get_status` and lee_planner's four lifecycle services, on the default
-//! `service_mapping` (auto: the nodes see a Cyclone writer and read its header). Each reply comes back as the CDR the peer decoded and is checked here against the
-//! CPU references. Skips when python3, cyclonedds or rosbags is missing, unless
-//! GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+//! `radius`, `get_status`, lee_planner's four lifecycle services and its ComputePathToPose
+//! action (send_goal, then get_result), on the default `service_mapping` (auto: the nodes see
+//! a Cyclone writer and read its header). Each reply comes back as the CDR the peer decoded
+//! and is checked here against the CPU references. Skips when python3, cyclonedds or rosbags
+//! is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 
 use std::process::Command;
 
@@ -20,8 +21,10 @@ use gpu_planning::compute::Backend;
 use gpu_planning::kdtree::{Metric, Points};
 use gpu_planning::lee::{Connectivity, Grid, Planner};
 use gpu_planning::polyline::{Gradient, Gray, Problem};
+use gpu_planning::ros::msg::action_msgs::{GetResultResponse, GoalState, SendGoalResponse};
 use gpu_planning::ros::msg::gpu_planning as gp;
 use gpu_planning::ros::msg::lifecycle_msgs as lc;
+use gpu_planning::ros::msg::nav2_msgs::jazzy;
 use gpu_planning::ros::msg::nav_msgs::GetPlanResponse;
 use gpu_planning::ros::{ParamsFile, RosArgs, RosRuntime};
 
@@ -81,6 +84,7 @@ pub(crate) fn calls_every_service_of_every_node(
     let _bg = common::run_in_background(&rt);
     let seed = gpu_planning::compute::testing::seed(0xc7c);
     let mut rng = gpu_planning::rng::XorShift::new(seed);
+    let goal_id: Vec<u8> = (0..16).map(|_| rng.next_u64() as u8).collect();
 
     // lee_planner: 9 x 6 cells of 0.5 m at (1, 2), a wall in column 4 open at the top row.
     let (w, h) = (9u32, 6u32);
@@ -215,6 +219,14 @@ pub(crate) fn calls_every_service_of_every_node(
             // Configure is no transition out of active: refused, and the node stays active.
             {"service": "/lee_planner/change_state", "type": "lifecycle_msgs/srv/ChangeState",
              "request": {"transition": {"id": 1}}},
+            // nav2's ComputePathToPose, as bt_navigator calls it: the goal, then its result.
+            {"service": "/compute_path_to_pose/_action/send_goal",
+             "type": "nav2_msgs/action/ComputePathToPose_SendGoal",
+             "request": {"goal_id": {"uuid": goal_id}, "goal": {"goal": pose(5.4, 2.2),
+                         "start": pose(1.3, 2.1), "use_start": true}}, "until": "accepted"},
+            {"service": "/compute_path_to_pose/_action/get_result",
+             "type": "nav2_msgs/action/ComputePathToPose_GetResult",
+             "request": {"goal_id": {"uuid": goal_id}}},
         ],
     });
     let dir = std::env::temp_dir().join(format!(
@@ -237,7 +249,7 @@ pub(crate) fn calls_every_service_of_every_node(
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), 12, "{stdout}");
+    assert_eq!(lines.len(), 14, "{stdout}");
 
     let plan: GetPlanResponse = reply(&lines[0], "/lee_planner/get_plan");
     let centre = |x: u32, y: u32| (1.0 + (x as f64 + 0.5) * 0.5, 2.0 + (y as f64 + 0.5) * 0.5);
@@ -332,6 +344,24 @@ pub(crate) fn calls_every_service_of_every_node(
     assert!(!from_active.contains(&"configure"), "{from_active:?}");
     let change: lc::ChangeStateResponse = reply(&lines[11], "/lee_planner/change_state");
     assert!(!change.success);
+
+    let sent: SendGoalResponse = reply(&lines[12], "/compute_path_to_pose/_action/send_goal");
+    assert!(sent.accepted);
+    let result: GetResultResponse<jazzy::ComputePathToPoseResult> =
+        reply(&lines[13], "/compute_path_to_pose/_action/get_result");
+    assert_eq!(result.status, GoalState::Succeeded as i8);
+    assert_eq!(
+        (result.result.error_code, result.result.error_msg.as_str()),
+        (0, "")
+    );
+    let got: Vec<(f64, f64)> = result
+        .result
+        .path
+        .poses
+        .iter()
+        .map(|p| (p.pose.position.x, p.pose.position.y))
+        .collect();
+    assert_eq!(got, want, "the action's path is get_plan's");
     for l in &lines {
         println!(
             "{peer_name}: {} answered after {} request(s)",

@@ -23,7 +23,7 @@ use gpu_planning::ros::msg::std_msgs::Header;
 use gpu_planning::ros::msg::tf2_msgs::TFMessage;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 use ros2_client::action::ActionClient;
-use ros2_client::action_msgs::GoalStatusEnum;
+use ros2_client::action_msgs::{CancelGoalResponseEnum, GoalStatusEnum};
 use ros2_client::Message;
 
 use crate::bad_input::{call, log_tail, logged, runtimes};
@@ -457,6 +457,150 @@ fn compute_path_to_pose_past_its_deadline_is_timeout() {
     });
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
+}
+
+/// The actions answer every RMW's clients on the default `service_mapping`: a client that
+/// writes rmw_cyclonedds's request header (ros2-client's `cyclone` mapping) gets its plan, and
+/// its cancel requests are answered as rcl_action's policy says.
+#[test]
+fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
+    let (server, _) = runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n");
+    let client_rt = RosRuntime::new(
+        RosArgs::default(),
+        ParamsFile::parse("cyclone_peer:\n  ros__parameters:\n    service_mapping: cyclone\n")
+            .unwrap(),
+        Some(server.domain_id()),
+    )
+    .unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    let mut peer = NodeContext::new(&client_rt, "cyclone_peer").unwrap();
+    assert_eq!(peer.service_mapping(), ros2_client::ServiceMapping::Cyclone);
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let to_pose: JazzyToPose = peer
+        .action_client("/compute_path_to_pose", "nav2_msgs", "ComputePathToPose")
+        .unwrap();
+    smol::block_on(async {
+        map_pub.async_publish(map()).await.unwrap();
+        let mut ok = None;
+        for _ in 0..100 {
+            let (st, r) = run_goal(&to_pose, to_pose_goal_ok()).await;
+            if st == GoalStatusEnum::Succeeded {
+                ok = Some(r);
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let r = ok.expect("no path for a client with rmw_cyclonedds's header");
+        let want: Vec<(f64, f64)> = expected((1, 1), (12, 10)).into_iter().map(centre).collect();
+        assert_eq!(positions(&r.path), want);
+
+        // Cancel: an unknown goal, then a finished one.
+        let unknown = ros2_client::action_msgs::GoalId::new_random();
+        let c = to_pose
+            .async_cancel_goal(unknown, ros2_client::builtin_interfaces::Time::ZERO)
+            .await
+            .unwrap();
+        assert_eq!(c.return_code, CancelGoalResponseEnum::UnknownGoal);
+        let (id, accepted) = to_pose.async_send_goal(to_pose_goal_ok()).await.unwrap();
+        assert!(accepted.accepted);
+        let (st, _) = to_pose.async_request_result(id).await.unwrap();
+        assert_eq!(st, GoalStatusEnum::Succeeded);
+        let c = to_pose
+            .async_cancel_goal(id, ros2_client::builtin_interfaces::Time::ZERO)
+            .await
+            .unwrap();
+        assert_eq!(c.return_code, CancelGoalResponseEnum::GoalTerminated);
+        assert!(c.goals_canceling.is_empty());
+        // A goal sent again (its reply lost) is acknowledged again, with its first stamp,
+        // and not run again: its result stays the first one's.
+        let again = to_pose
+            .goal_client()
+            .async_call_service(ros2_client::action::SendGoalRequest {
+                goal_id: id,
+                goal: to_pose_goal_ok(),
+            })
+            .await
+            .unwrap();
+        assert!(again.accepted);
+        assert_eq!(again.stamp, accepted.stamp);
+        let (st, _) = to_pose.async_request_result(id).await.unwrap();
+        assert_eq!(st, GoalStatusEnum::Succeeded);
+
+        // Two goals on a large map, the second canceled at once: it is still queued behind
+        // the first (then it ends CANCELED without running), runs, or has run
+        // (GOAL_TERMINATED); the cancel response, its end and the status topic agree.
+        map_pub.async_publish(open_map(2500)).await.unwrap();
+        let far = goal_of((0.25, 0.25), (2499.0 * RES, 2499.0 * RES), true);
+        let mut arrived = false;
+        for _ in 0..100 {
+            if run_goal(&to_pose, far.clone()).await.0 == GoalStatusEnum::Succeeded {
+                arrived = true;
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        assert!(arrived, "no path on the large map");
+        let mut sent = Vec::new();
+        for _ in 0..2 {
+            let (id, accepted) = to_pose.async_send_goal(far.clone()).await.unwrap();
+            assert!(accepted.accepted);
+            sent.push(id);
+        }
+        let c = to_pose
+            .async_cancel_goal(sent[1], ros2_client::builtin_interfaces::Time::ZERO)
+            .await
+            .unwrap();
+        let (st, _) = to_pose.async_request_result(sent[1]).await.unwrap();
+        match c.return_code {
+            CancelGoalResponseEnum::None => {
+                assert_eq!(c.goals_canceling.len(), 1);
+                assert_eq!(c.goals_canceling[0].goal_id, sent[1]);
+                // Canceled in the queue, or told while it ran: a plan that ends anyway may
+                // still succeed (rcl_action allows CANCELING -> SUCCEEDED).
+                assert!(
+                    matches!(st, GoalStatusEnum::Canceled | GoalStatusEnum::Succeeded),
+                    "{st:?}"
+                );
+            }
+            CancelGoalResponseEnum::GoalTerminated => assert_eq!(st, GoalStatusEnum::Succeeded),
+            other => panic!("cancel of an accepted goal answered {other:?}"),
+        }
+        let (first, _) = to_pose.async_request_result(sent[0]).await.unwrap();
+        assert_eq!(first, GoalStatusEnum::Succeeded);
+        // The status topic lists every goal the server keeps, the canceled one as such.
+        let want = st;
+        let mut seen = None;
+        for _ in 0..100 {
+            while let Ok(Some(s)) = to_pose.receive_status() {
+                seen = s
+                    .status_list
+                    .iter()
+                    .find(|g| g.goal_info.goal_id == sent[1])
+                    .map(|g| g.status);
+            }
+            if seen == Some(want) {
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(50)).await;
+        }
+        assert_eq!(
+            seen,
+            Some(want),
+            "the second goal's state on _action/status"
+        );
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
+
+/// `n` x `n` free cells of [`RES`].
+fn open_map(n: u32) -> OccupancyGrid {
+    let mut m = map();
+    m.info.width = n;
+    m.info.height = n;
+    m.data = vec![0; (n * n) as usize];
+    m
 }
 
 /// `ros_distro: humble`: Humble's results (no error fields) on the wire. The distribution is

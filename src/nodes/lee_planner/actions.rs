@@ -8,7 +8,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ros2_client::action::{AsyncActionServer, GoalEndStatus};
 use ros2_client::Message;
 
 use crate::ros::msg::builtin_interfaces::Duration as RosDuration;
@@ -21,12 +20,10 @@ use crate::cancel::CancelFlag;
 use crate::config::ServiceParams;
 use crate::nodes::lifecycle::Lifecycle;
 use crate::nodes::serve::within;
+use crate::ros::action::ActionServer;
 
 use super::plan::{Code, Failure, Query};
 use super::NODE_NAME;
-
-/// How long a finished goal waits for its client's result request before it is dropped.
-const RESULT_WAIT: Duration = Duration::from_secs(30);
 
 /// nav2's error codes of one action (ComputePathToPose counts from 200, ThroughPoses from 300).
 pub(super) fn error_code(base: u16, code: Code) -> u16 {
@@ -84,9 +81,9 @@ fn duration(d: Duration) -> RosDuration {
 }
 
 /// Serves `server` until the node stops: each goal becomes a query for `plan`, stopped with
-/// TIMEOUT after the node's `request_timeout_s`.
+/// TIMEOUT after the node's `request_timeout_s` (or by a cancel request).
 pub(super) async fn serve<G, R, P, Fut>(
-    server: AsyncActionServer<G, R, EmptyFeedback>,
+    server: ActionServer<G, R, EmptyFeedback>,
     life: Arc<Lifecycle>,
     what: &'static str,
     (tolerance, final_approach): (f64, bool),
@@ -98,85 +95,39 @@ pub(super) async fn serve<G, R, P, Fut>(
     P: Fn(Query, CancelFlag) -> Fut,
     Fut: Future<Output = Result<Path, Failure>>,
 {
-    let server = Arc::new(server);
-    loop {
-        let handle = match server.receive_new_goal().await {
-            Ok(h) => h,
-            Err(e) => {
-                tracing::error!("{NODE_NAME}: {what}: goal not received: {e:?}");
-                continue;
-            }
-        };
-        let Some(goal) = server.get_new_goal(handle.clone()) else {
-            continue;
-        };
-        if !life.is_active() {
-            // As planner_server's action server while it is not active.
-            tracing::warn!(
-                "{NODE_NAME}: {what}: goal rejected: {}",
-                life.inactive_error(NODE_NAME)
-            );
-            if let Err(e) = server.reject_goal(handle).await {
-                tracing::error!("{NODE_NAME}: {what}: goal not rejected: {e:?}");
-            }
-            continue;
-        }
-        let accepted = match server.accept_goal(handle).await {
-            Ok(a) => a,
-            Err(e) => {
-                tracing::error!("{NODE_NAME}: {what}: goal not accepted: {e:?}");
-                continue;
-            }
-        };
-        let executing = match server.start_executing_goal(accepted).await {
-            Ok(x) => x,
-            Err(e) => {
-                tracing::error!("{NODE_NAME}: {what}: goal not started: {e:?}");
-                continue;
-            }
-        };
-        let began = Instant::now();
-        let cancel = CancelFlag::new();
-        let work = async { Ok(plan(goal.query(tolerance, final_approach), cancel.clone()).await) };
-        let outcome = match within(limits.deadline(), limits.request_timeout_s, work).await {
-            Ok(r) => r,
-            Err(e) => {
-                cancel.cancel();
-                Err(Failure::from(e))
-            }
-        };
-        let planning_time = duration(began.elapsed());
-        let (status, result) = match outcome {
-            Ok(path) => (
-                GoalEndStatus::Succeeded,
-                R::from_parts(path, planning_time, 0, String::new()),
-            ),
-            Err(f) => {
-                let code = error_code(G::CODE_BASE, f.code);
-                tracing::warn!("{NODE_NAME}: {what}: aborted with error_code {code}: {f}");
-                (
-                    GoalEndStatus::Aborted,
-                    R::from_parts(Path::default(), planning_time, code, f.to_string()),
-                )
-            }
-        };
-        let send = server.send_result_response(executing, status, result);
-        let timer = async {
-            smol::Timer::after(RESULT_WAIT).await;
-        };
-        futures::pin_mut!(send);
-        futures::pin_mut!(timer);
-        match futures::future::select(send, timer).await {
-            futures::future::Either::Left((Ok(()), _)) => {}
-            futures::future::Either::Left((Err(e), _)) => {
-                tracing::error!("{NODE_NAME}: {what}: result not sent: {e:?}");
-            }
-            futures::future::Either::Right(_) => {
-                tracing::warn!(
-                    "{NODE_NAME}: {what}: no result request within {} s; goal dropped",
-                    RESULT_WAIT.as_secs()
-                );
+    // As planner_server's action server while it is not active.
+    let admit = |_: &G| match life.is_active() {
+        true => Ok(()),
+        false => Err(life.inactive_error(NODE_NAME).to_string()),
+    };
+    let execute = |goal: G, cancel: CancelFlag| {
+        let work = plan(goal.query(tolerance, final_approach), cancel.clone());
+        let limits = limits.clone();
+        async move {
+            let began = Instant::now();
+            let work = async { Ok(work.await) };
+            let outcome = match within(limits.deadline(), limits.request_timeout_s, work).await {
+                Ok(r) => r,
+                Err(e) => {
+                    cancel.cancel();
+                    Err(Failure::from(e))
+                }
+            };
+            let planning_time = duration(began.elapsed());
+            match outcome {
+                Ok(path) => Ok(R::from_parts(path, planning_time, 0, String::new())),
+                Err(f) => {
+                    let code = error_code(G::CODE_BASE, f.code);
+                    tracing::warn!("{NODE_NAME}: {what}: no path, error_code {code}: {f}");
+                    Err(R::from_parts(
+                        Path::default(),
+                        planning_time,
+                        code,
+                        f.to_string(),
+                    ))
+                }
             }
         }
-    }
+    };
+    server.serve(admit, execute).await;
 }

@@ -23,8 +23,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
+use crate::ros::action::ActionServer;
 use futures::StreamExt;
-use ros2_client::action::{ActionServer, AsyncActionServer};
 use ros2_client::{Publisher, Subscription};
 
 use crate::cancel::{self, CancelFlag};
@@ -202,12 +202,12 @@ impl ActionServers {
         let (pkg, a, b) = ("nav2_msgs", "ComputePathToPose", "ComputePathThroughPoses");
         Ok(match distro {
             RosDistro::Humble => ActionServers::Humble(
-                ctx.action_server(TO_POSE, pkg, a)?,
-                ctx.action_server(THROUGH_POSES, pkg, b)?,
+                ActionServer::new(ctx, TO_POSE, pkg, a)?,
+                ActionServer::new(ctx, THROUGH_POSES, pkg, b)?,
             ),
             RosDistro::Jazzy => ActionServers::Jazzy(
-                ctx.action_server(TO_POSE, pkg, a)?,
-                ctx.action_server(THROUGH_POSES, pkg, b)?,
+                ActionServer::new(ctx, TO_POSE, pkg, a)?,
+                ActionServer::new(ctx, THROUGH_POSES, pkg, b)?,
             ),
         })
     }
@@ -232,7 +232,7 @@ impl ActionServers {
         match self {
             ActionServers::Humble(x, y) => both(
                 actions::serve(
-                    AsyncActionServer::new(x),
+                    x,
                     lee.life.clone(),
                     TO_POSE,
                     ends,
@@ -240,7 +240,7 @@ impl ActionServers {
                     runner(lee.clone()),
                 ),
                 actions::serve(
-                    AsyncActionServer::new(y),
+                    y,
                     lee.life.clone(),
                     THROUGH_POSES,
                     ends,
@@ -250,7 +250,7 @@ impl ActionServers {
             ),
             ActionServers::Jazzy(x, y) => both(
                 actions::serve(
-                    AsyncActionServer::new(x),
+                    x,
                     lee.life.clone(),
                     TO_POSE,
                     ends,
@@ -258,7 +258,7 @@ impl ActionServers {
                     runner(lee.clone()),
                 ),
                 actions::serve(
-                    AsyncActionServer::new(y),
+                    y,
                     lee.life.clone(),
                     THROUGH_POSES,
                     ends,

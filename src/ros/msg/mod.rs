@@ -5,6 +5,7 @@
 
 #[macro_use]
 mod define;
+pub mod action_msgs;
 pub mod bond;
 pub mod builtin_interfaces;
 pub mod geometry_msgs;
@@ -18,6 +19,7 @@ pub mod sensor_msgs;
 pub mod service_msgs;
 pub mod std_msgs;
 pub mod tf2_msgs;
+pub mod unique_identifier_msgs;
 pub mod visualization_msgs;
 
 pub use define::{RosMessage, RosService, RosType};

@@ -1139,6 +1139,14 @@ impl Node {
   ) -> CreateResult<Publisher<D>> {
     let p = self.ros_context.create_publisher(topic, qos)?;
     self.add_writer(p.guid().into());
+    // Known from the start, with no readers yet: get_subscription_count answers 0 for it
+    // instead of logging that the publisher is unknown until a first reader matches.
+    self
+      .writers_to_remote_readers
+      .lock()
+      .unwrap()
+      .entry(p.guid())
+      .or_default();
     Ok(p)
   }
 
