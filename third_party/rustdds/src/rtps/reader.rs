@@ -1420,7 +1420,11 @@ impl Reader {
   }
 
   // An ACKNACK without the final flag requests an immediate HEARTBEAT from the
-  // writer.
+  // writer. Its base is 0, as eProsima Fast DDS's own readers send it: Fast DDS
+  // writers answer only that form with a HEARTBEAT (base 1 and an empty set
+  // merely restart their heartbeat timer, so a sample that came before the
+  // match waited a whole heartbeat period, 3 s by default). Cyclone DDS takes
+  // it as a pre-emptive ACKNACK; RustDDS writers read base 0 as 1.
   fn send_preemptive_acknack_to(&self, writer_proxy: &mut RtpsWriterProxy) {
     let flags = BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Endianness);
     let acknack_count = writer_proxy.next_ack_nack_sequence_number();
@@ -1434,7 +1438,7 @@ impl Reader {
       AckNack {
         reader_id: self.entity_id(),
         writer_id: remote_writer_guid.entity_id,
-        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(1)),
+        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(0)),
         count: acknack_count,
       },
       InfoDestination {

@@ -100,10 +100,13 @@ impl RtpsWriterProxy {
     }
   }
 
+  // Counts start at 1, as heartbeat counts do here: eProsima Fast DDS keeps the
+  // last count seen from each reader, starting at 0, and drops an ACKNACK whose
+  // count is not above it, so a first ACKNACK counted 0 (the preemptive one sent
+  // on match) went unanswered until the writer's next periodic HEARTBEAT (3 s).
   pub fn next_ack_nack_sequence_number(&mut self) -> i32 {
-    let c = self.sent_ack_nack_count;
     self.sent_ack_nack_count += 1;
-    c
+    self.sent_ack_nack_count
   }
 
   // Returns a bound, below which everything can be acknowledged, i.e.
