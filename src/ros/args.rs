@@ -1,6 +1,6 @@
 //! The `--ros-args` part of a command line, as `ros2 run` and `ros2 launch` pass it:
 //! `--params-file F`, `-r [node:]from:=to` (with `__ns` and `__node`), `-p name:=value`,
-//! `--log-level LEVEL`.
+//! `--log-level LEVEL`, `-e/--enclave /ENCLAVE` (SROS2, [`crate::ros::security`]).
 
 use std::path::PathBuf;
 
@@ -21,6 +21,8 @@ pub struct RosArgs {
     /// `-p name:=value` (every node) or `-p node:name:=value` (one node), value parsed as YAML.
     pub params: Vec<(String, serde_yaml::Value)>,
     pub log_level: Option<String>,
+    /// `--enclave` / `-e`: the SROS2 enclave whose keystore entry this process uses.
+    pub enclave: Option<String>,
 }
 
 impl RosArgs {
@@ -61,6 +63,7 @@ impl RosArgs {
                     out.params.push((name.to_string(), val));
                 }
                 "--log-level" => out.log_level = Some(value(a)?),
+                "-e" | "--enclave" => out.enclave = Some(value(a)?),
                 // Accepted for compatibility with launch files; rosout is always enabled here.
                 "--enable-rosout-logs"
                 | "--disable-rosout-logs"
@@ -142,6 +145,8 @@ mod tests {
             "backend:=cpu",
             "-p",
             "status_period_s:=0.5",
+            "--enclave",
+            "/robot1/planner",
             "--",
             "tail",
         ];
@@ -152,6 +157,9 @@ mod tests {
         assert_eq!(a.params_files, vec![PathBuf::from("/tmp/p.yaml")]);
         assert_eq!(a.remaps[2].from, "map");
         assert_eq!(a.params[1].1, serde_yaml::Value::from(0.5));
+        assert_eq!(a.enclave.as_deref(), Some("/robot1/planner"));
+        let (e, _) = RosArgs::parse(&["--ros-args", "-e", "/x"]).unwrap();
+        assert_eq!(e.enclave.as_deref(), Some("/x"));
     }
 
     #[test]
@@ -160,6 +168,7 @@ mod tests {
         assert!(RosArgs::parse(&["--ros-args", "-p", "x"]).is_err());
         assert!(RosArgs::parse(&["--ros-args", "--params-file"]).is_err());
         assert!(RosArgs::parse(&["--ros-args", "--bogus"]).is_err());
+        assert!(RosArgs::parse(&["--ros-args", "--enclave"]).is_err());
     }
 
     #[test]

@@ -12,6 +12,7 @@ pub mod names;
 pub mod params;
 pub mod qos;
 pub mod runtime;
+pub mod security;
 pub mod service;
 pub mod tf;
 pub mod type_hash;

@@ -51,14 +51,28 @@ pub struct RosRuntime {
 
 impl RosRuntime {
     /// Joins DDS domain `domain_id`, or `ROS_DOMAIN_ID` (default 0) when `None`, speaking the
-    /// process's ROS distribution ([`crate::ros::distro`]).
+    /// process's ROS distribution ([`crate::ros::distro`]), with DDS Security as the process
+    /// environment and `--enclave` ask ([`crate::ros::security`]).
     pub fn new(args: RosArgs, params: ParamsFile, domain_id: Option<u16>) -> Result<RosRuntime> {
+        let security = crate::ros::security::from_process(args.enclave.as_deref())?;
+        RosRuntime::with_security(args, params, domain_id, security)
+    }
+
+    /// As [`RosRuntime::new`], with the security given instead of read from the environment
+    /// (several participants of one process, each with its own enclave).
+    pub fn with_security(
+        args: RosArgs,
+        params: ParamsFile,
+        domain_id: Option<u16>,
+        security: crate::ros::security::Security,
+    ) -> Result<RosRuntime> {
         let domain = match domain_id {
             Some(d) => d,
             None => domain_from_env()?,
         };
         crate::ros::distro::adopt(crate::ros::distro::from_parameters(&params, &args.params)?)?;
-        let context = Context::with_options(ContextOptions::new().domain_id(domain))
+        let options = secured(ContextOptions::new().domain_id(domain), security)?;
+        let context = Context::with_options(options)
             .map_err(|e| Error::Ros(format!("cannot join DDS domain {domain}: {e}")))?;
         Ok(RosRuntime {
             context,
@@ -126,6 +140,37 @@ impl RosRuntime {
             }
             smol::block_on(self.executor.run(self.shutdown.wait()));
         });
+    }
+}
+
+/// `options` with `security`'s enclave.
+fn secured(
+    options: ContextOptions,
+    security: crate::ros::security::Security,
+) -> Result<ContextOptions> {
+    use crate::ros::security::Security;
+    match security {
+        Security::Off => Ok(options),
+        Security::Unsecured(why) => {
+            tracing::warn!(
+                "DDS Security not enabled (ROS_SECURITY_STRATEGY is not Enforce): {why}"
+            );
+            Ok(options)
+        }
+        #[cfg(feature = "security")]
+        Security::Enclave(dir) => {
+            tracing::info!("DDS Security: enclave {}", dir.display());
+            // SROS2 writes its keys unencrypted.
+            Ok(options.enable_security(dir, String::new()))
+        }
+        #[cfg(not(feature = "security"))]
+        Security::Enclave(dir) => Err(Error::invalid(
+            "ROS_SECURITY_ENABLE",
+            format!(
+                "enclave {} needs a build with --features security",
+                dir.display()
+            ),
+        )),
     }
 }
 

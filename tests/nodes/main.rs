@@ -21,5 +21,7 @@ mod load;
 mod nav2_planner;
 mod nearest_neighbors_node;
 mod polyline_node;
+#[cfg(feature = "security")]
+mod security;
 mod service_mappings;
 mod sim_time;

@@ -51,7 +51,7 @@ fn cells() -> Vec<i8> {
     d
 }
 
-fn map() -> OccupancyGrid {
+pub(crate) fn map() -> OccupancyGrid {
     OccupancyGrid {
         header: Header {
             stamp: Time::default(),
@@ -72,7 +72,7 @@ fn map() -> OccupancyGrid {
 }
 
 /// The CPU planner's cells from `s` to `g`.
-fn expected(s: (i64, i64), g: (i64, i64)) -> Vec<(u32, u32)> {
+pub(crate) fn expected(s: (i64, i64), g: (i64, i64)) -> Vec<(u32, u32)> {
     let grid = Grid::from_occupancy(W, H, &cells(), 65, false, Connectivity::Four).unwrap();
     let p = Planner::new(&Backend::Cpu, grid, Config::default()).unwrap();
     let plan = p.plan(s, g, false).unwrap();
@@ -80,11 +80,11 @@ fn expected(s: (i64, i64), g: (i64, i64)) -> Vec<(u32, u32)> {
     plan.path
 }
 
-fn centre(c: (u32, u32)) -> (f64, f64) {
+pub(crate) fn centre(c: (u32, u32)) -> (f64, f64) {
     ((c.0 as f64 + 0.5) * RES, (c.1 as f64 + 0.5) * RES)
 }
 
-fn positions(p: &Path) -> Vec<(f64, f64)> {
+pub(crate) fn positions(p: &Path) -> Vec<(f64, f64)> {
     p.poses
         .iter()
         .map(|p| (p.pose.position.x, p.pose.position.y))
