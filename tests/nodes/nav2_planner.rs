@@ -293,6 +293,23 @@ where
     panic!("goal not accepted within 60 s; log:\n{}", log_tail(40));
 }
 
+/// Runs `goal` until it succeeds (its input may still be in flight): the first result, or
+/// None after 100 tries 100 ms apart.
+async fn first_success<G, R>(c: &ActionClient<G, R, EmptyFeedback>, goal: G) -> Option<R>
+where
+    G: Message + Clone + 'static,
+    R: Message + Clone + 'static,
+{
+    for _ in 0..100 {
+        let (st, r) = run_goal(c, goal.clone()).await;
+        if st == GoalStatusEnum::Succeeded {
+            return Some(r);
+        }
+        smol::Timer::after(Duration::from_millis(100)).await;
+    }
+    None
+}
+
 fn goal_of(start: (f64, f64), goal: (f64, f64), use_start: bool) -> ComputePathToPoseGoal {
     ComputePathToPoseGoal {
         goal: pose(goal.0, goal.1, "map", 0.25),
@@ -342,15 +359,7 @@ fn compute_path_actions_answer_paths_and_every_error_code() {
         );
 
         map_pub.async_publish(map()).await.unwrap();
-        let mut ok = None;
-        for _ in 0..100 {
-            let (st, r) = run_goal(&to_pose, to_pose_goal_ok()).await;
-            if st == GoalStatusEnum::Succeeded {
-                ok = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
+        let ok = first_success(&to_pose, to_pose_goal_ok()).await;
         let r = ok.expect("no path once the map was sent");
         assert_eq!(r.error_code, 0);
         assert_eq!(r.error_msg, "");
@@ -482,15 +491,7 @@ fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
         .unwrap();
     smol::block_on(async {
         map_pub.async_publish(map()).await.unwrap();
-        let mut ok = None;
-        for _ in 0..100 {
-            let (st, r) = run_goal(&to_pose, to_pose_goal_ok()).await;
-            if st == GoalStatusEnum::Succeeded {
-                ok = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
+        let ok = first_success(&to_pose, to_pose_goal_ok()).await;
         let r = ok.expect("no path for a client with rmw_cyclonedds's header");
         let want: Vec<(f64, f64)> = expected((1, 1), (12, 10)).into_iter().map(centre).collect();
         assert_eq!(positions(&r.path), want);
@@ -532,15 +533,8 @@ fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
         // (GOAL_TERMINATED); the cancel response, its end and the status topic agree.
         map_pub.async_publish(open_map(2500)).await.unwrap();
         let far = goal_of((0.25, 0.25), (2499.0 * RES, 2499.0 * RES), true);
-        let mut arrived = false;
-        for _ in 0..100 {
-            if run_goal(&to_pose, far.clone()).await.0 == GoalStatusEnum::Succeeded {
-                arrived = true;
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
-        assert!(arrived, "no path on the large map");
+        let arrived = first_success(&to_pose, far.clone()).await;
+        assert!(arrived.is_some(), "no path on the large map");
         let mut sent = Vec::new();
         for _ in 0..2 {
             let (id, accepted) = to_pose.async_send_goal(far.clone()).await.unwrap();
@@ -630,15 +624,7 @@ fn humble_results_carry_the_path_and_abort_without_error_fields() {
         .unwrap();
     smol::block_on(async {
         map_pub.async_publish(map()).await.unwrap();
-        let mut ok = None;
-        for _ in 0..100 {
-            let (st, r) = run_goal(&to_pose, to_pose_goal_ok()).await;
-            if st == GoalStatusEnum::Succeeded {
-                ok = Some(r);
-                break;
-            }
-            smol::Timer::after(Duration::from_millis(100)).await;
-        }
+        let ok = first_success(&to_pose, to_pose_goal_ok()).await;
         let r = ok.expect("no path on Humble's results");
         let want: Vec<(f64, f64)> = expected((1, 1), (12, 10)).into_iter().map(centre).collect();
         assert_eq!(positions(&r.path), want);

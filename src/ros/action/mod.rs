@@ -35,6 +35,15 @@ use crate::sync::lock;
 
 use goals::{Ended, Goals, Lookup};
 
+/// `server`'s requests; one that cannot be read is logged and skipped (it has no id to answer).
+fn readable<Q: Message, S: Message>(
+    server: &ServiceServer<Q, S>,
+) -> impl futures::Stream<Item = (RequestId, Q)> + '_ {
+    server
+        .receive_request_stream()
+        .filter_map(|item| async move { item.map_err(|e| tracing::warn!("{e}")).ok() })
+}
+
 /// An action server of goal `G`, result `R` and feedback `F`.
 pub struct ActionServer<G, R, F: Message> {
     name: String,
@@ -113,16 +122,9 @@ where
     {
         let (queue, mut queued) = futures::channel::mpsc::unbounded::<(Uuid, G)>();
         let goals = async {
-            let requests = self.send_goal.receive_request_stream();
+            let requests = readable(&self.send_goal);
             futures::pin_mut!(requests);
-            while let Some(item) = requests.next().await {
-                let (rid, req) = match item {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!("{e}");
-                        continue;
-                    }
-                };
+            while let Some((rid, req)) = requests.next().await {
                 let now = self.clock.now();
                 let verdict = admit(&req.goal)
                     .and_then(|()| lock(&self.goals).accept(req.goal_id.clone(), now.clone()));
@@ -158,16 +160,9 @@ where
             }
         };
         let results = async {
-            let requests = self.get_result.receive_request_stream();
+            let requests = readable(&self.get_result);
             futures::pin_mut!(requests);
-            while let Some(item) = requests.next().await {
-                let (rid, req) = match item {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!("{e}");
-                        continue;
-                    }
-                };
+            while let Some((rid, req)) = requests.next().await {
                 let lookup = lock(&self.goals).result(&req.goal_id, rid);
                 if let Lookup::Now(state, result) = lookup {
                     let status = state as i8;
@@ -177,16 +172,9 @@ where
             }
         };
         let cancels = async {
-            let requests = self.cancel_goal.receive_request_stream();
+            let requests = readable(&self.cancel_goal);
             futures::pin_mut!(requests);
-            while let Some(item) = requests.next().await {
-                let (rid, req) = match item {
-                    Ok(r) => r,
-                    Err(e) => {
-                        tracing::warn!("{e}");
-                        continue;
-                    }
-                };
+            while let Some((rid, req)) = requests.next().await {
                 let (response, ended) = lock(&self.goals).cancel(&req.goal_info, Instant::now());
                 tracing::info!(
                     "{}: cancel request: {} goal(s) canceling, return_code {}",
