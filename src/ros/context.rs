@@ -211,6 +211,12 @@ impl NodeContext {
         self.server_of_types(&fq, &dds_type("Request"), &dds_type("Response"))
     }
 
+    /// The node's name as ros2-client forms DDS names with it.
+    fn node_name(&self) -> Result<NodeName> {
+        NodeName::new(&self.namespace, &self.name)
+            .map_err(|e| Error::invalid("node name", format!("{e:?}")))
+    }
+
     /// A server on the fully qualified `fq` whose request and reply have the DDS type names
     /// given (an action's services are `pkg::action::dds_::Name_SendGoal_Request_`, ...).
     pub(crate) fn server_of_types<Req: ros2_client::Message, Resp: ros2_client::Message>(
@@ -221,8 +227,7 @@ impl NodeContext {
     ) -> Result<ServiceServer<Req, Resp>> {
         use ros2_client::dds::rustdds::{QosPolicies, TopicKind};
         let ros_name = names::to_ros2_name(fq)?;
-        let node_name = NodeName::new(&self.namespace, &self.name)
-            .map_err(|e| Error::invalid("node name", format!("{e:?}")))?;
+        let node_name = self.node_name()?;
         let inbox: QosPolicies = (&qos::service_inbox()).into();
         let outbox: QosPolicies = (&qos::service()).into();
         let topic = |kind: &str, suffix: &str, dds_type: &str, qos: &QosPolicies| {
@@ -263,8 +268,7 @@ impl NodeContext {
     ) -> Result<Publisher<M>> {
         use ros2_client::dds::rustdds::TopicKind;
         let ros_name = names::to_ros2_name(fq)?;
-        let node_name = NodeName::new(&self.namespace, &self.name)
-            .map_err(|e| Error::invalid("node name", format!("{e:?}")))?;
+        let node_name = self.node_name()?;
         let topic = self
             .participant
             .create_topic(
