@@ -4,9 +4,12 @@
 # permissions signed as S/MIME (text, detached) as sros2 signs them, and one directory per
 # enclave with cert.pem, key.pem, identity_ca.cert.pem, permissions_ca.cert.pem,
 # governance.p7s and permissions.p7s. Permissions allow every topic (sros2's default policy
-# for an enclave it knows nothing about).
+# for an enclave it knows nothing about), unless the enclave names options:
+#   ENCLAVE:deny=TOPIC   a deny rule (publish and subscribe) for the DDS topic TOPIC (e.g.
+#                        rt/map) ahead of the allow-all rule (rules apply in order);
+#   ENCLAVE:expired      an identity certificate valid only in 2020.
 #
-# Usage: make_keystore.sh KEYSTORE ENCLAVE...   (e.g. /gpu_planning /peer)
+# Usage: make_keystore.sh KEYSTORE ENCLAVE[:OPTION]...   (e.g. /gpu_planning /peer:deny=rt/map)
 set -euo pipefail
 ks=$1; shift
 mkdir -p "$ks/public" "$ks/private" "$ks/enclaves"
@@ -50,15 +53,52 @@ sign() {  # sign IN OUT
   openssl smime -sign -text -in "$1" -out "$2" -signer "$ca_cert" -inkey "$ca_key" -md sha256
 }
 sign "$ks/enclaves/governance.xml" "$ks/enclaves/governance.p7s"
-for enclave in "$@"; do
+# `openssl x509 -req` cannot backdate a certificate; `openssl ca` can, with this minimal CA.
+ca_dir=$(mktemp -d)
+trap 'rm -rf "$ca_dir"' EXIT
+: > "$ca_dir/index.txt"
+echo 01 > "$ca_dir/serial"
+cat > "$ca_dir/ca.cnf" <<CNF
+[ca]
+default_ca = keystore_ca
+[keystore_ca]
+database = $ca_dir/index.txt
+new_certs_dir = $ca_dir
+serial = $ca_dir/serial
+default_md = sha256
+policy = any_name
+unique_subject = no
+[any_name]
+commonName = supplied
+CNF
+for spec in "$@"; do
+  enclave=${spec%%:*}
+  options=${spec#"$enclave"}
+  deny=""
+  expired=false
+  IFS=: read -ra opts <<< "${options#:}"
+  for o in "${opts[@]}"; do
+    case $o in
+      deny=*) deny=${o#deny=} ;;
+      expired) expired=true ;;
+      "") ;;
+      *) echo "make_keystore.sh: unknown enclave option '$o' in '$spec'" >&2; exit 2 ;;
+    esac
+  done
   dir=$ks/enclaves${enclave}
   mkdir -p "$dir"
   openssl ecparam -name prime256v1 -genkey -noout -out "$dir/key.pem.ec"
   openssl pkcs8 -topk8 -nocrypt -in "$dir/key.pem.ec" -out "$dir/key.pem"
   rm "$dir/key.pem.ec"
   openssl req -new -sha256 -key "$dir/key.pem" -out "$dir/req.pem" -subj "/CN=${enclave//\//\\/}"
-  openssl x509 -req -sha256 -days 3650 -in "$dir/req.pem" -CA "$ca_cert" -CAkey "$ca_key" \
-    -CAcreateserial -out "$dir/cert.pem" 2>/dev/null
+  if $expired; then
+    openssl ca -batch -notext -config "$ca_dir/ca.cnf" -cert "$ca_cert" -keyfile "$ca_key" \
+      -in "$dir/req.pem" -out "$dir/cert.pem" -startdate 20200101000000Z \
+      -enddate 20210101000000Z 2>/dev/null
+  else
+    openssl x509 -req -sha256 -days 3650 -in "$dir/req.pem" -CA "$ca_cert" -CAkey "$ca_key" \
+      -CAcreateserial -out "$dir/cert.pem" 2>/dev/null
+  fi
   rm "$dir/req.pem"
   cp "$ca_cert" "$dir/identity_ca.cert.pem"
   cp "$ca_cert" "$dir/permissions_ca.cert.pem"
@@ -73,7 +113,12 @@ for enclave in "$@"; do
         <not_before>2020-01-01T00:00:00</not_before>
         <not_after>2035-01-01T00:00:00</not_after>
       </validity>
-      <allow_rule>
+${deny:+      <deny_rule>
+        <domains><id_range><min>0</min><max>230</max></id_range></domains>
+        <publish><topics><topic>$deny</topic></topics></publish>
+        <subscribe><topics><topic>$deny</topic></topics></subscribe>
+      </deny_rule>
+}      <allow_rule>
         <domains><id_range><min>0</min><max>230</max></id_range></domains>
         <publish><topics><topic>*</topic></topics></publish>
         <subscribe><topics><topic>*</topic></topics></subscribe>

@@ -1,56 +1,132 @@
-//! DDS Security (the `security` feature): a keystore laid out as `ros2 security` makes it
+//! DDS Security (the `security` feature): keystores laid out as `ros2 security` makes them
 //! (tests/interop/make_keystore.sh, OpenSSL's command line), a secured nodes process
-//! (`ROS_SECURITY_ENABLE=true`, `Enforce`, enclave `/gpu_planning`) and, in this process,
-//! participants with and without credentials. Skips when `openssl` is missing, unless
-//! GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+//! (`ROS_SECURITY_ENABLE=true`, `Enforce`) and, in this process, participants with and without
+//! credentials. Skips when `openssl` is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
-use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
+use futures::StreamExt;
+use gpu_planning::ros::msg::nav_msgs::{
+    GetPlan, GetPlanRequest, GetPlanResponse, OccupancyGrid, Path as RosPath,
+};
 use gpu_planning::ros::security::{enclave_dir, Security};
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
+use ros2_client::dds::rustdds::RTPSEntity;
 
 use crate::bad_input::{call_until, pose};
 use crate::common;
 use crate::nav2_planner::{centre, expected, map, positions};
 
-/// A fresh keystore with `enclaves`, or why one cannot be made here.
-fn keystore(enclaves: &[&str]) -> Result<PathBuf, String> {
-    let dir = std::env::temp_dir().join(format!(
-        "gp-keystore-{}-{}",
-        std::process::id(),
-        common::unique_domain()
-    ));
-    let script = gpu_planning::testing::repo().join("tests/interop/make_keystore.sh");
-    let out = Command::new("bash")
-        .arg(&script)
-        .arg(&dir)
-        .args(enclaves)
-        .output()
-        .map_err(|e| format!("bash not runnable: {e}"))?;
-    if !out.status.success() {
-        return Err(format!(
-            "the keystore was not made (is openssl installed?): {}",
-            String::from_utf8_lossy(&out.stderr)
+/// A keystore made for one test, removed after it.
+struct Keystore(PathBuf);
+
+impl Keystore {
+    /// A fresh keystore with `enclaves` (make_keystore.sh's `ENCLAVE[:OPTION]` specs), or why
+    /// one cannot be made here.
+    fn make(enclaves: &[&str]) -> Result<Keystore, String> {
+        let dir = std::env::temp_dir().join(format!(
+            "gp-keystore-{}-{}",
+            std::process::id(),
+            common::unique_domain()
         ));
+        let script = gpu_planning::testing::repo().join("tests/interop/make_keystore.sh");
+        let out = Command::new("bash")
+            .arg(&script)
+            .arg(&dir)
+            .args(enclaves)
+            .output()
+            .map_err(|e| format!("bash not runnable: {e}"))?;
+        if !out.status.success() {
+            return Err(format!(
+                "the keystore was not made (is openssl installed?): {}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+        Ok(Keystore(dir))
     }
-    Ok(dir)
+
+    fn enclave(&self, name: &str) -> PathBuf {
+        enclave_dir(&self.0, name)
+    }
 }
 
-fn secured_nodes(domain: u16, keystore: &Path) -> std::process::Child {
-    Command::new(common::executable())
-        .args(["run", "--nodes", "lee_planner", "--duration-s", "120"])
-        .args(["--domain-id", &domain.to_string()])
-        .args(["--ros-args", "--enclave", "/gpu_planning"])
-        .env("ROS_SECURITY_ENABLE", "true")
-        .env("ROS_SECURITY_STRATEGY", "Enforce")
-        .env("ROS_SECURITY_KEYSTORE", keystore)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("gpu_planning run did not start")
+impl Drop for Keystore {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The keystores of a test, or None after reporting why they cannot be made here.
+fn keystores<const N: usize>(specs: [&[&str]; N]) -> Option<[Keystore; N]> {
+    let made: Result<Vec<Keystore>, String> = specs.iter().map(|s| Keystore::make(s)).collect();
+    match made {
+        Ok(v) => v.try_into().ok(),
+        Err(why) => {
+            gpu_planning::testing::peer_missing("security", &why);
+            None
+        }
+    }
+}
+
+/// A secured `gpu_planning run --nodes lee_planner` (Enforce, enclave `/gpu_planning`); its log
+/// is kept and shown when the test fails.
+struct SecuredNodes {
+    child: Child,
+    log: PathBuf,
+}
+
+impl SecuredNodes {
+    fn start(domain: u16, keystore: &Keystore, enclave: &str) -> SecuredNodes {
+        let log = keystore
+            .0
+            .join(format!("nodes{}.log", enclave.replace('/', "-")));
+        let file = std::fs::File::create(&log).expect("the nodes' log file could not be made");
+        let child = Command::new(common::executable())
+            .args(["run", "--nodes", "lee_planner", "--duration-s", "120"])
+            .args(["--domain-id", &domain.to_string()])
+            .args(["--ros-args", "--enclave", enclave])
+            .env("ROS_SECURITY_ENABLE", "true")
+            .env("ROS_SECURITY_STRATEGY", "Enforce")
+            .env("ROS_SECURITY_KEYSTORE", &keystore.0)
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("gpu_planning run did not start");
+        SecuredNodes { child, log }
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for SecuredNodes {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if std::thread::panicking() {
+            let text = self.log();
+            let tail: Vec<&str> = text.lines().rev().take(40).collect();
+            eprintln!("--- the secured nodes' log, last lines ---");
+            tail.iter().rev().for_each(|l| eprintln!("{l}"));
+        }
+    }
+}
+
+/// A participant of this process with `security`, spinning in the background.
+fn participant(domain: u16, security: Security) -> (RosRuntime, std::thread::JoinHandle<()>) {
+    let rt = RosRuntime::with_security(
+        RosArgs::default(),
+        ParamsFile::default(),
+        Some(domain),
+        security,
+    )
+    .expect("participant");
+    let bg = common::run_in_background(&rt);
+    (rt, bg)
 }
 
 fn request() -> GetPlanRequest {
@@ -61,78 +137,207 @@ fn request() -> GetPlanRequest {
     }
 }
 
-/// The reproducer of what blocks issue 18 (run with `--ignored`): the secured planner receives
-/// the authenticated peer's map and its get_plan requests (its log shows both), but no reply
-/// reaches the peer: RustDDS logs "Could not find a remote EndpointCryptoHandle for the
-/// (local_endpoint_guid, proxy_guid) pair" for the reply writer and the peer's reply reader
-/// ("Failed to set remote reader ... crypto tokens. Storing them & trying again later"), and the
-/// reply is never encoded. Not run in CI until that is fixed in third_party/rustdds.
+fn want() -> Vec<(f64, f64)> {
+    expected((1, 1), (12, 10)).into_iter().map(centre).collect()
+}
+
+/// The plan of an authenticated client once the map it publishes has reached the planner.
+async fn plan_with_map(
+    client: &ros2_client::Client<GetPlanRequest, GetPlanResponse>,
+    map_pub: &ros2_client::Publisher<OccupancyGrid>,
+) -> Option<RosPath> {
+    map_pub.async_publish(map()).await.ok()?;
+    call_until(
+        client,
+        request(),
+        |r| !r.plan.poses.is_empty(),
+        || {
+            let _ = map_pub.publish(map());
+        },
+    )
+    .await
+    .map(|r| r.plan)
+}
+
+/// Whether `call` is answered within `wait`.
+async fn answered<F: std::future::Future>(call: F, wait: Duration) -> bool {
+    let timer = async {
+        smol::Timer::after(wait).await;
+        false
+    };
+    smol::future::or(
+        async {
+            call.await;
+            true
+        },
+        timer,
+    )
+    .await
+}
+
+/// Readers and writers of other participants that `rt` has discovered.
+fn foreign_endpoints(rt: &RosRuntime) -> Vec<String> {
+    let dp = rt.context().domain_participant();
+    let own = dp.guid().prefix;
+    let readers = dp
+        .discovered_readers()
+        .into_iter()
+        .filter(|r| r.reader_proxy.remote_reader_guid.prefix != own)
+        .map(|r| format!("reader of {}", r.subscription_topic_data.topic_name()));
+    let writers = dp
+        .discovered_writers()
+        .into_iter()
+        .filter(|w| w.writer_proxy.remote_writer_guid.prefix != own)
+        .map(|w| format!("writer of {}", w.publication_topic_data.topic_name));
+    readers.chain(writers).collect()
+}
+
+/// An occupancy grid with every cell occupied: if it reached the planner, nothing would plan.
+fn walled_map() -> OccupancyGrid {
+    let mut m = map();
+    m.data.iter_mut().for_each(|c| *c = 100);
+    m
+}
+
+/// 4a and 4c: a participant of the same keystore publishes the map, receives the planner's path
+/// topic and its get_plan answer (the CPU reference's path); a participant without credentials
+/// on the same domain discovers none of their endpoints, is not answered, and the map it
+/// publishes (every cell occupied) never reaches the planner.
 #[test]
-#[ignore = "RustDDS security: replies never reach the peer (missing endpoint crypto handles)"]
-fn security_participants_of_one_keystore_exchange_a_map_and_a_plan_and_others_get_nothing() {
-    let ks = match keystore(&["/gpu_planning", "/peer"]) {
-        Ok(k) => k,
-        Err(why) => {
-            gpu_planning::testing::peer_missing("security", &why);
-            return;
-        }
+fn security_participants_of_one_keystore_exchange_topics_and_calls_and_a_stranger_gets_nothing() {
+    let Some([ks]) = keystores([&["/gpu_planning", "/peer"]]) else {
+        return;
     };
     let domain = common::unique_domain();
-    let mut nodes = secured_nodes(domain, &ks);
+    let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
 
-    // An authenticated participant of the same keystore: its map reaches the planner and its
-    // call is answered with the CPU planner's path.
-    let peer = RosRuntime::with_security(
-        RosArgs::default(),
-        ParamsFile::default(),
-        Some(domain),
-        Security::Enclave(enclave_dir(&ks, "/peer")),
-    )
-    .unwrap();
-    let _bg = common::run_in_background(&peer);
+    let (peer, _bg) = participant(domain, Security::Enclave(ks.enclave("/peer")));
     let mut ctx = NodeContext::new(&peer, "secure_peer").unwrap();
     let map_pub = ctx.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let path_sub = ctx
+        .subscription::<RosPath>("/lee_planner/path", qos::result())
+        .unwrap();
     let client = ctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
-    let plan = smol::block_on(async {
-        map_pub.async_publish(map()).await.unwrap();
-        call_until(
-            &client,
-            request(),
-            |r| !r.plan.poses.is_empty(),
-            || {
-                let _ = map_pub.publish(map());
-            },
-        )
-        .await
-    });
-
-    // A participant without credentials on the same domain: no answer.
-    let stranger = RosRuntime::with_security(
-        RosArgs::default(),
-        ParamsFile::default(),
-        Some(domain),
-        Security::Off,
-    )
-    .unwrap();
-    let _bg2 = common::run_in_background(&stranger);
-    let mut sctx = NodeContext::new(&stranger, "stranger").unwrap();
-    let sclient = sctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
-    let stranger_answer = smol::block_on(async {
-        futures::future::select(
-            Box::pin(sclient.async_call_service(request())),
-            Box::pin(smol::Timer::after(Duration::from_secs(5))),
-        )
-        .await
-    });
-
-    let _ = nodes.kill();
-    let _ = nodes.wait();
-    let _ = std::fs::remove_dir_all(&ks);
+    let plan = smol::block_on(plan_with_map(&client, &map_pub));
     let plan = plan.expect("no plan from the secured planner for a participant of its keystore");
-    let want: Vec<(f64, f64)> = expected((1, 1), (12, 10)).into_iter().map(centre).collect();
-    assert_eq!(positions(&plan.plan), want);
+    assert_eq!(positions(&plan), want());
+    let published = smol::block_on(async {
+        let s = path_sub.async_stream();
+        futures::pin_mut!(s);
+        answered(s.next(), Duration::from_secs(10)).await
+    });
+    assert!(published, "the planner's path topic did not reach the peer");
+
+    let (stranger, _bg2) = participant(domain, Security::Off);
+    let mut sctx = NodeContext::new(&stranger, "stranger").unwrap();
+    let walls = sctx.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let sclient = sctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let start = Instant::now();
+    let mut stranger_answered = false;
+    while start.elapsed() < Duration::from_secs(6) && !stranger_answered {
+        let _ = walls.publish(walled_map());
+        stranger_answered = smol::block_on(answered(
+            sclient.async_call_service(request()),
+            Duration::from_secs(1),
+        ));
+    }
     assert!(
-        matches!(stranger_answer, futures::future::Either::Right(_)),
+        !stranger_answered,
         "a participant without credentials was answered"
+    );
+    let seen = foreign_endpoints(&stranger);
+    assert!(seen.is_empty(), "the stranger discovered {seen:?}");
+    // The walled map never replaced the peer's: the plan is unchanged.
+    let again = smol::block_on(crate::bad_input::call(&client, request()));
+    assert_eq!(
+        positions(&again.plan),
+        want(),
+        "the stranger's map reached the planner"
+    );
+    assert!(!nodes.log().contains("panicked"), "{}", nodes.log());
+}
+
+/// 4d: an enclave whose permissions deny `rt/map` (publish and subscribe) cannot feed the planner
+/// a map (the planner's access control refuses its writer, or its own refuses to create it),
+/// while its other calls are still answered.
+#[test]
+fn security_an_enclave_denied_the_map_topic_cannot_publish_or_subscribe_it() {
+    let Some([ks]) = keystores([&["/gpu_planning", "/restricted:deny=rt/map"]]) else {
+        return;
+    };
+    let domain = common::unique_domain();
+    let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
+    let (rt, _bg) = participant(domain, Security::Enclave(ks.enclave("/restricted")));
+    let mut ctx = NodeContext::new(&rt, "restricted").unwrap();
+    let publisher = ctx.publisher::<OccupancyGrid>("/map", qos::map());
+    let subscription = ctx.subscription::<OccupancyGrid>("/map", qos::map());
+    let client = ctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    if let Ok(p) = &publisher {
+        let _ = p.publish(map());
+    }
+    // Answered (get_plan is allowed), but without a map: the denied topic never carried one.
+    let reply = smol::block_on(crate::bad_input::call(&client, request()));
+    if let Ok(p) = &publisher {
+        for _ in 0..20 {
+            let _ = p.publish(map());
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+    let after = smol::block_on(crate::bad_input::call(&client, request()));
+    assert!(
+        reply.plan.poses.is_empty() && after.plan.poses.is_empty(),
+        "a map from an enclave denied rt/map reached the planner"
+    );
+    assert!(
+        publisher.is_err() && subscription.is_err(),
+        "the denied enclave could create a publisher ({}) or subscription ({}) of /map",
+        publisher.is_ok(),
+        subscription.is_ok()
+    );
+    drop(nodes);
+}
+
+/// 4e: a participant whose certificate another CA signed is refused at the handshake, and the
+/// planner's log says why; a node whose own certificate has expired refuses to start, saying so.
+#[test]
+fn security_a_foreign_ca_or_an_expired_certificate_is_refused_with_the_reason() {
+    let Some([ks, other]) = keystores([&["/gpu_planning", "/old:expired"], &["/gpu_planning"]])
+    else {
+        return;
+    };
+    let domain = common::unique_domain();
+    let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
+    let (foreign, _bg) = participant(domain, Security::Enclave(other.enclave("/gpu_planning")));
+    let mut ctx = NodeContext::new(&foreign, "foreign").unwrap();
+    let client = ctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let got = smol::block_on(answered(
+        client.async_call_service(request()),
+        Duration::from_secs(6),
+    ));
+    assert!(!got, "a participant of another CA was answered");
+    let log = nodes.log();
+    assert!(
+        log.contains("Certificate signature verification failure"),
+        "the planner's log does not say why it refused the foreign participant"
+    );
+    drop(nodes);
+
+    let out = Command::new(common::executable())
+        .args(["run", "--nodes", "lee_planner", "--duration-s", "5"])
+        .args(["--domain-id", &domain.to_string()])
+        .args(["--ros-args", "--enclave", "/old"])
+        .env("ROS_SECURITY_ENABLE", "true")
+        .env("ROS_SECURITY_STRATEGY", "Enforce")
+        .env("ROS_SECURITY_KEYSTORE", &ks.0)
+        .output()
+        .expect("gpu_planning run did not start");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a node with an expired certificate started"
+    );
+    assert!(
+        stderr.contains("expired at"),
+        "the refusal does not say the certificate expired: {stderr}"
     );
 }

@@ -141,6 +141,27 @@ impl Certificate {
         ))
       })
   }
+
+  /// Patched (gpu_planning): the validity period (RFC 5280, 4.1.2.5), which upstream never
+  /// checked, so an expired identity still authenticated. The error names the subject and
+  /// the bound that failed.
+  pub fn verify_valid_now(&self) -> SecurityResult<()> {
+    let now = chrono::Utc::now();
+    let (not_before, not_after) = (self.cert.validity_not_before(), self.cert.validity_not_after());
+    if now < not_before {
+      Err(security_error(&format!(
+        "Certificate of {} is not valid before {not_before}",
+        self.subject_name
+      )))
+    } else if now > not_after {
+      Err(security_error(&format!(
+        "Certificate of {} expired at {not_after}",
+        self.subject_name
+      )))
+    } else {
+      Ok(())
+    }
+  }
 }
 
 // This represents X.501 Distinguished Name

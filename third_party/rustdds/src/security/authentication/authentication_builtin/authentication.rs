@@ -177,6 +177,9 @@ impl Authentication for AuthenticationBuiltin {
           "My own identity certificate does not verify against identity CA."
         )
       })?;
+    identity_certificate
+      .verify_valid_now()
+      .map_err(|e| create_security_error_and_log!("My own identity certificate: {e}"))?;
 
     // TODO: Check (somehow) that my identity has not been revoked.
 
@@ -534,6 +537,7 @@ impl Authentication for AuthenticationBuiltin {
 
     // Verify that 1's identity cert checks out against CA.
     cert1.verify_signed_by_certificate(&local_info.identity_ca)?;
+    cert1.verify_valid_now()?;
 
     // Verify that the remote GUID is as specified by the spec
     let remote_pdata =
@@ -724,6 +728,7 @@ impl Authentication for AuthenticationBuiltin {
 
         // Verify that 2's identity cert checks out against CA.
         cert2.verify_signed_by_certificate(&local_info.identity_ca)?;
+        cert2.verify_valid_now()?;
 
         // Verify that the remote GUID is as specified by the spec.
         // Note that spec does say that this check needs to be done here. But it seems
