@@ -24,10 +24,14 @@
 //     (every remote endpoint discovered so far)
 //   quit
 // Usage: fastdds_peer <domain id>
+// With FASTDDS_PEER_ENCLAVE=<SROS2 enclave directory> the participant is secured as
+// rmw_fastrtps secures it (ROS_SECURITY_ENABLE=true with that enclave).
 
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/domain/DomainParticipantListener.hpp>
+#include <fastdds/dds/log/Log.hpp>
+#include <fastdds/dds/log/StdoutErrConsumer.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/DataReader.hpp>
@@ -38,6 +42,7 @@
 #include <fastrtps/rtps/common/WriteParams.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <iostream>
@@ -157,11 +162,29 @@ int64_t wall_us() {
       .count();
 }
 
+// DDS Security as rmw_fastrtps (rmw_dds_common's security files) configures it from an SROS2
+// enclave directory: PKI-DH authentication, Access-Permissions access control, AES-GCM-GMAC.
+void secure(DomainParticipantQos& qos, const std::string& enclave) {
+  auto file = [&](const char* name) { return "file://" + enclave + "/" + name; };
+  auto& p = qos.properties().properties();
+  p.emplace_back("dds.sec.auth.plugin", "builtin.PKI-DH");
+  p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_ca", file("identity_ca.cert.pem"));
+  p.emplace_back("dds.sec.auth.builtin.PKI-DH.identity_certificate", file("cert.pem"));
+  p.emplace_back("dds.sec.auth.builtin.PKI-DH.private_key", file("key.pem"));
+  p.emplace_back("dds.sec.access.plugin", "builtin.Access-Permissions");
+  p.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions_ca",
+                 file("permissions_ca.cert.pem"));
+  p.emplace_back("dds.sec.access.builtin.Access-Permissions.governance", file("governance.p7s"));
+  p.emplace_back("dds.sec.access.builtin.Access-Permissions.permissions", file("permissions.p7s"));
+  p.emplace_back("dds.sec.crypto.plugin", "builtin.AES-GCM-GMAC");
+}
+
 class Peer {
  public:
   explicit Peer(int domain) {
     DomainParticipantQos qos = PARTICIPANT_QOS_DEFAULT;
     qos.name("gpu_planning_fastdds_peer");
+    if (const char* enclave = std::getenv("FASTDDS_PEER_ENCLAVE")) secure(qos, enclave);
     participant_ =
         DomainParticipantFactory::get_instance()->create_participant(domain, qos, &discovered_);
     publisher_ = participant_->create_publisher(PUBLISHER_QOS_DEFAULT);
@@ -356,6 +379,10 @@ int main(int argc, char** argv) {
     std::cerr << "usage: fastdds_peer <domain id>\n";
     return 2;
   }
+  // Fast DDS logs to stdout by default, where this peer's answers go: its log goes to stderr.
+  Log::ClearConsumers();
+  Log::RegisterConsumer(std::make_unique<StdoutErrConsumer>());
+  Log::SetVerbosity(Log::Warning);
   Peer peer(std::atoi(argv[1]));
   std::string line;
   while (std::getline(std::cin, line)) {

@@ -7,8 +7,9 @@
 //! The peer is compiled here with the system's Fast DDS (Debian 12: `libfastrtps-dev`); skips
 //! when it cannot be, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -283,4 +284,128 @@ fn fast_dds_discovers_each_endpoints_type_hash_as_rosbags_computes_it() {
             "{want} not checked; found {found:?}"
         );
     }
+}
+
+/// The Fast DDS peer driven line by line.
+pub(crate) struct FastDdsPeer {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl FastDdsPeer {
+    /// The peer on `domain`, secured with the SROS2 enclave directory `enclave` if given.
+    pub(crate) fn start(
+        exe: &std::path::Path,
+        domain: u16,
+        enclave: Option<&std::path::Path>,
+    ) -> FastDdsPeer {
+        let mut command = Command::new(exe);
+        if let Some(dir) = enclave {
+            command.env("FASTDDS_PEER_ENCLAVE", dir);
+        }
+        let mut child = command
+            .arg(domain.to_string())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the peer runs");
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        FastDdsPeer {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    pub(crate) fn ask(&mut self, line: &str) -> String {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+        let mut answer = String::new();
+        self.stdout.read_line(&mut answer).unwrap();
+        let answer = answer.trim_end().to_string();
+        assert!(
+            !answer.is_empty() && !answer.starts_with("error"),
+            "fastdds_peer on '{}': '{answer}'",
+            &line[..line.len().min(80)]
+        );
+        answer
+    }
+
+    /// Publishes `payload` (CDR with its header); the wall clock (us) when write returned.
+    pub(crate) fn publish(&mut self, topic: &str, dds_type: &str, payload: &[u8]) -> i64 {
+        let answer = self.ask(&format!("pub {topic} {dds_type} latched {}", hex(payload)));
+        answer["ok ".len()..].parse().unwrap()
+    }
+
+    /// Creates the peer's reader of a DDS topic now (so that it is matched before a sample).
+    pub(crate) fn listen(&mut self, topic: &str, dds_type: &str) {
+        self.ask(&format!("take {topic} {dds_type} latched 1"));
+    }
+
+    /// The next sample of a DDS topic and the wall clock (us) when it was taken.
+    pub(crate) fn take(&mut self, topic: &str, dds_type: &str) -> (Vec<u8>, i64) {
+        let answer = self.ask(&format!("take {topic} {dds_type} latched 60000"));
+        let mut parts = answer.split(' ');
+        assert_eq!(
+            parts.next(),
+            Some("sample"),
+            "{}",
+            &answer[..answer.len().min(80)]
+        );
+        let _writer = parts.next();
+        let taken = parts.next().unwrap().parse().unwrap();
+        (unhex(parts.next().unwrap()), taken)
+    }
+
+    /// A service call; `None` when unanswered within `timeout_ms`.
+    pub(crate) fn call(
+        &mut self,
+        service: &str,
+        srv: &str,
+        request: &[u8],
+        timeout_ms: u32,
+    ) -> Option<Vec<u8>> {
+        let answer = self.ask(&format!(
+            "call {service} {srv} {} {timeout_ms}",
+            hex(request)
+        ));
+        answer.strip_prefix("reply ").map(unhex)
+    }
+}
+
+impl Drop for FastDdsPeer {
+    /// Asks the peer to quit; kills it if it has not within 5 s (a Fast DDS participant can hang
+    /// in its destructor, and a failing test must still end).
+    fn drop(&mut self) {
+        let _ = writeln!(self.stdin, "quit");
+        let _ = self.stdin.flush();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub(crate) fn hex(b: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut s = Vec::with_capacity(b.len() * 2);
+    for x in b {
+        s.push(DIGITS[(x >> 4) as usize]);
+        s.push(DIGITS[(x & 15) as usize]);
+    }
+    String::from_utf8(s).unwrap()
+}
+
+pub(crate) fn unhex(s: &str) -> Vec<u8> {
+    s.as_bytes()
+        .chunks(2)
+        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
+        .collect()
 }

@@ -4,8 +4,6 @@
 //! The one-way latencies (writer's write returning to the reader's sample, wall clocks of one
 //! machine) are printed as `LATENCY` lines for BENCHMARKS.md; nothing here asserts on time.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use futures::StreamExt;
@@ -18,7 +16,7 @@ use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 
 use crate::bad_input::{occupancy, pose};
 use crate::common;
-use crate::fast_dds::peer;
+use crate::fast_dds::{peer, FastDdsPeer};
 use crate::nearest_neighbors_node::cloud;
 
 const SIDE: u32 = 4000;
@@ -27,110 +25,6 @@ const POINTS: usize = 1_000_000;
 /// How long the node may take to take in a 16 MB input before it answers on it (the aarch64
 /// tests run under qemu, several times slower than a robot's computer).
 const PATIENCE: Duration = Duration::from_secs(300);
-
-/// The Fast DDS peer driven line by line.
-struct Peer {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-}
-
-impl Peer {
-    fn start(exe: &std::path::Path, domain: u16) -> Peer {
-        let mut child = Command::new(exe)
-            .arg(domain.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("the peer runs");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = BufReader::new(child.stdout.take().unwrap());
-        Peer {
-            child,
-            stdin,
-            stdout,
-        }
-    }
-
-    fn ask(&mut self, line: &str) -> String {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-        let mut answer = String::new();
-        self.stdout.read_line(&mut answer).unwrap();
-        let answer = answer.trim_end().to_string();
-        assert!(
-            !answer.is_empty() && !answer.starts_with("error"),
-            "fastdds_peer on '{}': '{answer}'",
-            &line[..line.len().min(80)]
-        );
-        answer
-    }
-
-    /// Publishes `payload` (CDR with its header); the wall clock (us) when write returned.
-    fn publish(&mut self, topic: &str, dds_type: &str, payload: &[u8]) -> i64 {
-        let answer = self.ask(&format!("pub {topic} {dds_type} latched {}", hex(payload)));
-        answer["ok ".len()..].parse().unwrap()
-    }
-
-    /// Creates the peer's reader of a DDS topic now (so that it is matched before a sample).
-    fn listen(&mut self, topic: &str, dds_type: &str) {
-        self.ask(&format!("take {topic} {dds_type} latched 1"));
-    }
-
-    /// The next sample of a DDS topic and the wall clock (us) when it was taken.
-    fn take(&mut self, topic: &str, dds_type: &str) -> (Vec<u8>, i64) {
-        let answer = self.ask(&format!("take {topic} {dds_type} latched 60000"));
-        let mut parts = answer.split(' ');
-        assert_eq!(
-            parts.next(),
-            Some("sample"),
-            "{}",
-            &answer[..answer.len().min(80)]
-        );
-        let _writer = parts.next();
-        let taken = parts.next().unwrap().parse().unwrap();
-        (unhex(parts.next().unwrap()), taken)
-    }
-
-    /// A service call; `None` when unanswered within `timeout_ms`.
-    fn call(
-        &mut self,
-        service: &str,
-        srv: &str,
-        request: &[u8],
-        timeout_ms: u32,
-    ) -> Option<Vec<u8>> {
-        let answer = self.ask(&format!(
-            "call {service} {srv} {} {timeout_ms}",
-            hex(request)
-        ));
-        answer.strip_prefix("reply ").map(unhex)
-    }
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        let _ = writeln!(self.stdin, "quit");
-        let _ = self.child.wait();
-    }
-}
-
-fn hex(b: &[u8]) -> String {
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    let mut s = Vec::with_capacity(b.len() * 2);
-    for x in b {
-        s.push(DIGITS[(x >> 4) as usize]);
-        s.push(DIGITS[(x & 15) as usize]);
-    }
-    String::from_utf8(s).unwrap()
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    s.as_bytes()
-        .chunks(2)
-        .map(|p| u8::from_str_radix(std::str::from_utf8(p).unwrap(), 16).unwrap())
-        .collect()
-}
 
 fn wall_us() -> i64 {
     SystemTime::now()
@@ -222,7 +116,7 @@ fn fast_dds_large_messages_cross_both_ways() {
         .publisher::<OccupancyGrid>("/large_out", qos::result())
         .unwrap();
     let _a = common::run_in_background(&server);
-    let mut peer = Peer::start(&exe, domain);
+    let mut peer = FastDdsPeer::start(&exe, domain, None);
     let grid_type = "nav_msgs::msg::dds_::OccupancyGrid_";
     peer.listen("rt/lee_planner/distance_field", grid_type);
     peer.listen("rt/large_out", grid_type);

@@ -17,6 +17,7 @@ use ros2_client::dds::rustdds::RTPSEntity;
 
 use crate::bad_input::{call_until, pose};
 use crate::common;
+use crate::fast_dds::FastDdsPeer;
 use crate::nav2_planner::{centre, expected, map, positions};
 
 /// A keystore made for one test, removed after it.
@@ -257,6 +258,55 @@ fn security_participants_of_one_keystore_exchange_topics_and_calls_and_a_strange
     assert!(!nodes.log().contains("panicked"), "{}", nodes.log());
 }
 
+/// 4b, the independent check: a Fast DDS 2.9 participant secured as rmw_fastrtps secures it
+/// (tests/interop/fastdds_peer.cpp with FASTDDS_PEER_ENCLAVE), with an enclave of the same
+/// keystore, publishes the map, receives the planner's path topic and its get_plan answer.
+#[test]
+fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_plan() {
+    let exe = match crate::fast_dds::peer() {
+        Ok(exe) => exe,
+        Err(why) => {
+            gpu_planning::testing::peer_missing("security with fast_dds", &why);
+            return;
+        }
+    };
+    let Some([ks]) = keystores([&["/gpu_planning", "/fastdds"]]) else {
+        return;
+    };
+    let domain = common::unique_domain();
+    let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
+    let mut peer = FastDdsPeer::start(&exe, domain, Some(&ks.enclave("/fastdds")));
+    let path_type = "nav_msgs::msg::dds_::Path_";
+    peer.listen("rt/lee_planner/path", path_type);
+    let map_cdr = gpu_planning::bag::cdr::encode(&map()).unwrap();
+    peer.publish("/map", "nav_msgs::msg::dds_::OccupancyGrid_", &map_cdr);
+    let request = gpu_planning::bag::cdr::encode(&request()).unwrap();
+    let mut plan = None;
+    for _ in 0..60 {
+        let reply = peer.call(
+            "/lee_planner/get_plan",
+            "nav_msgs/srv/GetPlan",
+            &request,
+            1000,
+        );
+        if let Some(bytes) = reply {
+            let r: GetPlanResponse =
+                gpu_planning::bag::cdr::decode("GetPlan reply", &bytes).expect("the reply decodes");
+            if !r.plan.poses.is_empty() {
+                plan = Some(r.plan);
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let plan = plan.expect("no plan for the secured Fast DDS participant");
+    assert_eq!(positions(&plan), want());
+    let (path_cdr, _) = peer.take("rt/lee_planner/path", path_type);
+    let path: RosPath = gpu_planning::bag::cdr::decode("path", &path_cdr).unwrap();
+    assert_eq!(positions(&path), want());
+    drop(nodes);
+}
+
 /// 4d: an enclave whose permissions deny `rt/map` (publish and subscribe) cannot feed the planner
 /// a map (the planner's access control refuses its writer, or its own refuses to create it),
 /// while its other calls are still answered.
@@ -297,8 +347,9 @@ fn security_an_enclave_denied_the_map_topic_cannot_publish_or_subscribe_it() {
     drop(nodes);
 }
 
-/// 4e: a participant whose certificate another CA signed is refused at the handshake, and the
-/// planner's log says why; a node whose own certificate has expired refuses to start, saying so.
+/// 4e: participants whose certificates another CA signed are refused at the handshake (no
+/// answer), and the log of the side that validated the other's certificate says why; a node
+/// whose own certificate has expired refuses to start, saying so.
 #[test]
 fn security_a_foreign_ca_or_an_expired_certificate_is_refused_with_the_reason() {
     let Some([ks, other]) = keystores([&["/gpu_planning", "/old:expired"], &["/gpu_planning"]])
@@ -307,6 +358,9 @@ fn security_a_foreign_ca_or_an_expired_certificate_is_refused_with_the_reason() 
     };
     let domain = common::unique_domain();
     let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
+    // A whole secured process of the other CA as well: of two participants, the one that
+    // receives the handshake request validates the other's certificate and logs why it fails.
+    let foreign_nodes = SecuredNodes::start(domain, &other, "/gpu_planning");
     let (foreign, _bg) = participant(domain, Security::Enclave(other.enclave("/gpu_planning")));
     let mut ctx = NodeContext::new(&foreign, "foreign").unwrap();
     let client = ctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
@@ -315,12 +369,13 @@ fn security_a_foreign_ca_or_an_expired_certificate_is_refused_with_the_reason() 
         Duration::from_secs(6),
     ));
     assert!(!got, "a participant of another CA was answered");
-    let log = nodes.log();
+    let logs = nodes.log() + &foreign_nodes.log();
     assert!(
-        log.contains("Certificate signature verification failure"),
-        "the planner's log does not say why it refused the foreign participant"
+        logs.contains("Certificate signature verification failure"),
+        "neither secured process logs why it refused the other CA's participant"
     );
     drop(nodes);
+    drop(foreign_nodes);
 
     let out = Command::new(common::executable())
         .args(["run", "--nodes", "lee_planner", "--duration-s", "5"])

@@ -618,7 +618,6 @@ impl InnerPublisher {
       doorbell.clone(),
       self.discovery_command.clone(),
       status_receiver,
-      self.security_plugins_handle.clone(),
     )?;
 
     // Construct security info if needed

@@ -29,6 +29,13 @@ use crate::{
     time::Timestamp,
   },
 };
+#[cfg(feature = "security")]
+use crate::{
+  create_security_error_and_log,
+  security::{security_plugins::SecurityPluginsHandle, SecurityError},
+};
+#[cfg(not(feature = "security"))]
+use crate::no_security::SecurityPluginsHandle;
 
 #[derive(Debug, Clone)]
 pub struct Message {
@@ -249,7 +256,11 @@ impl MessageBuilder {
     reader_entity_id: EntityId, // The entity id to be included in the submessage
     writer_guid: GUID,
     endianness: Endianness,
+    security_plugins: Option<&SecurityPluginsHandle>,
   ) -> Self {
+    #[cfg(not(feature = "security"))]
+    // Parameter not used
+    let _ = security_plugins;
 
     let writer_entity_id = writer_guid.entity_id;
 
@@ -316,9 +327,40 @@ impl MessageBuilder {
       DDSData::DisposeByKeyHash { .. } => None,
     };
 
-    // A protected payload was encoded once, when the sample entered the writer's history
-    // (DataWriter::protect), so every DATA and repair of it carries the same ciphertext.
+    #[cfg(not(feature = "security"))]
     let encoded_payload = serialized_payload;
+
+    #[cfg(feature = "security")]
+    let encoded_payload = match serialized_payload
+      // Encode payload if it exists
+      .map(|serialized_payload| {
+        serialized_payload
+          // Serialize
+          .write_to_vec()
+          .map_err(|e| create_security_error_and_log!("{e:?}"))
+          .and_then(|serialized_payload| {
+            match security_plugins.map(SecurityPluginsHandle::get_plugins) {
+              Some(security_plugins) => {
+                security_plugins
+                  .encode_serialized_payload(serialized_payload, &writer_guid)
+                  // Add the extra qos
+                  .map(|(encoded_payload, extra_inline_qos)| {
+                    param_list.concat(extra_inline_qos);
+                    encoded_payload
+                  })
+              }
+              None => Ok(serialized_payload),
+            }
+          })
+      })
+      .transpose()
+    {
+      Ok(encoded_payload) => encoded_payload,
+      Err(e) => {
+        error!("{e:?}");
+        return self;
+      }
+    }; // end security
 
     let have_inline_qos = !param_list.is_empty(); // we need this later also
     let inline_qos = if have_inline_qos {
@@ -384,7 +426,11 @@ impl MessageBuilder {
     fragment_size: u16,
     sample_size: u32, // all fragments together
     endianness: Endianness,
+    security_plugins: Option<&SecurityPluginsHandle>,
   ) -> Self {
+    #[cfg(not(feature = "security"))]
+    // Parameter not used
+    let _ = security_plugins;
 
     let writer_entity_id = writer_guid.entity_id;
 
@@ -452,10 +498,36 @@ impl MessageBuilder {
         .bytes_slice(from_byte, up_to_before_byte),
     );
 
-    // The fragments are slices of the protected payload (see data_msg): DDS Security encodes
-    // the whole SerializedPayload first and fragments the result, and a reader decodes only the
-    // reassembled sample.
+    #[cfg(not(feature = "security"))]
     let encoded_payload = serialized_payload;
+
+    #[cfg(feature = "security")]
+    let encoded_payload = {
+      let encode_result = match security_plugins.map(SecurityPluginsHandle::get_plugins) {
+        Some(security_plugins) => {
+          security_plugins
+            .encode_serialized_payload(serialized_payload, &writer_guid)
+            // Add the extra qos
+            .map(|(encoded_payload, extra_inline_qos)| {
+              param_list.concat(extra_inline_qos);
+              encoded_payload
+            })
+        }
+        None =>
+        // If there are no security plugins, use plaintext
+        {
+          Ok(serialized_payload)
+        }
+      };
+
+      match encode_result {
+        Ok(encoded_payload) => encoded_payload,
+        Err(e) => {
+          error!("{e:?}");
+          return self;
+        }
+      }
+    }; // end security encoding
 
     let data_message = DataFrag {
       reader_id: reader_entity_id,

@@ -663,7 +663,14 @@ impl MessageReceiver {
       }
 
       WriterSubmessage::DataFrag(datafrag, flags) => {
-        Self::handle_datafrag(&datafrag, flags, target_reader, &mr_state);
+        Self::decode_and_handle_datafrag(
+          security_plugins,
+          source_guid,
+          datafrag.clone(),
+          flags,
+          target_reader,
+          &mr_state,
+        );
       }
 
       WriterSubmessage::HeartbeatFrag(heartbeatfrag, _flags) => {
@@ -731,11 +738,12 @@ impl MessageReceiver {
       .ok();
   }
 
-  // Patched (gpu_planning): under DDS Security a DATA_FRAG carries a slice of the protected
-  // payload (the writer encodes the whole sample, then fragments it, as the specification and
-  // Fast DDS do), so nothing is decoded per fragment: the reader decodes the reassembled sample.
-  fn handle_datafrag(
-    datafrag: &DataFrag,
+  #[cfg(not(feature = "security"))]
+  // see security version below
+  fn decode_and_handle_datafrag(
+    _security_plugins: Option<&SecurityPluginsHandle>,
+    _source_guid: &GUID,
+    datafrag: DataFrag,
     datafrag_flags: BitFlags<DATAFRAG_Flags, u8>,
     reader: &mut Reader,
     mr_state: &MessageReceiverState<'_>,
@@ -754,8 +762,74 @@ impl MessageReceiver {
       );
       // and we're done
     } else {
-      reader.handle_datafrag_msg(datafrag, datafrag_flags, mr_state);
+      reader.handle_datafrag_msg(&datafrag, datafrag_flags, mr_state);
     }
+    // Consume to keep the same method signature as in the security case
+    drop(datafrag);
+  }
+
+  #[cfg(feature = "security")]
+  fn decode_and_handle_datafrag(
+    security_plugins: Option<&SecurityPluginsHandle>,
+    source_guid: &GUID,
+    datafrag: DataFrag,
+    datafrag_flags: BitFlags<DATAFRAG_Flags, u8>,
+    reader: &mut Reader,
+    mr_state: &MessageReceiverState<'_>,
+  ) {
+    let DataFrag {
+      inline_qos,
+      serialized_payload: encoded_payload,
+      ..
+    } = datafrag.clone();
+
+    match security_plugins.map(SecurityPluginsHandle::get_plugins) {
+      Some(security_plugins) => {
+        // Decode
+        security_plugins
+          .decode_serialized_payload(
+            encoded_payload,
+            inline_qos.unwrap_or_default(),
+            source_guid,
+            &reader.guid(),
+          )
+          .map_err(|e| error!("{e:?}"))
+      }
+      None => Ok(encoded_payload),
+    }
+    .ok()
+    // Deserialize
+    .and_then(|serialized_payload| {
+      // The check that used to be in DataFrag deserialization
+      if serialized_payload.len()
+        > (datafrag.fragments_in_submessage as usize) * (datafrag.fragment_size as usize)
+      {
+        error!(
+          "{:?}",
+          std::io::Error::other(format!(
+            "Invalid DataFrag. serializedData length={} should be less than or equal to \
+             (fragments_in_submessage={}) x (fragment_size={})",
+            serialized_payload.len(),
+            datafrag.fragments_in_submessage,
+            datafrag.fragment_size
+          ),)
+        );
+        None
+      } else {
+        Some(serialized_payload)
+      }
+    })
+    // If there were no errors, give DecodedDataFrag to the reader
+    .map(|decoded_payload| {
+      reader.handle_datafrag_msg(
+        &DataFrag {
+          serialized_payload: decoded_payload,
+          ..datafrag
+        },
+        datafrag_flags,
+        mr_state,
+      );
+    });
   }
 
   fn handle_reader_submessage(&self, submessage: ReaderSubmessage) {

@@ -641,9 +641,6 @@ impl Reader {
 
     // ... and continue processing, if data was completed.
     if let Some(dds_data) = completed_dds_data {
-      let Some(dds_data) = self.unprotect_reassembled(dds_data, datafrag, writer_guid) else {
-        return;
-      };
       // Source timestamp (if any) will be the timestamp of the last fragment (that
       // completes the sample).
       self.process_received_data(
@@ -656,60 +653,6 @@ impl Reader {
     } else {
       self.garbage_collect_fragments();
     }
-  }
-
-  /// Patched (gpu_planning): DDS Security protects the whole payload before it is
-  /// fragmented, so a reassembled sample is decoded here, once, with the inline QoS of the
-  /// fragment that completed it (the builtin plugin adds none). A sample that does not decode
-  /// is dropped with the reason.
-  #[cfg(feature = "security")]
-  fn unprotect_reassembled(
-    &self,
-    dds_data: DDSData,
-    datafrag: &DataFrag,
-    writer_guid: GUID,
-  ) -> Option<DDSData> {
-    let Some(handle) = self.security_plugins.as_ref() else {
-      return Some(dds_data);
-    };
-    let decode = |payload: SerializedPayload| {
-      handle
-        .get_plugins()
-        .decode_serialized_payload(
-          bytes::Bytes::from(payload),
-          datafrag.inline_qos.clone().unwrap_or_default(),
-          &writer_guid,
-          &self.my_guid,
-        )
-        .map_err(|e| format!("{e:?}"))
-        .and_then(|plain| SerializedPayload::from_bytes(&plain).map_err(|e| format!("{e:?}")))
-    };
-    let decoded = match dds_data {
-      DDSData::Data { serialized_payload } => decode(serialized_payload).map(DDSData::new),
-      DDSData::DisposeByKey { change_kind, key } => {
-        decode(key).map(|k| DDSData::new_disposed_by_key(change_kind, k))
-      }
-      other @ DDSData::DisposeByKeyHash { .. } => Ok(other),
-    };
-    decoded
-      .map_err(|e| {
-        error!(
-          "Dropping sample {:?} of {writer_guid:?} on topic {:?}: its reassembled payload does \
-           not decode: {e}",
-          datafrag.writer_sn, self.topic_name
-        )
-      })
-      .ok()
-  }
-
-  #[cfg(not(feature = "security"))]
-  fn unprotect_reassembled(
-    &self,
-    dds_data: DDSData,
-    _datafrag: &DataFrag,
-    _writer_guid: GUID,
-  ) -> Option<DDSData> {
-    Some(dds_data)
   }
 
   fn fragment_assembler_mutable(

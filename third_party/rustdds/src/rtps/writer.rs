@@ -720,6 +720,7 @@ impl Writer {
         EntityId::UNKNOWN, // multicast-to-all
         self.my_guid,
         self.endianness,
+        self.security_plugins.as_ref(),
       );
 
       // Always include the first sample (even if it alone exceeds the budget, so
@@ -1514,6 +1515,7 @@ impl Writer {
           reader_guid.entity_id,
           self.my_guid,
           self.endianness,
+          self.security_plugins.as_ref(),
         );
         // An INFO_TS applies to every following DATA in the datagram, so a DATA
         // without a timestamp after one with must invalidate it.
@@ -1629,6 +1631,7 @@ impl Writer {
           fragment_size as u16, // TODO: overflow check
           data_size,
           self.endianness,
+          self.security_plugins.as_ref(),
         );
 
         // Repair frags are a reliability action (response to a NACK_FRAG), so
@@ -2493,6 +2496,7 @@ impl<'a> Iterator for FragmentationIter<'a> {
                 fragment_size,
                 sample_size_u32,
                 writer.endianness,
+                writer.security_plugins.as_ref(),
               );
 
               *next = start + k;
@@ -2563,6 +2567,7 @@ impl<'a> Iterator for FragmentationIter<'a> {
           reader_entity_id,
           writer.my_guid,
           writer.endianness,
+          writer.security_plugins.as_ref(),
         );
 
         // Add HEARTBEAT if needed

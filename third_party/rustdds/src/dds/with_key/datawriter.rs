@@ -33,10 +33,6 @@ use crate::{
   },
   Keyed, TopicDescription,
 };
-#[cfg(feature = "security")]
-use crate::security::security_plugins::SecurityPluginsHandle;
-#[cfg(not(feature = "security"))]
-use crate::no_security::SecurityPluginsHandle;
 
 // TODO: Move the write options and the builder type to some lower-level module
 // to avoid circular dependencies.
@@ -206,10 +202,6 @@ pub struct DataWriter<D: Keyed, SA: SerializerAdapter<D> = CDRSerializerAdapter<
   doorbell: Doorbell,
   discovery_command: WakeSender<DiscoveryCommand>,
   status_receiver: StatusChannelReceiver<DataWriterStatus>,
-  /// Patched (gpu_planning): payload protection happens here, once per sample (see
-  /// `protect`), not per DATA / DATA_FRAG at send time.
-  #[allow(dead_code)] // read only with the security feature
-  security_plugins: Option<SecurityPluginsHandle>,
 }
 
 impl<D, SA> Drop for DataWriter<D, SA>
@@ -251,7 +243,6 @@ where
     doorbell: Doorbell,
     discovery_command: WakeSender<DiscoveryCommand>,
     status_receiver: StatusChannelReceiver<DataWriterStatus>,
-    security_plugins: Option<SecurityPluginsHandle>,
   ) -> CreateResult<Self> {
     if let Some(lv) = qos.liveliness {
       match lv {
@@ -274,7 +265,6 @@ where
       doorbell,
       discovery_command,
       status_receiver,
-      security_plugins,
     })
   }
 
@@ -366,31 +356,6 @@ where
     Ok(())
   }
 
-  /// DDS Security's payload transformation (encode_serialized_payload), applied once when the
-  /// sample enters the history, as the specification orders it: the whole SerializedPayload is
-  /// encoded and fragmentation comes after. Every DATA, DATA_FRAG and repair of the sample then
-  /// carries the same bytes, and readers (ours and Fast DDS's) decode the reassembled sample.
-  /// The ciphertext keeps the SerializedPayload shape (its first four bytes, part of the
-  /// CryptoHeader, sit where the representation header was), so the history and the
-  /// fragmenting code carry it unchanged. Unprotected topics pass through.
-  #[cfg(feature = "security")]
-  fn protect(&self, payload: SerializedPayload) -> Result<SerializedPayload, String> {
-    let Some(handle) = self.security_plugins.as_ref() else {
-      return Ok(payload);
-    };
-    let plain = bytes::Bytes::from(payload).to_vec();
-    let (encoded, _no_extra_inline_qos) = handle
-      .get_plugins()
-      .encode_serialized_payload(plain, &self.my_guid)
-      .map_err(|e| format!("payload protection failed: {e:?}"))?;
-    SerializedPayload::from_bytes(&bytes::Bytes::from(encoded)).map_err(|e| format!("{e:?}"))
-  }
-
-  #[cfg(not(feature = "security"))]
-  fn protect(&self, payload: SerializedPayload) -> Result<SerializedPayload, String> {
-    Ok(payload)
-  }
-
   pub fn write_with_options(
     &self,
     data: D,
@@ -407,14 +372,10 @@ where
       }
     };
 
-    let payload = match self.protect(SerializedPayload::new_from_bytes(
+    let ddsdata = DDSData::new(SerializedPayload::new_from_bytes(
       SA::output_encoding(),
       send_buffer,
-    )) {
-      Ok(p) => p,
-      Err(reason) => return Err(WriteError::Serialization { reason, data }),
-    };
-    let ddsdata = DDSData::new(payload);
+    ));
 
     // Admission allocates the sequence number and stores the sample only if the
     // reliable send window has room; otherwise it blocks up to
@@ -862,13 +823,10 @@ where
       data: (),
     })?; // serialize key
 
-    let key = self
-      .protect(SerializedPayload::new_from_bytes(
-        SA::output_encoding(),
-        send_buffer,
-      ))
-      .map_err(|reason| WriteError::Serialization { reason, data: () })?;
-    let ddsdata = DDSData::new_disposed_by_key(ChangeKind::NotAliveDisposed, key);
+    let ddsdata = DDSData::new_disposed_by_key(
+      ChangeKind::NotAliveDisposed,
+      SerializedPayload::new_from_bytes(SA::output_encoding(), send_buffer),
+    );
     let timeout = self.qos().reliable_max_blocking_time().map(|d| d.to_std());
     match self
       .send_buffer
@@ -1079,14 +1037,10 @@ where
       }
     };
 
-    let payload = match self.protect(SerializedPayload::new_from_bytes(
+    let dds_data = DDSData::new(SerializedPayload::new_from_bytes(
       SA::output_encoding(),
       send_buffer,
-    )) {
-      Ok(p) => p,
-      Err(reason) => return Err(WriteError::Serialization { reason, data }),
-    };
-    let dds_data = DDSData::new(payload);
+    ));
 
     let timeout = self.qos().reliable_max_blocking_time();
 

@@ -269,7 +269,18 @@ impl DataFrag {
       _ => {}
     }
 
-    let max_payload_bytes = (count_u32 as usize) * (fragment_size as usize);
+    // Patched (gpu_planning): under DDS Security the payload here may still be protected, as
+    // Fast DDS (and RustDDS with it) encodes each DATA_FRAG's fragment run on its own:
+    // CryptoHeader (20), the ciphertext's length (4), the common MAC (16), its padding (<= 3)
+    // and the empty receiver-specific MAC list (4) add up to 47 octets. message_receiver checks
+    // the exact bound again on the decoded payload. Without this allowance every protected
+    // fragment was dropped here and no sample above one fragment crossed a secured link.
+    #[cfg(feature = "security")]
+    const PROTECTION_ALLOWANCE: usize = 64;
+    #[cfg(not(feature = "security"))]
+    const PROTECTION_ALLOWANCE: usize = 0;
+    let max_payload_bytes =
+      (count_u32 as usize) * (fragment_size as usize) + PROTECTION_ALLOWANCE;
     if datafrag.serialized_payload.len() > max_payload_bytes {
       return Err(io::Error::new(
         io::ErrorKind::InvalidData,

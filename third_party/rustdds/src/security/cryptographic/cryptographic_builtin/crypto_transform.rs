@@ -169,9 +169,8 @@ impl CryptoTransform for CryptographicBuiltin {
     let header_vec = CryptoHeader::from(header).write_to_vec().map_err(|err| {
       create_security_error_and_log!("Error converting CryptoHeader to byte vector: {}", err)
     })?;
-    let footer_vec = Vec::<u8>::try_from(footer)?;
     Ok((
-      [header_vec, encoded_data, footer_vec].concat(),
+      secured_payload(header_vec, encoded_data, &footer.common_mac),
       ParameterList::new(),
       // TODO: If the payload was not data but key, then construct a key_hash
       // and return that to be appended to the InlineQoS of the outgoing DATA Submessage.
@@ -770,25 +769,18 @@ impl CryptoTransform for CryptographicBuiltin {
     // or
     // CryptoHeader + CryptoContent + CryptoFooter
     //
-    // We can detect which one it is from CryptoHeader contents.
-    // splitting to the three parts has to be done by byte offset, because
-    // SerializedPayload does not have a length marker, but both header and footer
-    // have a fixed length. Footer is not allowed to have receiver specific MACs
-    // here, which makes its size fixed.
+    // We can detect which one it is from CryptoHeader contents. Patched
+    // (gpu_planning): the footer's receiver_specific_macs length is aligned to 4
+    // from the start of the buffer (CDR, as Fast DDS writes and reads it), so up
+    // to three padding octets may follow the common MAC; see `secured_payload`.
 
     let head_len = BuiltinCryptoHeader::serialized_len();
-    let foot_len = BuiltinCryptoFooter::minimal_serialized_len();
-
-    // check length so that following split do not panic and subtract does not
-    // underflow
-    if encoded_buffer.len() < head_len + foot_len {
+    if encoded_buffer.len() < head_len + BuiltinCryptoFooter::minimal_serialized_len() {
       return Err(security_error("Encoded payload smaller than minimum size"));
     }
     let (header_bytes, content_and_footer_bytes) = encoded_buffer.split_at(head_len);
-    let (content_bytes, footer_bytes) =
-      content_and_footer_bytes.split_at(content_and_footer_bytes.len() - foot_len);
 
-    // Deserialize crypto header and footer
+    // Deserialize crypto header
 
     // .read_from_buffer() does not need endianness, because BuiltinCryptoHeader
     // only contains byte-oriented data, which is insensitive to endianness.
@@ -802,8 +794,6 @@ impl CryptoTransform for CryptographicBuiltin {
         },
       builtin_crypto_header_extra: BuiltinCryptoHeaderExtra(initialization_vector),
     } = crypto_header.try_into()?;
-
-    let BuiltinCryptoFooter { common_mac, .. } = BuiltinCryptoFooter::try_from(footer_bytes)?;
 
     // Get the payload decode key material
     let decode_key_material = self.session_decode_crypto_materials(
@@ -835,15 +825,45 @@ impl CryptoTransform for CryptographicBuiltin {
       }
       BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_AES128_GMAC
       | BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_AES256_GMAC => {
-        validate_mac(decode_key, initialization_vector, content_bytes, common_mac)
-          // if validate_mac succeeds, then map result to content bytes
-          .map(|()| Vec::from(content_bytes))
+        // The plaintext has no length of its own: the padding before the footer's
+        // last four octets is 0..=3 octets, and the MAC decides which split is right.
+        let total = content_and_footer_bytes.len();
+        (0..4)
+          .filter_map(|pad| {
+            let content_len = total.checked_sub(MAC_LENGTH + pad + 4)?;
+            let (content, rest) = content_and_footer_bytes.split_at(content_len);
+            let common_mac: BuiltinMAC = rest[..MAC_LENGTH].try_into().ok()?;
+            validate_mac(decode_key, initialization_vector, content, common_mac)
+              .ok()
+              .map(|()| Vec::from(content))
+          })
+          .next()
+          .ok_or_else(|| security_error("The payload's MAC does not verify"))
       }
       BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_AES128_GCM
       | BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_AES256_GCM => {
-        let ciphertext = CryptoContent::read_from_buffer(content_bytes)?.data;
+        let ciphertext = CryptoContent::read_from_buffer(content_and_footer_bytes)?.data;
+        let mac_at = 4 + ciphertext.len();
+        let common_mac: BuiltinMAC = content_and_footer_bytes
+          .get(mac_at..mac_at + MAC_LENGTH)
+          .and_then(|m| m.try_into().ok())
+          .ok_or_else(|| security_error("Encoded payload ends before its common MAC"))?;
         decrypt(decode_key, initialization_vector, &ciphertext, common_mac)
       }
     }
   }
+}
+
+/// Patched (gpu_planning): a protected payload as Fast DDS writes and reads it:
+/// `CryptoHeader || content || common_mac || pad || receiver_specific_macs`, the
+/// (empty, DDS-Security 9.5.3.3.4.4) receiver_specific_macs sequence's length being
+/// a CDR u32 aligned to 4 from the start of the buffer. Upstream omitted the pad, so
+/// Fast DDS refused every payload whose length was not a multiple of 4 ("Error
+/// decoding encoded payload").
+fn secured_payload(header: Vec<u8>, content: Vec<u8>, common_mac: &BuiltinMAC) -> Vec<u8> {
+  let mut out = [header, content].concat();
+  out.extend_from_slice(common_mac);
+  out.resize(out.len().next_multiple_of(4), 0);
+  out.extend_from_slice(&0u32.to_be_bytes());
+  out
 }
