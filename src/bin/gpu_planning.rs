@@ -45,6 +45,9 @@ enum Command {
     Bag(gpu_planning::bag::cli::BagCommand),
     /// Nearest neighbours (k nearest or radius) of query points in a point file, k-d tree.
     Knn(gpu_planning::kdtree::cli::KnnArgs),
+    /// DDS Security keystores in SROS2's layout, without ROS (the `security` feature).
+    #[command(subcommand)]
+    Security(gpu_planning::ros::keystore::cli::SecurityCommand),
     /// Benchmarks, ours against peers in the same run.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
@@ -100,6 +103,7 @@ fn dispatch(command: Command) -> Result<()> {
         Command::Demo(args) => gpu_planning::demo::run(args),
         Command::Bag(cmd) => gpu_planning::bag::cli::run(cmd),
         Command::Bench(cmd) => cmd.run(),
+        Command::Security(cmd) => gpu_planning::ros::keystore::cli::run(cmd),
         Command::Info { backend } => {
             gpu_planning::compute::info::print(backend);
             Ok(())

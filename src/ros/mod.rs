@@ -7,6 +7,7 @@ pub mod clock;
 pub mod context;
 pub mod distro;
 pub mod idl;
+pub mod keystore;
 pub mod msg;
 pub mod names;
 pub mod params;

@@ -5,11 +5,10 @@
 # enclave with cert.pem, key.pem, identity_ca.cert.pem, permissions_ca.cert.pem,
 # governance.p7s and permissions.p7s. Permissions allow every topic (sros2's default policy
 # for an enclave it knows nothing about), unless the enclave names options:
-#   ENCLAVE:deny=TOPIC   a deny rule (publish and subscribe) for the DDS topic TOPIC (e.g.
-#                        rt/map) ahead of the allow-all rule (rules apply in order);
 #   ENCLAVE:expired      an identity certificate valid only in 2020.
+# (`gpu_planning security` makes keystores too; this script is the independent one.)
 #
-# Usage: make_keystore.sh KEYSTORE ENCLAVE[:OPTION]...   (e.g. /gpu_planning /peer:deny=rt/map)
+# Usage: make_keystore.sh KEYSTORE ENCLAVE[:expired]...   (e.g. /gpu_planning /old:expired)
 set -euo pipefail
 ks=$1; shift
 mkdir -p "$ks/public" "$ks/private" "$ks/enclaves"
@@ -74,12 +73,10 @@ CNF
 for spec in "$@"; do
   enclave=${spec%%:*}
   options=${spec#"$enclave"}
-  deny=""
   expired=false
   IFS=: read -ra opts <<< "${options#:}"
   for o in "${opts[@]}"; do
     case $o in
-      deny=*) deny=${o#deny=} ;;
       expired) expired=true ;;
       "") ;;
       *) echo "make_keystore.sh: unknown enclave option '$o' in '$spec'" >&2; exit 2 ;;
@@ -113,12 +110,7 @@ for spec in "$@"; do
         <not_before>2020-01-01T00:00:00</not_before>
         <not_after>2035-01-01T00:00:00</not_after>
       </validity>
-${deny:+      <deny_rule>
-        <domains><id_range><min>0</min><max>230</max></id_range></domains>
-        <publish><topics><topic>$deny</topic></topics></publish>
-        <subscribe><topics><topic>$deny</topic></topics></subscribe>
-      </deny_rule>
-}      <allow_rule>
+      <allow_rule>
         <domains><id_range><min>0</min><max>230</max></id_range></domains>
         <publish><topics><topic>*</topic></topics></publish>
         <subscribe><topics><topic>*</topic></topics></subscribe>
