@@ -1,7 +1,9 @@
-//! DDS Security (the `security` feature): keystores laid out as `ros2 security` makes them
-//! (tests/interop/make_keystore.sh, OpenSSL's command line), a secured nodes process
-//! (`ROS_SECURITY_ENABLE=true`, `Enforce`) and, in this process, participants with and without
-//! credentials. Skips when `openssl` is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+//! DDS Security (the `security` feature): keystores laid out as `ros2 security` makes them, by
+//! an independent maker (tests/interop/make_keystore.sh, OpenSSL's command line) or by
+//! `gpu_planning security`; a secured nodes process (`ROS_SECURITY_ENABLE=true`, `Enforce`)
+//! and, in this process or in a Fast DDS peer, participants with and without credentials.
+//! Skips when `openssl` or the Fast DDS peer is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1
+//! (CI).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
