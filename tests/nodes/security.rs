@@ -142,6 +142,18 @@ impl SecuredNodes {
     fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
+
+    /// Waits until the process reports its node running (up to 30 s).
+    fn wait_running(&self) {
+        let start = Instant::now();
+        while !self.log().contains("running /lee_planner") {
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the secured nodes did not start within 30 s"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
 }
 
 impl Drop for SecuredNodes {
@@ -314,6 +326,11 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
     let ks = Keystore::made_by_cli(&["/gpu_planning", "/fastdds"], &[]);
     let domain = common::unique_domain();
     let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
+    // Known race, not fixed: when the Fast DDS participant authenticates while our process is
+    // still creating its endpoints, RustDDS sometimes never sets Fast DDS's participant crypto
+    // tokens and every protected submessage fails both ways (about 1 run in 6 with several
+    // secured processes starting at once). Started after the node is up, it has not happened.
+    nodes.wait_running();
     let mut peer = FastDdsPeer::start(&exe, domain, Some(&ks.enclave("/fastdds")));
     let path_type = "nav_msgs::msg::dds_::Path_";
     peer.listen("rt/lee_planner/path", path_type);
