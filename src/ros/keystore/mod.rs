@@ -77,6 +77,9 @@ pub fn check_enclave(enclave: &str) -> Result<()> {
 
 #[cfg(feature = "security")]
 mod make {
+    use openssl::pkey::{PKey, Private};
+    use openssl::x509::X509;
+
     use super::*;
 
     fn write(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -105,6 +108,32 @@ mod make {
         )
     }
 
+    /// The keystore's CA, read once per command.
+    struct Ca {
+        cert: X509,
+        key: PKey<Private>,
+    }
+
+    impl Ca {
+        fn load(dir: &Path) -> Result<Ca> {
+            let (cert_path, key_path) = ca_paths(dir);
+            if !cert_path.exists() {
+                return Err(Error::invalid(
+                    "keystore",
+                    format!(
+                        "{} has no CA ({}): run create-keystore first",
+                        dir.display(),
+                        cert_path.display()
+                    ),
+                ));
+            }
+            Ok(Ca {
+                cert: pki::read_cert(&cert_path)?,
+                key: pki::read_key(&key_path)?,
+            })
+        }
+    }
+
     /// A keystore at `dir` (kept as it is if it already has a CA, as sros2 does).
     pub fn create_keystore(dir: &Path) -> Result<()> {
         let (cert_path, key_path) = ca_paths(dir);
@@ -121,42 +150,31 @@ mod make {
             link("ca.cert.pem", &dir.join(format!("public/{role}.cert.pem")))?;
             link("ca.key.pem", &dir.join(format!("private/{role}.key.pem")))?;
         }
-        let (ca_cert, ca_key) = (pki::read_cert(&cert_path)?, pki::read_key(&key_path)?);
+        let ca = Ca::load(dir)?;
         let governance = dir.join("enclaves/governance.xml");
         write(&governance, GOVERNANCE_XML.as_bytes())?;
-        let signed = pki::smime_sign(GOVERNANCE_XML, &ca_cert, &ca_key)?;
+        let signed = pki::smime_sign(GOVERNANCE_XML, &ca.cert, &ca.key)?;
         write(&dir.join("enclaves/governance.p7s"), &signed)
     }
 
     /// Enclave `enclave` of the keystore at `dir`: its identity and allow-all permissions.
     pub fn create_enclave(dir: &Path, enclave: &str) -> Result<()> {
         check_enclave(enclave)?;
-        let (cert_path, key_path) = ca_paths(dir);
-        if !cert_path.exists() {
-            return Err(Error::invalid(
-                "keystore",
-                format!(
-                    "{} has no CA ({}): run create-keystore first",
-                    dir.display(),
-                    cert_path.display()
-                ),
-            ));
-        }
-        let (ca_cert, ca_key) = (pki::read_cert(&cert_path)?, pki::read_key(&key_path)?);
+        let ca = Ca::load(dir)?;
         let at = crate::ros::security::enclave_dir(dir, enclave);
         create_dir(&at)?;
         let key = pki::new_key()?;
-        let cert = pki::certificate(enclave, &key, Some((&ca_cert, &ca_key)))?;
+        let cert = pki::certificate(enclave, &key, Some((&ca.cert, &ca.key)))?;
         write(&at.join("key.pem"), &pki::key_pem(&key)?)?;
         write(&at.join("cert.pem"), &pki::cert_pem(&cert)?)?;
-        let ca_pem = pki::cert_pem(&ca_cert)?;
+        let ca_pem = pki::cert_pem(&ca.cert)?;
         write(&at.join("identity_ca.cert.pem"), &ca_pem)?;
         write(&at.join("permissions_ca.cert.pem"), &ca_pem)?;
         let governance = dir.join("enclaves/governance.p7s");
         let signed = std::fs::read(&governance)
             .map_err(|e| Error::io(governance.display().to_string(), e))?;
         write(&at.join("governance.p7s"), &signed)?;
-        sign_permissions(dir, enclave, &policy::allow_all())
+        sign_permissions(dir, &ca, enclave, &policy::allow_all())
     }
 
     /// Permissions of `enclave` narrowed to what `policy_file` (sros2's policy format) grants.
@@ -174,23 +192,22 @@ mod make {
         }
         let xml = std::fs::read_to_string(policy_file)
             .map_err(|e| Error::io(policy_file.display().to_string(), e))?;
-        sign_permissions(dir, enclave, &policy::rules_for(&xml, enclave)?)
+        let rules = policy::rules_for(&xml, enclave)?;
+        sign_permissions(dir, &Ca::load(dir)?, enclave, &rules)
     }
 
-    fn sign_permissions(dir: &Path, enclave: &str, rules: &policy::Rules) -> Result<()> {
-        let (cert_path, key_path) = ca_paths(dir);
-        let (ca_cert, ca_key) = (pki::read_cert(&cert_path)?, pki::read_key(&key_path)?);
+    fn sign_permissions(dir: &Path, ca: &Ca, enclave: &str, rules: &policy::Rules) -> Result<()> {
         let text = policy::permissions_xml(
             enclave,
             rules,
             &policy::iso_days_from_now(0),
-            &policy::iso_days_from_now(3650),
+            &policy::iso_days_from_now(i64::from(pki::VALID_DAYS)),
         );
         let at = crate::ros::security::enclave_dir(dir, enclave);
         write(&at.join("permissions.xml"), text.as_bytes())?;
         write(
             &at.join("permissions.p7s"),
-            &pki::smime_sign(&text, &ca_cert, &ca_key)?,
+            &pki::smime_sign(&text, &ca.cert, &ca.key)?,
         )
     }
 }

@@ -17,8 +17,8 @@ use openssl::x509::{X509Builder, X509NameBuilder, X509};
 
 use crate::error::{Error, Result};
 
-/// How long certificates are valid, as sros2 makes them (10 years).
-const VALID_DAYS: u32 = 3650;
+/// How long certificates and permissions are valid, as sros2 makes them (10 years).
+pub const VALID_DAYS: u32 = 3650;
 
 fn tls(what: &str) -> impl Fn(openssl::error::ErrorStack) -> Error + '_ {
     move |e| Error::invalid("keystore", format!("{what}: {e}"))

@@ -124,39 +124,26 @@ fn qualify(name: &str, ns: &str, node: &str) -> String {
 /// The DDS topics of one ROS name under one permission, as sros2's permissions.xsl lays them.
 fn add(rule: &mut Rule, kind: &str, attr: &str, fq: &str) -> Result<()> {
     let action = |suffix: &str| format!("{fq}/_action/{suffix}");
+    // What a client writes to an action, and what its server writes back.
+    let to_server = || -> Vec<String> {
+        ["send_goal", "cancel_goal", "get_result"]
+            .map(|s| format!("rq{}", action(&format!("{s}Request"))))
+            .to_vec()
+    };
+    let to_client = || -> Vec<String> {
+        ["send_goal", "cancel_goal", "get_result"]
+            .map(|s| format!("rr{}", action(&format!("{s}Reply"))))
+            .into_iter()
+            .chain(["feedback", "status"].map(|s| format!("rt{}", action(s))))
+            .collect()
+    };
     let (publish, subscribe): (Vec<String>, Vec<String>) = match (kind, attr) {
         ("topics", "publish") => (vec![format!("rt{fq}")], vec![]),
         ("topics", "subscribe") => (vec![], vec![format!("rt{fq}")]),
         ("services", "reply") => (vec![format!("rr{fq}Reply")], vec![format!("rq{fq}Request")]),
         ("services", "request") => (vec![format!("rq{fq}Request")], vec![format!("rr{fq}Reply")]),
-        ("actions", "call") => (
-            [
-                "send_goalRequest",
-                "cancel_goalRequest",
-                "get_resultRequest",
-            ]
-            .map(|s| format!("rq{}", action(s)))
-            .to_vec(),
-            ["send_goalReply", "cancel_goalReply", "get_resultReply"]
-                .map(|s| format!("rr{}", action(s)))
-                .into_iter()
-                .chain(["feedback", "status"].map(|s| format!("rt{}", action(s))))
-                .collect(),
-        ),
-        ("actions", "execute") => (
-            ["send_goalReply", "cancel_goalReply", "get_resultReply"]
-                .map(|s| format!("rr{}", action(s)))
-                .into_iter()
-                .chain(["feedback", "status"].map(|s| format!("rt{}", action(s))))
-                .collect(),
-            [
-                "send_goalRequest",
-                "cancel_goalRequest",
-                "get_resultRequest",
-            ]
-            .map(|s| format!("rq{}", action(s)))
-            .to_vec(),
-        ),
+        ("actions", "call") => (to_server(), to_client()),
+        ("actions", "execute") => (to_client(), to_server()),
         _ => {
             return Err(Error::invalid(
                 "policy",
