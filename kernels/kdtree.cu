@@ -10,7 +10,10 @@
 //   kd_ranks        each point's rank in one dimension's order
 //   kd_level_keys   sort keys of one breadth-first level
 //   kd_layout       coordinates and indices copied into tree order
-//   kd_knn          k nearest per query (KNN_K, KNN_DIMS set by the host)
+//   kd_bounds       each dimension's range over the queries
+//   kd_morton       the queries' Morton codes (the order they are answered in)
+//   kd_knn          k nearest per query, k <= 32 in registers (KNN_K, KNN_DIMS set by the host)
+//   kd_knn_heap     k nearest per query, any k, a max-heap in the answer's own row
 //   kd_check        the balanced-tree invariant, counted
 //   kd_radius       radius search: counts, then (distance, index) pairs
 // Iota, scans and sorts come from primitives.cu.
@@ -158,7 +161,66 @@ __device__ __forceinline__ void offer(Best &b, float d, u32 idx, bool unique) {
     if (b.len < KNN_K) b.len++;
 }
 
-__device__ void search(const float *tc, const u32 *torig, u32 n, const float *q, Best &b,
+// The k best of a large k: a max-heap under (distance, index) kept in the query's own answer
+// row (k entries of global memory), its root, the worst kept, cached in a register. The
+// answer's order is made by a heap sort at the end.
+struct HeapBest {
+    float *d;
+    u32 *i;
+    int k;
+    int len;
+    float root;
+};
+
+__device__ __forceinline__ float worst(const HeapBest &b) {
+    return b.len < b.k ? __int_as_float(0x7f800000) : b.root;
+}
+
+__device__ __forceinline__ void heap_swap(HeapBest &b, int x, int y) {
+    float td = b.d[x]; b.d[x] = b.d[y]; b.d[y] = td;
+    u32 ti = b.i[x]; b.i[x] = b.i[y]; b.i[y] = ti;
+}
+
+// Moves entry x down within [0, len) while a child comes after it.
+__device__ void sift_down(HeapBest &b, int x, int len) {
+    for (;;) {
+        int c = 2 * x + 1;
+        if (c >= len) return;
+        if (c + 1 < len && before(b.d[c], b.i[c], b.d[c + 1], b.i[c + 1])) ++c;
+        if (!before(b.d[x], b.i[x], b.d[c], b.i[c])) return;
+        heap_swap(b, x, c);
+        x = c;
+    }
+}
+
+__device__ void offer(HeapBest &b, float d, u32 idx, bool unique) {
+    if (unique) {
+        for (int t = 0; t < b.len; ++t)
+            if (b.i[t] == idx) {
+                // A smaller key in a max-heap only moves down.
+                if (d < b.d[t]) { b.d[t] = d; sift_down(b, t, b.len); b.root = b.d[0]; }
+                return;
+            }
+    }
+    if (b.len == b.k) {
+        if (!before(d, idx, b.d[0], b.i[0])) return;
+        b.d[0] = d; b.i[0] = idx;
+        sift_down(b, 0, b.len);
+    } else {
+        int x = b.len++;
+        b.d[x] = d; b.i[x] = idx;
+        while (x > 0) {
+            int parent = (x - 1) / 2;
+            if (!before(b.d[parent], b.i[parent], b.d[x], b.i[x])) break;
+            heap_swap(b, x, parent);
+            x = parent;
+        }
+    }
+    b.root = b.d[0];
+}
+
+template <class B>
+__device__ void search(const float *tc, const u32 *torig, u32 n, const float *q, B &b,
                        bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdep[STACK];
@@ -231,6 +293,83 @@ extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
                 out_d[(size_t)qi * k + j] = b.d[j];
                 out_i[(size_t)qi * k + j] = b.i[j];
             }
+    }
+}
+
+// k nearest per query for k above what registers hold: as kd_knn, the k best in a max-heap in
+// the answer row itself (k <= the distinct points, so every row fills), then heap-sorted.
+extern "C" __global__ void kd_knn_heap(const float *tc, const u32 *torig, u32 n,
+                                       const float *queries, const u32 *perm, u32 nq, int k,
+                                       int so3, float *out_d, u32 *out_i) {
+    GRID_STRIDE(t, nq) {
+        u32 qi = perm[t];
+        float q[KNN_DIMS];
+#pragma unroll
+        for (int d = 0; d < KNN_DIMS; ++d) q[d] = queries[(size_t)qi * KNN_DIMS + d];
+        HeapBest b;
+        b.d = out_d + (size_t)qi * k;
+        b.i = out_i + (size_t)qi * k;
+        b.k = k;
+        b.len = 0;
+        b.root = 0.0f;
+        search(tc, torig, n, q, b, false);
+        if (so3) {
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
+            search(tc, torig, n, q, b, true);
+        }
+        for (int end = b.len - 1; end > 0; --end) {
+            heap_swap(b, 0, end);
+            sift_down(b, 0, end);
+        }
+    }
+}
+
+// Each dimension's range over n points as order-preserving words (see `sortable`):
+// bounds[d] the least, bounds[dims + d] the greatest; the host starts them at ~0 and 0.
+extern "C" __global__ void kd_bounds(const float *pts, int dims, u32 n, u32 *bounds) {
+    for (int d = 0; d < dims; ++d) {
+        u32 lo = 0xffffffffu, hi = 0;
+        GRID_STRIDE(j, n) {
+            u32 v = sortable(pts[(size_t)j * dims + d]);
+            lo = min(lo, v);
+            hi = max(hi, v);
+        }
+        for (int o = 16; o > 0; o >>= 1) {
+            lo = min(lo, __shfl_xor_sync(FULL_MASK, lo, o));
+            hi = max(hi, __shfl_xor_sync(FULL_MASK, hi, o));
+        }
+        if ((threadIdx.x & 31) == 0) {
+            atomicMin(&bounds[d], lo);
+            atomicMax(&bounds[dims + d], hi);
+        }
+    }
+}
+
+__device__ __forceinline__ float unsortable(u32 u) {
+    return __uint_as_float((u & 0x80000000u) ? (u & 0x7fffffffu) : ~u);
+}
+
+// Morton (Z-order) codes: each coordinate scaled to its range and quantised to 64 / dims bits,
+// bits interleaved; keys[j] the code of point j, perm[j] = j. Only the order queries are
+// answered in depends on them (a warp then walks similar paths), never an answer.
+extern "C" __global__ void kd_morton(const float *pts, int dims, u32 n, const u32 *bounds,
+                                     u64 *keys, u32 *perm) {
+    int bits = 64 / dims;
+    double top = (double)((1ull << bits) - 1);
+    GRID_STRIDE(j, n) {
+        u64 cell[8];
+        for (int d = 0; d < dims; ++d) {
+            double lo = unsortable(bounds[d]), hi = unsortable(bounds[dims + d]);
+            double span = fmax(hi - lo, 1e-300);
+            double x = ((double)pts[(size_t)j * dims + d] - lo) * (top / span);
+            cell[d] = (u64)fmin(fmax(x, 0.0), top);
+        }
+        u64 code = 0;
+        for (int b = bits - 1; b >= 0; --b)
+            for (int d = 0; d < dims; ++d) code = (code << 1) | ((cell[d] >> b) & 1);
+        keys[j] = code;
+        perm[j] = (u32)j;
     }
 }
 

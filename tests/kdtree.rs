@@ -175,6 +175,51 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
     }
 }
 
+/// k above what registers hold (kd_knn_heap): k past the register limit, past the distinct
+/// points, and the device limit itself; ties from coarse coordinates, so3 with its second
+/// search from -q; query counts off the block size, and queries all at one point (their
+/// Morton range is empty). Every answer equals the CPU's.
+#[test]
+fn gpu_large_k_answers_equal_the_cpu() {
+    let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_large_k_answers") else {
+        return;
+    };
+    use gpu_planning::kdtree::gpu::{DeviceTree, MAX_K, REGISTER_K};
+    let seed = gpu_planning::compute::testing::seed(0x1a7e);
+    for (case, (n, dims, levels, nq)) in [
+        (3usize, 3usize, 10u64, 65usize),
+        (700, 4, 6, 1001),
+        (5000, 3, 8, 777),
+        (20_011, 4, 1 << 16, 513),
+        (50_000, 2, 1 << 20, 300),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let p = points(n, dims, levels, seed ^ case as u64);
+        let cpu = cpu_build(&p);
+        let (dev, _) = DeviceTree::build(&rt, &p).unwrap();
+        let mut queries = points(nq, dims, levels, seed ^ 0x99 ^ case as u64).coords;
+        let same: Vec<f32> = queries[..dims].repeat(37);
+        for k in [REGISTER_K + 1, 100, 257, MAX_K] {
+            for qs in [&queries, &same] {
+                let want = knn(&cpu, qs, k, Metric::Euclidean).unwrap();
+                let got = dev.knn(qs, k, Metric::Euclidean).unwrap();
+                assert!(got == want, "n {n}, dims {dims}, k {k}, {} queries", qs.len() / dims);
+                if dims == 4 {
+                    let want = knn(&cpu, qs, k, Metric::So3).unwrap();
+                    let got = dev.knn(qs, k, Metric::So3).unwrap();
+                    assert!(got == want, "so3: n {n}, k {k}");
+                }
+            }
+        }
+        queries.truncate(0);
+        assert!(dev.knn(&queries, MAX_K, Metric::Euclidean).unwrap().is_empty());
+        let e = dev.knn(&p.coords[..dims], MAX_K + 1, Metric::Euclidean);
+        assert!(e.unwrap_err().to_string().contains('k'));
+    }
+}
+
 #[test]
 fn point_files_pcd_and_ply_read_xyz() {
     use gpu_planning::kdtree::io::{read_pcd, read_ply};

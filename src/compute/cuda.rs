@@ -9,13 +9,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
-    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DeviceRepr, DriverError,
-    LaunchConfig, ValidAsZeroBits,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, DriverError, LaunchConfig, ValidAsZeroBits,
 };
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use sha2::{Digest, Sha256};
 
 use super::host_copies::{HostCopies, Registration};
+use super::staging::Staging;
 use crate::error::{Error, Result};
 
 /// Environment variable naming the folder for compiled PTX; `off` (or empty) turns the disk
@@ -80,6 +81,8 @@ pub struct CudaRuntime {
     priority: i32,
     /// How large host buffers cross to the device (see [`super::host_copies`]).
     host_copies: HostCopies,
+    /// This stream's pinned chunks for [`HostCopies::Pinned`], made on the first large copy.
+    staging: Arc<Mutex<Option<Staging>>>,
 }
 
 impl CudaRuntime {
@@ -144,6 +147,7 @@ impl CudaRuntime {
             compiled: Arc::new(std::sync::atomic::AtomicU64::new(0)),
             priority: 0,
             host_copies,
+            staging: Arc::default(),
         })
     }
 
@@ -166,6 +170,7 @@ impl CudaRuntime {
         Ok(Arc::new(CudaRuntime {
             stream,
             priority,
+            staging: Arc::default(),
             ..self.view()
         }))
     }
@@ -188,6 +193,7 @@ impl CudaRuntime {
             compiled: self.compiled.clone(),
             priority: self.priority,
             host_copies: self.host_copies,
+            staging: self.staging.clone(),
         }
     }
 
@@ -380,6 +386,17 @@ impl CudaRuntime {
         }
         // SAFETY: every element is written by the copy below before anyone reads it.
         let mut dev = unsafe { self.alloc::<T>(host.len()) }?;
+        let bytes = std::mem::size_of_val(host);
+        if self.host_copies.pins(bytes) {
+            // SAFETY: DeviceRepr types are plain data, viewed as their bytes for the copy.
+            let src = unsafe { std::slice::from_raw_parts(host.as_ptr().cast::<u8>(), bytes) };
+            {
+                let (at, _written) = dev.device_ptr_mut(&self.stream);
+                // SAFETY: `dev` holds `bytes` bytes and this stream orders every use of it.
+                unsafe { self.staged(|s| s.upload(&self.stream, src, at)) }?;
+            }
+            return Ok(dev);
+        }
         // SAFETY: `host` is borrowed for the whole call.
         unsafe {
             self.copy_with_pages(host.as_ptr().cast(), std::mem::size_of_val(host), || {
@@ -408,6 +425,17 @@ impl CudaRuntime {
             return Ok(Vec::new());
         }
         let mut host = vec![T::default(); range.len()];
+        let bytes = std::mem::size_of_val(host.as_slice());
+        if self.host_copies.pins(bytes) {
+            // SAFETY: DeviceRepr types are plain data; every byte is overwritten by the copy.
+            let dst =
+                unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) };
+            let view = dev.slice(range);
+            let (at, _read) = view.device_ptr(&self.stream);
+            // SAFETY: the view holds `bytes` bytes and this stream orders every use of it.
+            unsafe { self.staged(|s| s.download(&self.stream, at, dst)) }?;
+            return Ok(host);
+        }
         let (at, bytes) = (
             host.as_mut_ptr().cast(),
             std::mem::size_of_val(host.as_slice()),
@@ -421,6 +449,20 @@ impl CudaRuntime {
             })
         }?;
         Ok(host)
+    }
+
+    /// Runs `copy` with this stream's pinned chunks, made on first use.
+    ///
+    /// # Safety
+    /// As the [`Staging`] method `copy` calls.
+    unsafe fn staged(&self, copy: impl FnOnce(&mut Staging) -> Result<()>) -> Result<()> {
+        self.ctx.bind_to_thread().map_err(gpu_err)?;
+        let mut slot = self.staging.lock().unwrap_or_else(|p| p.into_inner());
+        let staging = match slot.as_mut() {
+            Some(s) => s,
+            None => slot.insert(Staging::new(&self.ctx)?),
+        };
+        copy(staging)
     }
 
     /// Runs `copy`, a copy from or to the `bytes` host bytes at `at`, with those pages

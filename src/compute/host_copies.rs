@@ -1,50 +1,55 @@
-//! How host buffers cross to the device. A copy from or to pageable memory (a `Vec`) makes the
-//! driver go through a pinned staging buffer of its own: the CPU copies the data into it, the
-//! copy engine moves it, two passes over the data. Registering the caller's own pages for the
-//! copy (`cuMemHostRegister`) lets the copy engine read or write them directly, one pass. On
-//! a discrete GPU pinning the pages of a one-off buffer costs about what it saves, so the
-//! driver's staging stays the default there; on an integrated GPU (Jetson: CPU and GPU share
-//! one memory, `CU_DEVICE_ATTRIBUTE_INTEGRATED`) the staging copy is a second pass over the one
-//! memory both read, and registered copies are the default.
+//! How host buffers cross to the device. A copy from or to pageable memory (a `Vec`) through
+//! the driver goes via a pinned staging buffer of its own: one CPU thread copies each piece
+//! into it, then the copy engine moves it, the two passes one after the other. On a discrete
+//! GPU the default is our own staging instead ([`super::staging`]): pinned chunks kept for the
+//! stream, filled and drained by several threads while the engine moves the other chunk.
+//! Registering the caller's own pages for the copy (`cuMemHostRegister`) lets the copy engine
+//! read or write them directly, one pass, but pinning a one-off buffer's pages costs about what
+//! it saves on a discrete GPU; on an integrated GPU (Jetson: CPU and GPU share one memory,
+//! `CU_DEVICE_ATTRIBUTE_INTEGRATED`) any staging copy is a second pass over the one memory
+//! both read, and registered copies are the default.
 
 use cudarc::driver::sys;
 
-/// Environment variable forcing the mode: `staged` or `registered` (tests run the GPU
-/// algorithms through registered copies on a discrete GPU this way).
+/// Environment variable forcing the mode: `pinned`, `staged` or `registered` (tests run the
+/// GPU algorithms through registered copies on a discrete GPU this way).
 pub const HOST_COPIES_ENV: &str = "GPU_PLANNING_HOST_COPIES";
 
-/// Below this many bytes a copy stays staged: pinning and unpinning pages (two system calls
-/// and page-table work) costs more than the staging copy of a small buffer.
+/// Below this many bytes a copy takes the driver's staging in every mode: pinning pages (two
+/// system calls) or splitting a copy over threads costs more than a small buffer's copy.
 pub const REGISTER_FROM_BYTES: usize = 1 << 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostCopies {
+    /// Large copies through the stream's own pinned chunks, overlapped (discrete GPUs).
+    Pinned,
     /// Pageable copies through the driver's staging buffer.
     Staged,
-    /// Large copies from and to the caller's pages, registered for the copy.
+    /// Large copies from and to the caller's pages, registered for the copy (integrated GPUs).
     Registered,
 }
 
 impl HostCopies {
     /// The mode for a device: `GPU_PLANNING_HOST_COPIES` when set to a mode, else registered
-    /// on integrated GPUs and staged on discrete ones.
+    /// on integrated GPUs and pinned on discrete ones.
     pub fn for_device(integrated: bool) -> HostCopies {
         Self::choose(std::env::var(HOST_COPIES_ENV).ok().as_deref(), integrated)
     }
 
     fn choose(setting: Option<&str>, integrated: bool) -> HostCopies {
         match setting.map(str::trim) {
+            Some("pinned") => HostCopies::Pinned,
             Some("staged") => HostCopies::Staged,
             Some("registered") => HostCopies::Registered,
             Some(other) if !other.is_empty() => {
                 tracing::warn!(
-                    "{HOST_COPIES_ENV}={other:?} is not staged or registered; using the \
-                     device's default"
+                    "{HOST_COPIES_ENV}={other:?} is not pinned, staged or registered; using \
+                     the device's default"
                 );
                 Self::choose(None, integrated)
             }
             _ if integrated => HostCopies::Registered,
-            _ => HostCopies::Staged,
+            _ => HostCopies::Pinned,
         }
     }
 
@@ -53,8 +58,14 @@ impl HostCopies {
         self == HostCopies::Registered && bytes >= REGISTER_FROM_BYTES
     }
 
+    /// Whether a copy of `bytes` goes through the stream's pinned chunks in this mode.
+    pub fn pins(self, bytes: usize) -> bool {
+        self == HostCopies::Pinned && bytes >= REGISTER_FROM_BYTES
+    }
+
     pub fn name(self) -> &'static str {
         match self {
+            HostCopies::Pinned => "pinned (the stream's own chunks, overlapped)",
             HostCopies::Staged => "staged (the driver's pinned buffer)",
             HostCopies::Registered => "registered (from and to the caller's pages)",
         }
@@ -98,13 +109,17 @@ mod tests {
     fn integrated_gpus_register_and_the_setting_overrides() {
         use HostCopies::*;
         assert_eq!(HostCopies::choose(None, true), Registered);
-        assert_eq!(HostCopies::choose(None, false), Staged);
+        assert_eq!(HostCopies::choose(None, false), Pinned);
+        assert_eq!(HostCopies::choose(Some("staged"), false), Staged);
+        assert_eq!(HostCopies::choose(Some("pinned"), true), Pinned);
         assert_eq!(HostCopies::choose(Some("registered"), false), Registered);
         assert_eq!(HostCopies::choose(Some(" staged "), true), Staged);
         assert_eq!(HostCopies::choose(Some("zero-copy"), true), Registered);
-        assert_eq!(HostCopies::choose(Some(""), false), Staged);
+        assert_eq!(HostCopies::choose(Some(""), false), Pinned);
         assert!(Registered.registers(REGISTER_FROM_BYTES));
         assert!(!Registered.registers(REGISTER_FROM_BYTES - 1));
         assert!(!Staged.registers(usize::MAX));
+        assert!(Pinned.pins(REGISTER_FROM_BYTES) && !Pinned.pins(REGISTER_FROM_BYTES - 1));
+        assert!(!Pinned.registers(usize::MAX) && !Registered.pins(usize::MAX));
     }
 }

@@ -8,6 +8,7 @@ pub mod host_copies;
 pub mod info;
 pub mod kernels;
 pub mod primitives;
+pub mod staging;
 pub mod testing;
 pub mod warmup;
 

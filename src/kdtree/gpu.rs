@@ -1,8 +1,9 @@
 //! The k-d tree on the device: Brown's presorts as LSD radix sorts of coordinate pairs (the
 //! foundation's stable sort), dedupe by run starts, then one sort per breadth-first level keyed
 //! by (open range, rank in the level's dimension), which puts every range's median in place.
-//! The layout equals the CPU builder's. Queries: one thread per query, an explicit stack, the
-//! k best in registers.
+//! The layout equals the CPU builder's. Queries: answered in the Morton order of the queries
+//! (codes and sort on the device), one thread per query, an explicit stack, the k best in
+//! registers up to [`REGISTER_K`] and in a heap in the answer row up to [`MAX_K`].
 
 use std::sync::Arc;
 
@@ -18,8 +19,11 @@ use crate::compute::primitives::gpu::Primitives;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
-/// Neighbours a device query keeps (larger k runs on the CPU).
-pub const MAX_K: usize = 32;
+/// Neighbours a device query keeps (larger k runs on the CPU, with a log line).
+pub const MAX_K: usize = 1024;
+/// Up to this k the query keeps its k best in registers (kd_knn, compiled per k); above it,
+/// in a heap in global memory (kd_knn_heap).
+pub const REGISTER_K: usize = 32;
 const THREADS: u32 = 256;
 
 /// Milliseconds of each build phase (synchronised), for the benchmark.
@@ -152,7 +156,7 @@ fn knn_defines(k: usize, dims: usize) -> [(&'static str, String); 2] {
 pub fn modules(k: usize) -> Vec<Module> {
     let mut all = vec![Module::new(KDTREE, &[])];
     all.extend(crate::compute::primitives::gpu::modules());
-    let mut ks = vec![1, k.min(MAX_K)];
+    let mut ks = vec![1, k.min(REGISTER_K)];
     ks.dedup();
     for k in ks {
         for dims in [3, 4] {
@@ -359,8 +363,8 @@ impl DeviceTree {
         Ok(r.nested())
     }
 
-    /// [`Self::knn`] as flat rows, and the milliseconds of device work (query sort and
-    /// search, inputs uploaded, results not yet downloaded).
+    /// [`Self::knn`] as flat rows, and the milliseconds of device work (query order and
+    /// search, queries uploaded, results not yet downloaded).
     pub fn knn_timed(&self, queries: &[f32], k: usize, metric: Metric) -> Result<KnnRows> {
         check_query_dims(self.dims, queries, k, metric)?;
         if k > MAX_K {
@@ -380,29 +384,38 @@ impl DeviceTree {
                 device_ms: 0.0,
             });
         }
-        let q = self.rt.upload(queries)?;
-        // Queries in Morton order of their coordinates: a warp then walks similar paths.
-        let morton = morton_codes(queries, self.dims);
-        let mut keys = self.rt.upload(&morton)?;
-        let mut perm = self.rt.upload(&(0..nq as u32).collect::<Vec<_>>())?;
-        let prim = Primitives::new(&self.rt)?;
-        self.rt.synchronize()?;
+        if nq > u32::MAX as usize {
+            return Err(Error::invalid(
+                "queries",
+                format!("{nq} queries: at most {} per call", u32::MAX),
+            ));
+        }
+        let rt = &self.rt;
+        let q = rt.upload(queries)?;
+        rt.synchronize()?;
         let clock = std::time::Instant::now();
-        prim.sort_pairs(&mut keys, &mut perm, nq)?;
-        // SAFETY: kd_knn writes k entries of both for every query.
-        let mut d = unsafe { self.rt.alloc::<f32>(nq * k) }?;
-        // SAFETY: uninitialised; kd_knn writes all of it before anything reads it.
-        let mut i = unsafe { self.rt.alloc::<u32>(nq * k) }?;
-        let f = self
-            .rt
-            .function_with(&KDTREE, &knn_defines(k, self.dims), "kd_knn")?;
+        let (mut keys, mut perm) = self.morton_order(&q, nq)?;
+        Primitives::new(rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
+        drop(keys);
+        // SAFETY: kd_knn / kd_knn_heap write k entries of both for every query.
+        let mut d = unsafe { rt.alloc::<f32>(nq * k) }?;
+        // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
+        let mut i = unsafe { rt.alloc::<u32>(nq * k) }?;
+        // Up to REGISTER_K the k best live in registers (one module per k); above, in a heap
+        // in the answer row (one module per dimension count, shared with k = 1).
+        let (name, defines) = if k <= REGISTER_K {
+            ("kd_knn", knn_defines(k, self.dims))
+        } else {
+            ("kd_knn_heap", knn_defines(1, self.dims))
+        };
+        let f = rt.function_with(&KDTREE, &defines, name)?;
         let (n, nq32, ki, so3) = (
             self.len as u32,
             nq as u32,
             k as i32,
             (metric == Metric::So3) as i32,
         );
-        let mut b = self.rt.stream().launch_builder(&f);
+        let mut b = rt.stream().launch_builder(&f);
         b.arg(&self.tcoords).arg(&self.torig).arg(&n);
         b.arg(&q)
             .arg(&perm)
@@ -416,17 +429,52 @@ impl DeviceTree {
             block_dim: (64, 1, 1),
             shared_mem_bytes: 0,
         };
-        // SAFETY: kd_knn: as declared; writes k distances and indices per query, nq * k allocated
-        unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
-        self.rt.synchronize()?;
+        // SAFETY: kd_knn / kd_knn_heap: as declared; write k distances and indices per query, nq * k allocated
+        unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+        rt.synchronize()?;
         let device_ms = clock.elapsed().as_secs_f64() * 1e3;
         Ok(KnnRows {
             k,
-            distances: self.rt.download(&d, nq * k)?,
-            indices: self.rt.download(&i, nq * k)?,
+            distances: rt.download(&d, nq * k)?,
+            indices: rt.download(&i, nq * k)?,
             rows: nq,
             device_ms,
         })
+    }
+
+    /// Morton codes of the device-resident queries over their own bounds, and 0..nq, ready
+    /// to be sorted into the order the queries are answered in.
+    fn morton_order(
+        &self,
+        q: &CudaSlice<f32>,
+        nq: usize,
+    ) -> Result<(CudaSlice<u64>, CudaSlice<u32>)> {
+        let rt = &self.rt;
+        let (dims, n32) = (self.dims, nq as u32);
+        let di = dims as i32;
+        let mut start = vec![u32::MAX; dims];
+        start.resize(2 * dims, 0);
+        let mut bounds = rt.upload(&start)?;
+        let f = rt.function(&KDTREE, "kd_bounds")?;
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(q).arg(&di).arg(&n32).arg(&mut bounds);
+        // SAFETY: kd_bounds: as declared; reads nq rows, updates the 2 * dims bounds only
+        unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_bounds"))?;
+        // SAFETY: kd_morton writes every key and every perm entry.
+        let mut keys = unsafe { rt.alloc::<u64>(nq) }?;
+        // SAFETY: as above.
+        let mut perm = unsafe { rt.alloc::<u32>(nq) }?;
+        let f = rt.function(&KDTREE, "kd_morton")?;
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(q)
+            .arg(&di)
+            .arg(&n32)
+            .arg(&bounds)
+            .arg(&mut keys)
+            .arg(&mut perm);
+        // SAFETY: kd_morton: as declared; writes keys[0..nq) and perm[0..nq)
+        unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_morton"))?;
+        Ok((keys, perm))
     }
 }
 
@@ -567,42 +615,4 @@ fn layout(
     // SAFETY: kd_layout: as declared; writes n rows of coordinates and n indices, allocated so
     unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("kd_layout"))?;
     Ok((tc, to))
-}
-
-/// Morton (Z-order) codes of points: each coordinate scaled to its range over the set and
-/// quantised to 64 / dims bits, bits interleaved. Only the query order depends on them.
-pub fn morton_codes(points: &[f32], dims: usize) -> Vec<u64> {
-    use rayon::prelude::*;
-    let bits = 64 / dims;
-    let (lo, hi) = points.chunks(dims).fold(
-        (vec![f32::MAX; dims], vec![f32::MIN; dims]),
-        |(mut lo, mut hi), p| {
-            for d in 0..dims {
-                lo[d] = lo[d].min(p[d]);
-                hi[d] = hi[d].max(p[d]);
-            }
-            (lo, hi)
-        },
-    );
-    let scale: Vec<f64> = (0..dims)
-        .map(|d| {
-            let span = (hi[d] as f64 - lo[d] as f64).max(f64::MIN_POSITIVE);
-            ((1u64 << bits) - 1) as f64 / span
-        })
-        .collect();
-    points
-        .par_chunks(dims)
-        .map(|p| {
-            let cells: Vec<u64> = (0..dims)
-                .map(|d| ((p[d] as f64 - lo[d] as f64) * scale[d]) as u64)
-                .collect();
-            let mut code = 0u64;
-            for b in (0..bits).rev() {
-                for c in &cells {
-                    code = (code << 1) | ((c >> b) & 1);
-                }
-            }
-            code
-        })
-        .collect()
 }

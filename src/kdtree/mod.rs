@@ -43,8 +43,8 @@ pub fn knn(
             gpu::DeviceTree::upload(rt, t)?.knn(queries, k, metric)
         }
         Backend::Cuda(_) => {
-            tracing::info!(
-                "knn: k = {k} is above the device kernel's {}: answered on the CPU",
+            tracing::warn!(
+                "knn: k = {k} is above the device query's limit of {}: answered on the CPU",
                 gpu::MAX_K
             );
             cpu::knn(t, queries, k, metric)

@@ -114,6 +114,12 @@ impl Tree {
     fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Vec<Rows>> {
         check_result_size(&self.host, queries, ResultSize::Nearest { k }, cap)?;
         let rows = if k > MAX_K {
+            if self.device.is_some() {
+                tracing::warn!(
+                    "{NODE_NAME}: k = {k} is above the device query's limit of {MAX_K}: \
+                     answered on the CPU"
+                );
+            }
             cpu::knn(&self.host, queries, k, self.metric)?
         } else {
             self.on_device_or_host(
