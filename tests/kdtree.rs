@@ -205,7 +205,11 @@ fn gpu_large_k_answers_equal_the_cpu() {
             for qs in [&queries, &same] {
                 let want = knn(&cpu, qs, k, Metric::Euclidean).unwrap();
                 let got = dev.knn(qs, k, Metric::Euclidean).unwrap();
-                assert!(got == want, "n {n}, dims {dims}, k {k}, {} queries", qs.len() / dims);
+                assert!(
+                    got == want,
+                    "n {n}, dims {dims}, k {k}, {} queries",
+                    qs.len() / dims
+                );
                 if dims == 4 {
                     let want = knn(&cpu, qs, k, Metric::So3).unwrap();
                     let got = dev.knn(qs, k, Metric::So3).unwrap();
@@ -214,7 +218,10 @@ fn gpu_large_k_answers_equal_the_cpu() {
             }
         }
         queries.truncate(0);
-        assert!(dev.knn(&queries, MAX_K, Metric::Euclidean).unwrap().is_empty());
+        assert!(dev
+            .knn(&queries, MAX_K, Metric::Euclidean)
+            .unwrap()
+            .is_empty());
         let e = dev.knn(&p.coords[..dims], MAX_K + 1, Metric::Euclidean);
         assert!(e.unwrap_err().to_string().contains('k'));
     }

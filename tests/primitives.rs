@@ -125,16 +125,32 @@ fn gpu_sort_matches_cpu_reference() {
 #[test]
 fn gpu_host_copies_are_exact_pinned_staged_and_registered() {
     use gpu_planning::compute::host_copies::{HostCopies, REGISTER_FROM_BYTES};
-    let Some(shared) = cuda_or_skip("gpu_host_copies_are_exact_pinned_staged_and_registered") else {
+    let Some(shared) = cuda_or_skip("gpu_host_copies_are_exact_pinned_staged_and_registered")
+    else {
         return;
     };
     let mut rng = XorShift::new(gpu_planning::compute::testing::seed(0x5eed_00c0));
-    for mode in [HostCopies::Pinned, HostCopies::Staged, HostCopies::Registered] {
+    for mode in [
+        HostCopies::Pinned,
+        HostCopies::Staged,
+        HostCopies::Registered,
+    ] {
         let rt = shared.with_host_copies(mode);
         let words = REGISTER_FROM_BYTES / 8;
         // Chunk boundaries too: one pinned chunk, one more word, several chunks and a part.
         let chunk = gpu_planning::compute::staging::CHUNK_BYTES / 8;
-        for n in [0, 1, 1000, words - 1, words, words + 1, 3 * words + 7, chunk, chunk + 1, 5 * chunk / 2 + 3] {
+        for n in [
+            0,
+            1,
+            1000,
+            words - 1,
+            words,
+            words + 1,
+            3 * words + 7,
+            chunk,
+            chunk + 1,
+            5 * chunk / 2 + 3,
+        ] {
             let data: Vec<u64> = (0..n + 1).map(|_| rng.next_u64()).collect();
             for start in [0, 1.min(n)] {
                 let host = &data[start..start + n];

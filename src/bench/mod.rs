@@ -9,6 +9,7 @@ pub mod lee_map;
 pub mod mixed_load;
 pub mod polyline;
 pub mod primitives;
+pub mod services;
 
 use std::time::Instant;
 
@@ -35,6 +36,8 @@ pub enum BenchCommand {
     FirstCall(first_call::Args),
     /// get_plan latency alone and beside all-pairs solves and cell graphs on the same GPU.
     MixedLoad(mixed_load::Args),
+    /// Every node's service called over DDS, end to end, on each backend.
+    Services(services::Args),
 }
 
 impl BenchCommand {
@@ -48,6 +51,7 @@ impl BenchCommand {
             BenchCommand::Lee(a) => a.run(),
             BenchCommand::FirstCall(a) => a.run(),
             BenchCommand::MixedLoad(a) => a.run(),
+            BenchCommand::Services(a) => a.run(),
         }
     }
 }

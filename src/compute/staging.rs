@@ -95,10 +95,8 @@ impl Staging {
             let at = src + (c * CHUNK_BYTES) as u64;
             // SAFETY: the caller vouches for src; buf is pinned and the host reads it only
             // after `done` has passed.
-            unsafe {
-                result::memcpy_dtoh_async(&mut buf[..piece.len()], at, stream.cu_stream())
-            }
-            .map_err(gpu_err)?;
+            unsafe { result::memcpy_dtoh_async(&mut buf[..piece.len()], at, stream.cu_stream()) }
+                .map_err(gpu_err)?;
             chunk.done.record(stream).map_err(gpu_err)?;
             // While the engine fills this chunk, drain the previous one.
             if let Some((p, out)) = pending.take() {

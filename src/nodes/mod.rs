@@ -17,6 +17,7 @@ pub mod polyline;
 pub mod runtime;
 pub mod serve;
 pub mod subscribe;
+pub mod timings;
 
 use crate::error::Result;
 use crate::ros::RosRuntime;

@@ -76,13 +76,18 @@ where
             );
             executor
                 .spawn(async move {
+                    let received = std::time::Instant::now();
+                    let mut handled = Duration::ZERO;
                     let response = if in_queue >= max_pending {
                         Err(Error::Overloaded { pending: in_queue })
                     } else {
                         let cancel = CancelFlag::new();
                         let work = async {
                             let _turn = gate.acquire().await;
-                            handler(req, cancel.clone()).await
+                            let started = std::time::Instant::now();
+                            let r = handler(req, cancel.clone()).await;
+                            handled = started.elapsed();
+                            r
                         };
                         let r = within(deadline, limit_s, work).await;
                         if let Err(Error::DeadlineExceeded { .. }) = r {
@@ -96,6 +101,9 @@ where
                     });
                     if let Err(e) = server.async_send_response(id, response).await {
                         tracing::error!("{what}: response lost: {e}");
+                    }
+                    if super::timings::enabled() {
+                        super::timings::add(&what, handled, received.elapsed());
                     }
                     pending.fetch_sub(1, Ordering::AcqRel);
                 })
