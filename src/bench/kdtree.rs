@@ -98,7 +98,9 @@ fn brute_knn(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
     let best = (0..p.len())
         .into_par_iter()
         .fold(Vec::new, |mut acc: Vec<(f32, u32)>, i| {
-            acc.push((crate::kdtree::query::dist2(q, p.point(i)), i as u32));
+            // Ranked by the rounded square root, as the trees rank: two squared distances can
+            // round to one distance, and the index then decides.
+            acc.push((crate::kdtree::query::dist2(q, p.point(i)).sqrt(), i as u32));
             if acc.len() >= 4 * keep {
                 acc.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
                 acc.truncate(keep);
@@ -121,7 +123,7 @@ fn brute_knn(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
             .iter()
             .any(|&(_, j)| p.point(j as usize) == p.point(i as usize))
         {
-            out.push((d.sqrt(), i));
+            out.push((d, i));
         }
     }
     out
@@ -198,13 +200,15 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
                 format!("device tree fails the checker: {count} positions, e.g. {at}"),
             ));
         }
-        let (mut qms, mut dms) = (Vec::new(), Vec::new());
+        let (mut qms, mut dms, mut ums, mut wms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         let mut r = dev.knn(&q.coords, k, Metric::Euclidean)?;
         for _ in 0..o.reps.max(1) {
             let s = Instant::now();
             let rows = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
             qms.push(s.elapsed().as_secs_f64() * 1e3);
             dms.push(rows.device_ms);
+            ums.push(rows.upload_ms);
+            wms.push(rows.download_ms);
             r = rows.nested();
         }
         let sample = o.brute_sample.min(q.len());
@@ -229,13 +233,15 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
             same.push_str("; tree and every answer equal the CPU's");
         }
         println!(
-            "| {n} | {dims} | {k} | cuda | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} ({:.1} with transfers) | {same} |",
+            "| {n} | {dims} | {k} | cuda | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} ({:.2} whole call: upload {:.2}, download {:.2}) | {same} |",
             t.sort_ms,
             t.dedupe_ms,
             t.build_ms,
             t.sort_ms + t.dedupe_ms + t.build_ms,
             median(dms),
-            median(qms)
+            median(qms),
+            median(ums),
+            median(wms)
         );
     }
     Ok(())

@@ -93,7 +93,7 @@ impl Args {
             "one request at a time; medians and p99 over the timed calls after {} warm-up calls; in node = request taken off the reader to response handed to the writer; handler = the service's own work (compute and message conversions); every response equal to the {} backend's",
             self.warmup, self.backends[0]
         );
-        println!("| backend | service | case | calls | p50 ms | p99 ms | max ms | calls/s | handler p50 ms | in node p50 ms | outside the node p50 ms |");
+        println!("| backend | service | case | calls | p50 ms | p99 ms | max ms | calls/s | handler p50 / p99 ms | in node p50 ms | outside the node p50 ms |");
         println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
         let mut reference: Option<Vec<Case>> = None;
         for (i, &kind) in self.backends.iter().enumerate() {
@@ -117,21 +117,26 @@ impl Args {
 }
 
 fn print_row(kind: BackendKind, c: &Case) {
-    let mut rtt = c.rtt.clone();
-    rtt.sort_by(f64::total_cmp);
-    let p = |q: f64| rtt[((rtt.len() as f64 - 1.0) * q).round() as usize];
-    let handler = median(c.samples.iter().map(|s| s.handler_ms).collect());
+    let pct = |mut v: Vec<f64>, q: f64| {
+        v.sort_by(f64::total_cmp);
+        v.get(((v.len() as f64 - 1.0) * q).round() as usize)
+            .copied()
+            .unwrap_or(0.0)
+    };
+    let handler: Vec<f64> = c.samples.iter().map(|s| s.handler_ms).collect();
     let in_node = median(c.samples.iter().map(|s| s.in_node_ms).collect());
-    let mean = rtt.iter().sum::<f64>() / rtt.len().max(1) as f64;
+    let rtt = median(c.rtt.clone());
+    let mean = c.rtt.iter().sum::<f64>() / c.rtt.len().max(1) as f64;
     let (service, case) = c.name.split_once(' ').unwrap_or((&c.name, ""));
     println!(
-        "| {kind} | {service} | {case} | {} | {:.2} | {:.2} | {:.2} | {:.0} | {handler:.2} | {in_node:.2} | {:.2} |",
-        rtt.len(),
-        median(rtt.clone()),
-        p(0.99),
-        p(1.0),
+        "| {kind} | {service} | {case} | {} | {rtt:.2} | {:.2} | {:.2} | {:.0} | {:.2} / {:.2} | {in_node:.2} | {:.2} |",
+        c.rtt.len(),
+        pct(c.rtt.clone(), 0.99),
+        pct(c.rtt.clone(), 1.0),
         1e3 / mean.max(1e-9),
-        median(rtt.clone()) - in_node,
+        median(handler.clone()),
+        pct(handler, 0.99),
+        rtt - in_node,
     );
 }
 

@@ -421,11 +421,25 @@ impl CudaRuntime {
         dev: &CudaSlice<T>,
         range: std::ops::Range<usize>,
     ) -> Result<Vec<T>> {
-        if range.is_empty() {
-            return Ok(Vec::new());
-        }
         let mut host = vec![T::default(); range.len()];
-        let bytes = std::mem::size_of_val(host.as_slice());
+        self.download_into(dev, range.start, &mut host)?;
+        Ok(host)
+    }
+
+    /// Copies `host.len()` elements of `dev` from `start` into `host` (waits for the stream).
+    /// A caller that made `host` ahead (see [`super::staging::host_vec`], whose pages are
+    /// already mapped) saves the page faults a fresh vector takes during the copy.
+    pub fn download_into<T: DeviceRepr>(
+        &self,
+        dev: &CudaSlice<T>,
+        start: usize,
+        host: &mut [T],
+    ) -> Result<()> {
+        if host.is_empty() {
+            return Ok(());
+        }
+        let range = start..start + host.len();
+        let bytes = std::mem::size_of_val(host);
         if self.host_copies.pins(bytes) {
             // SAFETY: DeviceRepr types are plain data; every byte is overwritten by the copy.
             let dst =
@@ -433,22 +447,17 @@ impl CudaRuntime {
             let view = dev.slice(range);
             let (at, _read) = view.device_ptr(&self.stream);
             // SAFETY: the view holds `bytes` bytes and this stream orders every use of it.
-            unsafe { self.staged(|s| s.download(&self.stream, at, dst)) }?;
-            return Ok(host);
+            return unsafe { self.staged(|s| s.download(&self.stream, at, dst)) };
         }
-        let (at, bytes) = (
-            host.as_mut_ptr().cast(),
-            std::mem::size_of_val(host.as_slice()),
-        );
-        // SAFETY: `host` lives past the call and is not moved while the copy runs.
+        let at = host.as_mut_ptr().cast();
+        // SAFETY: `host` is borrowed for the whole call.
         unsafe {
             self.copy_with_pages(at, bytes, || {
                 self.stream
-                    .memcpy_dtoh(&dev.slice(range), &mut host)
+                    .memcpy_dtoh(&dev.slice(range), host)
                     .map_err(gpu_err)
             })
-        }?;
-        Ok(host)
+        }
     }
 
     /// Runs `copy` with this stream's pinned chunks, made on first use.

@@ -135,3 +135,20 @@ impl Drop for Staging {
         }
     }
 }
+
+/// A vector of `n` default values whose pages are already mapped, for a copy's destination. A
+/// fresh large vector is only reserved address space: the copy into it would take a page fault
+/// per 4 KiB on one thread at a time. Touching one value per page from the rayon pool maps them
+/// in parallel, and can run while the device still computes what will be copied.
+pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
+    let mut v = vec![T::default(); n];
+    let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    v.par_chunks_mut(per_page * 64).for_each(|c| {
+        for page in c.chunks_mut(per_page) {
+            // Volatile: a store of the value calloc'd memory already holds may be elided.
+            // SAFETY: page[0] is a live, aligned element of the vector.
+            unsafe { std::ptr::write_volatile(&mut page[0], T::default()) };
+        }
+    });
+    v
+}

@@ -16,6 +16,7 @@ use super::tree::KdTree;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;
 use crate::compute::primitives::gpu::Primitives;
+use crate::compute::staging::host_vec;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
@@ -41,7 +42,11 @@ pub struct KnnRows {
     pub rows: usize,
     pub distances: Vec<f32>,
     pub indices: Vec<u32>,
+    /// Device work (query order and search), by CUDA events.
     pub device_ms: f64,
+    /// The queries' upload and the answers' download, host clock.
+    pub upload_ms: f64,
+    pub download_ms: f64,
 }
 
 impl KnnRows {
@@ -382,6 +387,8 @@ impl DeviceTree {
                 indices: vec![],
                 rows: nq,
                 device_ms: 0.0,
+                upload_ms: 0.0,
+                download_ms: 0.0,
             });
         }
         if nq > u32::MAX as usize {
@@ -391,9 +398,12 @@ impl DeviceTree {
             ));
         }
         let rt = &self.rt;
+        let clock = std::time::Instant::now();
         let q = rt.upload(queries)?;
         rt.synchronize()?;
-        let clock = std::time::Instant::now();
+        let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let started = rt.stream().record_event(timing).map_err(gpu_err)?;
         let (mut keys, mut perm) = self.morton_order(&q, nq)?;
         Primitives::new(rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
         drop(keys);
@@ -431,14 +441,23 @@ impl DeviceTree {
         };
         // SAFETY: kd_knn / kd_knn_heap: as declared; write k distances and indices per query, nq * k allocated
         unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+        let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
+        // While the device searches, the answers' host pages are mapped.
+        let mut distances = host_vec::<f32>(nq * k);
+        let mut indices = host_vec::<u32>(nq * k);
         rt.synchronize()?;
-        let device_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
+        let clock = std::time::Instant::now();
+        rt.download_into(&d, 0, &mut distances)?;
+        rt.download_into(&i, 0, &mut indices)?;
         Ok(KnnRows {
             k,
-            distances: rt.download(&d, nq * k)?,
-            indices: rt.download(&i, nq * k)?,
+            distances,
+            indices,
             rows: nq,
             device_ms,
+            upload_ms,
+            download_ms: clock.elapsed().as_secs_f64() * 1e3,
         })
     }
 

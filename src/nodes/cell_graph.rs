@@ -49,6 +49,9 @@ struct State {
     cpu_fallback: bool,
     out: Publisher<CellGraph>,
     markers: Publisher<MarkerArray>,
+    /// The latest graph not yet published, and a wake-up for the task that publishes it.
+    unpublished: Mutex<Option<(Arc<Graph>, CellGraph)>>,
+    wake: smol::channel::Sender<()>,
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
@@ -66,6 +69,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let samples_sub = ctx.subscription::<PoseArray>("~/samples", qos::map())?;
     let build_srv = ctx.server::<BuildCellGraph>("~/build")?;
     let path_srv = ctx.server::<FindRotationPath>("~/find_path")?;
+    // Capacity 1: a wake-up already queued covers every graph installed before it is taken.
+    let (wake_tx, wake_rx) = smol::channel::bounded(1);
     let state = Arc::new(State {
         inputs: Mutex::new(Inputs::default()),
         current: Mutex::new(None),
@@ -74,6 +79,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         cpu_fallback: limits.cpu_fallback,
         out: ctx.publisher("~/cell_graph", qos::map())?,
         markers: ctx.publisher("~/markers", qos::result())?,
+        unpublished: Mutex::new(None),
+        wake: wake_tx,
     });
     let shutdown = rt.shutdown().clone();
 
@@ -176,7 +183,13 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     rt.spawn(async move {
         let _ctx = ctx;
-        let all = futures::future::join4(constraints, samples, builds, paths);
+        let all = futures::future::join5(
+            constraints,
+            samples,
+            builds,
+            paths,
+            publish_latest(state, wake_rx),
+        );
         futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
     });
     tracing::info!("{fq}: started");
@@ -284,7 +297,29 @@ async fn rebuild(state: &Arc<State>) {
     }
 }
 
+/// Makes `g` the graph ~/find_path answers on at once, and hands it to the publishing task:
+/// a ~/build response does not wait for the ~/cell_graph and ~/markers messages (a megabyte
+/// and more of DDS fragments at a few hundred thousand samples).
 fn install(state: &State, g: Graph, msg: CellGraph) {
+    let g = Arc::new(g);
+    *lock(&state.current) = Some(g.clone());
+    *lock(&state.unpublished) = Some((g, msg));
+    let _ = state.wake.try_send(());
+}
+
+/// Publishes the latest installed graph and its markers, in install order; a graph replaced
+/// before its turn is skipped (both topics keep only the latest for late joiners anyway).
+async fn publish_latest(state: Arc<State>, wake: smol::channel::Receiver<()>) {
+    while wake.recv().await.is_ok() {
+        let Some((g, msg)) = lock(&state.unpublished).take() else {
+            continue;
+        };
+        let st = state.clone();
+        smol::unblock(move || publish(&st, &g, msg)).await;
+    }
+}
+
+fn publish(state: &State, g: &Graph, msg: CellGraph) {
     let representatives: Vec<[f64; 4]> = g
         .cells
         .representatives
@@ -305,7 +340,6 @@ fn install(state: &State, g: Graph, msg: CellGraph) {
         edges,
         state.params.max_markers as usize,
     );
-    *lock(&state.current) = Some(Arc::new(g));
     if let Err(e) = state.out.publish(msg) {
         tracing::warn!("{NODE_NAME}: publishing ~/cell_graph failed: {e:?}");
     }
