@@ -60,7 +60,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
         );
     }
     let (qdims, queries) = read_points(&a.queries)?;
-    if let Some(i) = queries.iter().position(|v| !v.is_finite()) {
+    if let Some(i) = super::query::first_non_finite(&queries) {
         return Err(Error::invalid(
             format!("{}: query {}", a.queries.display(), i / qdims.max(1)),
             format!("coordinate {} is {}", i % qdims.max(1), queries[i]),

@@ -30,7 +30,7 @@ impl Points {
                 ),
             ));
         }
-        if let Some(i) = coords.iter().position(|v| !v.is_finite()) {
+        if let Some(i) = super::query::first_non_finite(&coords) {
             return Err(Error::invalid(
                 format!("points[{}]", i / dims),
                 format!("coordinate {} is {}", i % dims, coords[i]),
