@@ -268,6 +268,21 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
     }
 }
 
+// One query's search into `b`: from q, and with so3 also from -q, one entry per point.
+template <class B>
+__device__ __forceinline__ void search_query(const float *tc, const u32 *torig, u32 n,
+                                             const float *query, int so3, B &b) {
+    float q[KNN_DIMS];
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d) q[d] = query[d];
+    search(tc, torig, n, q, b, false);
+    if (so3) {
+#pragma unroll
+        for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
+        search(tc, torig, n, q, b, true);
+    }
+}
+
 // k nearest per query, queries taken in the order `perm` gives (spatially sorted, so a warp
 // walks similar paths); so3: also from -q, one entry per point. Output row-major by query
 // index: distances (square roots) and input indices.
@@ -276,17 +291,9 @@ extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
                                   float *out_d, u32 *out_i) {
     GRID_STRIDE(t, nq) {
         u32 qi = perm[t];
-        float q[KNN_DIMS];
-#pragma unroll
-        for (int d = 0; d < KNN_DIMS; ++d) q[d] = queries[(size_t)qi * KNN_DIMS + d];
         Best b;
         b.len = 0;
-        search(tc, torig, n, q, b, false);
-        if (so3) {
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
-            search(tc, torig, n, q, b, true);
-        }
+        search_query(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
 #pragma unroll
         for (int j = 0; j < KNN_K; ++j)
             if (j < k) {
@@ -303,21 +310,13 @@ extern "C" __global__ void kd_knn_heap(const float *tc, const u32 *torig, u32 n,
                                        int so3, float *out_d, u32 *out_i) {
     GRID_STRIDE(t, nq) {
         u32 qi = perm[t];
-        float q[KNN_DIMS];
-#pragma unroll
-        for (int d = 0; d < KNN_DIMS; ++d) q[d] = queries[(size_t)qi * KNN_DIMS + d];
         HeapBest b;
         b.d = out_d + (size_t)qi * k;
         b.i = out_i + (size_t)qi * k;
         b.k = k;
         b.len = 0;
         b.root = 0.0f;
-        search(tc, torig, n, q, b, false);
-        if (so3) {
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
-            search(tc, torig, n, q, b, true);
-        }
+        search_query(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
         for (int end = b.len - 1; end > 0; --end) {
             heap_swap(b, 0, end);
             sift_down(b, 0, end);
