@@ -443,12 +443,12 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
         let s = within(Duration::from_secs(600), statuses.next())
             .await
             .flatten()
-            .ok_or_else(|| Error::Gpu("no apsp status within 600 s".into()))?
+            .ok_or_else(|| Error::Ros("no apsp status within 600 s".into()))?
             .map_err(dds)?
             .0;
         if s.vertex_count == inputs.graph.vertex_count {
             if !s.error.is_empty() {
-                return Err(Error::Gpu(format!("apsp: {}", s.error)));
+                return Err(Error::Ros(format!("apsp: {}", s.error)));
             }
             break;
         }
@@ -549,7 +549,7 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
 }
 
 fn dds(e: impl std::fmt::Debug) -> Error {
-    Error::Gpu(format!("DDS: {e:?}"))
+    Error::Ros(format!("DDS: {e:?}"))
 }
 
 /// `f` or None after `limit`.
@@ -588,7 +588,7 @@ where
         resend();
         smol::Timer::after(Duration::from_millis(200)).await;
     }
-    Err(Error::Gpu(format!("{what}: no usable answer within 60 s")))
+    Err(Error::Ros(format!("{what}: no usable answer within 60 s")))
 }
 
 /// `warmup` then `calls` calls, one at a time; each response checked and digested.
@@ -620,10 +620,10 @@ where
         let t = Instant::now();
         let r = within(Duration::from_secs(120), client.async_call_service(req))
             .await
-            .ok_or_else(|| Error::Gpu(format!("{}: call {i} unanswered in 120 s", case.name)))?
+            .ok_or_else(|| Error::Ros(format!("{}: call {i} unanswered in 120 s", case.name)))?
             .map_err(dds)?;
         let ms = t.elapsed().as_secs_f64() * 1e3;
-        let d = check(&r).map_err(|e| Error::Gpu(format!("{}: call {i}: {e}", case.name)))?;
+        let d = check(&r).map_err(|e| Error::Ros(format!("{}: call {i}: {e}", case.name)))?;
         if i >= warmup {
             case.rtt.push(ms);
             case.digests.push(d);

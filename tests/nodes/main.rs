@@ -7,6 +7,7 @@ mod common;
 mod apsp_node;
 mod bad_input;
 mod bag_replay;
+mod bench_services;
 mod cell_graph_node;
 mod cyclone_interop;
 mod cyclone_services;
