@@ -399,7 +399,7 @@ impl CudaRuntime {
         }
         // SAFETY: `host` is borrowed for the whole call.
         unsafe {
-            self.copy_with_pages(host.as_ptr().cast(), std::mem::size_of_val(host), || {
+            self.copy_with_pages(host.as_ptr().cast(), bytes, || {
                 self.stream.memcpy_htod(host, &mut dev).map_err(gpu_err)
             })
         }?;

@@ -84,9 +84,8 @@ impl Staging {
         src: sys::CUdeviceptr,
         dst: &mut [u8],
     ) -> Result<()> {
-        let pieces: Vec<&mut [u8]> = dst.chunks_mut(CHUNK_BYTES).collect();
         let mut pending: Option<(usize, &mut [u8])> = None;
-        for (c, piece) in pieces.into_iter().enumerate() {
+        for (c, piece) in dst.chunks_mut(CHUNK_BYTES).enumerate() {
             let chunk = &mut self.chunks[c % 2];
             // The host finished draining this chunk (two pieces ago) before this point: its
             // copies are synchronous. Its event only orders it after earlier uploads.
