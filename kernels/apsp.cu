@@ -210,7 +210,35 @@ extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
 // Phase 3: tile (blockIdx.y, blockIdx.x) outside the k-block's row and column, with the
 // column tile (I, kb) and row tile (kb, J) in shared memory. Block (TILE/TT)^2 threads, each
 // owning TT x TT cells strided by TILE/TT (coalesced global access, conflict-free rows).
+//
+// Integer tiles whose values all lie in [0, PACK_FINITE) or are unreached (every tile of a graph
+// without negative weights and with paths shorter than 2^22) run packed: each value shifted
+// left by PACK_SHIFT, the row tile's entries tagged with k + 1 in the low bits, the cell's own
+// value with 0. One add-min per relaxation then yields distance and winner together: the
+// smallest (value, tag) is the cell's old value on a tie, else the first k reaching the
+// minimum, which is exactly what the strict `<` in k order keeps. Successors are read only for
+// the cells that improved, and only those are written back. Any other tile (negative weights,
+// long paths) runs the generic loop; the choice is the block's, by vote.
 #define P3_S (TILE / TT)
+
+#if !APSP_FLOAT
+#define PACK_SHIFT 7  // tags 1..TILE <= 64 fit below bit 7
+#define PACK_FINITE (1 << 22)
+#define PACK_UNREACHED ((1 << 23) - 1)  // > any finite sum; two of them still fit when shifted
+__device__ __forceinline__ bool packable(W x) {
+    return x >= REACH_LIMIT || (x >= 0 && x < PACK_FINITE);
+}
+__device__ __forceinline__ W pack(W x) {
+    return (x >= REACH_LIMIT ? PACK_UNREACHED : x) << PACK_SHIFT;
+}
+__device__ __forceinline__ W add_min(W a, W b, W c) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    return __viaddmin_s32(a, b, c);
+#else
+    return min(a + b, c);
+#endif
+}
+#endif
 
 extern "C" __global__ void apsp_phase3(W *d, u32 *h, int np, int kb) {
     __shared__ W sa[TILE][TILE];
@@ -221,25 +249,77 @@ extern "C" __global__ void apsp_phase3(W *d, u32 *h, int np, int kb) {
     const int tx = threadIdx.x, ty = threadIdx.y;
     const long long kbase = (long long)kb * TILE;
     const long long ib = (long long)I * TILE, jb = (long long)J * TILE;
+    bool wide = false;  // a value the packed form cannot hold
     for (int r = ty; r < TILE; r += P3_S) {
         for (int c = tx; c < TILE; c += P3_S) {
             long long ga = (ib + r) * np + kbase + c;
-            sa[r][c] = op(d[ga]);
+            W a = op(d[ga]), b = op(d[(kbase + r) * np + jb + c]);
+            sa[r][c] = a;
             sha[r][c] = h[ga];
-            sb[r][c] = op(d[(kbase + r) * np + jb + c]);
+            sb[r][c] = b;
+#if !APSP_FLOAT
+            wide |= !packable(a) || !packable(b);
+#endif
         }
     }
     W dd[TT][TT];
-    u32 hh[TT][TT];
 #pragma unroll
     for (int r = 0; r < TT; ++r)
 #pragma unroll
         for (int c = 0; c < TT; ++c) {
-            long long g = (ib + ty + r * P3_S) * np + jb + tx + c * P3_S;
-            dd[r][c] = d[g];
-            hh[r][c] = h[g];
+            dd[r][c] = d[(ib + ty + r * P3_S) * np + jb + tx + c * P3_S];
+#if !APSP_FLOAT
+            wide |= !packable(dd[r][c]);
+#endif
         }
+#if !APSP_FLOAT
+    if (!__syncthreads_or(wide)) {
+        // Each thread packs the entries it loaded, so only the barrier below orders them.
+        for (int r = ty; r < TILE; r += P3_S)
+            for (int c = tx; c < TILE; c += P3_S) {
+                sa[r][c] = pack(sa[r][c]);
+                sb[r][c] = pack(sb[r][c]) | (r + 1);
+            }
+        W pd[TT][TT];
+#pragma unroll
+        for (int r = 0; r < TT; ++r)
+#pragma unroll
+            for (int c = 0; c < TT; ++c) pd[r][c] = pack(dd[r][c]);
+        __syncthreads();
+#pragma unroll 4
+        for (int k = 0; k < TILE; ++k) {
+            W a[TT], b[TT];
+#pragma unroll
+            for (int r = 0; r < TT; ++r) a[r] = sa[ty + r * P3_S][k];
+#pragma unroll
+            for (int c = 0; c < TT; ++c) b[c] = sb[k][tx + c * P3_S];
+#pragma unroll
+            for (int r = 0; r < TT; ++r)
+#pragma unroll
+                for (int c = 0; c < TT; ++c) pd[r][c] = add_min(a[r], b[c], pd[r][c]);
+        }
+#pragma unroll
+        for (int r = 0; r < TT; ++r)
+#pragma unroll
+            for (int c = 0; c < TT; ++c) {
+                const int tag = pd[r][c] & ((1 << PACK_SHIFT) - 1);
+                if (tag != 0) {
+                    long long g = (ib + ty + r * P3_S) * np + jb + tx + c * P3_S;
+                    d[g] = pd[r][c] >> PACK_SHIFT;
+                    h[g] = sha[ty + r * P3_S][tag - 1];
+                }
+            }
+        return;
+    }
+#else
     __syncthreads();
+#endif
+    u32 hh[TT][TT];
+#pragma unroll
+    for (int r = 0; r < TT; ++r)
+#pragma unroll
+        for (int c = 0; c < TT; ++c)
+            hh[r][c] = h[(ib + ty + r * P3_S) * np + jb + tx + c * P3_S];
 #pragma unroll 4
     for (int k = 0; k < TILE; ++k) {
         W a[TT], b[TT];

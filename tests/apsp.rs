@@ -436,8 +436,23 @@ fn gpu_models_match_cpu_references() {
         .into_iter()
         .enumerate()
     {
-        for (density, hi) in [(0.15, 3), (0.85, 1), (0.5, 40)] {
-            let g = random_graph(n, density, 0, hi, 5, seed ^ (i as u64 * 7919) ^ hi as u64);
+        // Shift 5 makes many edges negative (the generic phase 3); shift 0 keeps every weight
+        // non-negative, so integer tiles run packed.
+        for (density, hi, shift) in [
+            (0.15, 3, 5),
+            (0.85, 1, 5),
+            (0.5, 40, 5),
+            (0.3, 2, 0),
+            (0.6, 40, 0),
+        ] {
+            let g = random_graph(
+                n,
+                density,
+                0,
+                hi,
+                shift,
+                seed ^ (i as u64 * 7919) ^ hi as u64,
+            );
             let Weights::Int(w) = &g.weights else {
                 unreachable!()
             };
@@ -534,6 +549,56 @@ fn gpu_default_matches_cpu_on_a_larger_graph_and_finds_cycles() {
         let s = solve(&backend, &g, &model(m)).unwrap();
         assert_eq!(s.distance(0, n - 1), (69 * w) as f64, "{m:?}");
         assert_eq!(s.distance(n - 1, 0), f64::INFINITY, "{m:?}");
+    }
+}
+
+/// Packed and generic phase-3 tiles in one solve: non-negative weights 1 and 2 (many equal
+/// alternatives), except that every edge into the last five vertices weighs more than the packed
+/// range (2^22), so tiles holding their columns run the generic loop and the others packed, on
+/// shapes whose tiles do not divide n.
+#[test]
+fn gpu_packed_and_generic_tiles_agree_with_the_cpu() {
+    let Some(rt) = cuda_or_skip("gpu_packed_and_generic_tiles_agree_with_the_cpu") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let seed = gpu_planning::compute::testing::seed(0x9ac4);
+    for (i, n) in [300u32, 517].into_iter().enumerate() {
+        let mut g = random_graph(n, 0.05, 1, 2, 0, seed ^ i as u64);
+        let mut rng = gpu_planning::rng::XorShift::new(seed ^ 0x5eed ^ i as u64);
+        let Weights::Int(w) = &mut g.weights else {
+            unreachable!()
+        };
+        for (x, &to) in w.iter_mut().zip(&g.to) {
+            if to >= n - 5 {
+                *x = 4_500_000 + (rng.next_u64() % 1_500_000) as i32;
+            }
+        }
+        let w = w.clone();
+        for (tile, thread_tile) in [(0, 0), (64, 4), (64, 8), (32, 2), (16, 1)] {
+            let c = Config {
+                memory_model: MemoryModel::Tiled,
+                tile,
+                thread_tile,
+                ..Config::default()
+            };
+            check_gpu(&backend, &g, &w, &c, &format!("n {n} heavy edges"));
+        }
+        // The solver refuses graphs whose path bound passes 2^29 (these edges' sums could), so
+        // the range check reads the CPU reference's matrix directly.
+        let np = padded_size(n as usize, &Config::default());
+        let tile = Config::default().blocked_shape(np).0 as usize;
+        let (mut d, mut h) = dense(n as usize, np, &g.from, &g.to, &w);
+        cpu::blocked(&mut d, &mut h, np, tile).unwrap();
+        let wide = d
+            .iter()
+            .filter(|&&x| (1 << 22..1 << 29).contains(&x))
+            .count();
+        let packed = d.iter().filter(|&&x| (0..1 << 22).contains(&x)).count();
+        assert!(
+            wide >= n as usize && packed >= n as usize * (n as usize - 10),
+            "n {n}: {wide} distances beyond the packed range, {packed} inside"
+        );
     }
 }
 
