@@ -219,19 +219,38 @@ __device__ void offer(HeapBest &b, float d, u32 idx, bool unique) {
     b.root = b.d[0];
 }
 
+// The largest float s with sqrt_rn(s) <= w, for w >= 0. sqrt_rn is monotone, so for every
+// s >= 0: sqrt_rn(s) <= w exactly when s <= sq_limit(w). The search compares squared sums
+// and squared plane distances against it and takes a root only for a point it keeps: the
+// same decisions as comparing rounded roots, without a root per node. Runs when the worst
+// kept distance changes; fl(w * w) is within a step or two of the answer.
+__device__ __forceinline__ float sq_limit(float w) {
+    const float inf = __int_as_float(0x7f800000);
+    if (!(w < inf)) return inf;
+    float t = __fmul_rn(w, w);
+    while (__fsqrt_rn(t) > w) t = __int_as_float(__float_as_int(t) - 1);
+    for (;;) {
+        const float u = __int_as_float(__float_as_int(t) + 1);
+        if (!(u < inf) || __fsqrt_rn(u) > w) return t;
+        t = u;
+    }
+}
+
 template <class B>
 __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q, B &b,
                        bool unique) {
     u32 slo[STACK], shi[STACK];
-    unsigned char sdep[STACK];
+    unsigned char sdim[STACK];
+    // Squared plane distances of the pushed far sides (see sq_limit).
     float splane[STACK];
+    float limit = sq_limit(worst(b));
     int top = 1;
-    slo[0] = 0; shi[0] = n; sdep[0] = 0; splane[0] = 0.0f;
+    slo[0] = 0; shi[0] = n; sdim[0] = 0; splane[0] = 0.0f;
     while (top > 0) {
         --top;
         u32 lo = slo[top], hi = shi[top];
-        int depth = sdep[top];
-        if (splane[top] > worst(b)) continue;
+        int dim = sdim[top];
+        if (splane[top] > limit) continue;
         while (lo < hi) {
             u32 m = lo + (hi - lo) / 2;
             const float *p = tc + (size_t)m * KNN_DIMS;
@@ -243,27 +262,25 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
                 float x = __fsub_rn(q[d], pv[d]);
                 s = __fadd_rn(s, __fmul_rn(x, x));
             }
-            float dist = __fsqrt_rn(s);
-            if (dist <= worst(b)) offer(b, dist, torig[m], unique);
-            int dd = depth % KNN_DIMS;
-            float pd = 0.0f;
+            if (s <= limit) {
+                offer(b, __fsqrt_rn(s), torig[m], unique);
+                limit = sq_limit(worst(b));
+            }
+            float pd = 0.0f, qd = 0.0f;
 #pragma unroll
             for (int d = 0; d < KNN_DIMS; ++d)
-                if (d == dd) pd = pv[d];
-            float qd = 0.0f;
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d)
-                if (d == dd) qd = q[d];
+                if (d == dim) { pd = pv[d]; qd = q[d]; }
             float diff = __fsub_rn(qd, pd);
-            float plane = __fsqrt_rn(__fmul_rn(diff, diff));
+            float plane = __fmul_rn(diff, diff);
             u32 nlo, nhi, flo, fhi;
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
-            if (flo < fhi && plane <= worst(b)) {
-                slo[top] = flo; shi[top] = fhi; sdep[top] = depth + 1; splane[top] = plane;
+            dim = dim + 1 == KNN_DIMS ? 0 : dim + 1;
+            if (flo < fhi && plane <= limit) {
+                slo[top] = flo; shi[top] = fhi; sdim[top] = dim; splane[top] = plane;
                 ++top;
             }
-            lo = nlo; hi = nhi; depth++;
+            lo = nlo; hi = nhi;
         }
     }
 }
