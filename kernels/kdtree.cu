@@ -237,8 +237,8 @@ __device__ __forceinline__ float sq_limit(float w) {
 }
 
 template <class B>
-__device__ void search(const float *tc, const u32 *torig, u32 n, const float *q, B &b,
-                       bool unique) {
+__device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
+                       const float *q, B &b, bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdim[STACK];
     // Squared plane distances of the pushed far sides (see sq_limit).
@@ -255,10 +255,17 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
             u32 m = lo + (hi - lo) / 2;
             const float *p = tc + (size_t)m * KNN_DIMS;
             float pv[KNN_DIMS];
+#if KNN_DIMS == 4
+            // One 16-byte load: tree rows of four floats are 16-byte aligned.
+            const float4 v = __ldg(reinterpret_cast<const float4 *>(p));
+            pv[0] = v.x; pv[1] = v.y; pv[2] = v.z; pv[3] = v.w;
+#else
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) pv[d] = __ldg(p + d);
+#endif
             float s = 0.0f;
 #pragma unroll
             for (int d = 0; d < KNN_DIMS; ++d) {
-                pv[d] = p[d];
                 float x = __fsub_rn(q[d], pv[d]);
                 s = __fadd_rn(s, __fmul_rn(x, x));
             }
@@ -287,7 +294,8 @@ __device__ void search(const float *tc, const u32 *torig, u32 n, const float *q,
 
 // One query's search into `b`: from q, and with so3 also from -q, one entry per point.
 template <class B>
-__device__ __forceinline__ void search_query(const float *tc, const u32 *torig, u32 n,
+__device__ __forceinline__ void search_query(const float *__restrict__ tc,
+                                             const u32 *__restrict__ torig, u32 n,
                                              const float *query, int so3, B &b) {
     float q[KNN_DIMS];
 #pragma unroll
@@ -303,8 +311,9 @@ __device__ __forceinline__ void search_query(const float *tc, const u32 *torig, 
 // k nearest per query, queries taken in the order `perm` gives (spatially sorted, so a warp
 // walks similar paths); so3: also from -q, one entry per point. Output row-major by query
 // index: distances (square roots) and input indices.
-extern "C" __global__ void kd_knn(const float *tc, const u32 *torig, u32 n,
-                                  const float *queries, const u32 *perm, u32 nq, int k, int so3,
+extern "C" __global__ void kd_knn(const float *__restrict__ tc, const u32 *__restrict__ torig,
+                                  u32 n, const float *__restrict__ queries,
+                                  const u32 *__restrict__ perm, u32 nq, int k, int so3,
                                   float *out_d, u32 *out_i) {
     GRID_STRIDE(t, nq) {
         u32 qi = perm[t];
