@@ -11,6 +11,9 @@
 //   lee_fill_labels     every label UNREACHED, the goal's 0
 //   lee_pack_planes     the masks as one bit plane per direction (bitwave's input)
 //   lee_bitwave_init    empties the tile lists and queues the goal's tile
+//   lee_bitwave_queue   the same tile runs taken from a work queue without rounds, where the
+//                       default schedule goes once rounds run narrow (corridors, mazes);
+//                       lee_bitwave_queue_init or lee_bitwave_rounds_to_queue sets it up
 //   lee_descend         the path from the start down the labels, in one block
 //   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same path when it is long
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
@@ -19,10 +22,11 @@
 // Set by the host (src/lee/gpu.rs, NVRTC -D), so both sides read one definition:
 //   BW_ROW           shared row stride of a bitwave tile's labels (64 + 1: lanes on different
 //                    rows of one column hit different banks)
-//   STATE_ROUND, STATE_STATUS, STATE_LENGTH   slots of the per-query state buffer
+//   STATE_ROUND, STATE_STATUS, STATE_LENGTH, STATE_SWITCH   slots of the per-query state buffer
 //   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
 //                    lee_descend's status
-#if !defined(BW_ROW) || !defined(STATE_ROUND) || !defined(DESCENT_LONG)
+//   BWQ_HEAD, BWQ_TAIL, BWQ_PENDING, BWQ_VISITS   slots of the work queue's control words
+#if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -238,6 +242,21 @@ __device__ __forceinline__ u64 bw_offsets8(const u64 *S, u32 lo, u32 g) {
     return transpose8(x);
 }
 
+// Bit k set when a cell of `imp` (lane's row of the tile) lies on the tile's side or corner
+// facing direction k.
+__device__ __forceinline__ u32 bw_sides(u64 imp, u32 lane) {
+    u32 f = 0;
+    if (imp & 1ull) f |= 1u << 0;
+    if (imp >> 63) f |= 1u << 2;
+    if (lane == 0 && imp) f |= 1u << 1;
+    if (lane == 31 && imp) f |= 1u << 3;
+    if (lane == 0 && (imp & 1ull)) f |= 1u << 4;
+    if (lane == 0 && (imp >> 63)) f |= 1u << 5;
+    if (lane == 31 && (imp >> 63)) f |= 1u << 6;
+    if (lane == 31 && (imp & 1ull)) f |= 1u << 7;
+    return f;
+}
+
 // Writes the labels a tile's BFS found (base + the level offset bit-sliced in S, for the
 // cells in R) where they beat the current ones (`old`, the tile's labels in shared memory,
 // kept current), and returns bit k set when a cell on the tile's side or corner facing
@@ -276,25 +295,15 @@ __device__ __forceinline__ u32 bw_flush(u32 *labels, u32 *old, u32 w, u32 x0, u3
             if ((m >> j) & 1ull) labels[(u64)(y0 + r) * w + x0 + j] = old[r * BW_ROW + j];
         }
     }
-    u32 f = 0;
-    if (imp & 1ull) f |= 1u << 0;
-    if (imp >> 63) f |= 1u << 2;
-    if (lane == 0 && imp) f |= 1u << 1;
-    if (lane == 31 && imp) f |= 1u << 3;
-    if (lane == 0 && (imp & 1ull)) f |= 1u << 4;
-    if (lane == 0 && (imp >> 63)) f |= 1u << 5;
-    if (lane == 31 && (imp >> 63)) f |= 1u << 6;
-    if (lane == 31 && (imp & 1ull)) f |= 1u << 7;
-    return f;
+    return bw_sides(imp, lane);
 }
 
 // One warp runs tile t: a multi-source BFS from the seeds (outside labels + 1 that beat a
 // border cell's label, and the goal), level by level on bit planes, without touching labels
-// until the end; then writes the labels it improved and queues the neighbours on whose side a
-// border cell improved. `old` is this warp's 32 x BW_ROW labels of shared memory.
-__device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ planes, u32 *labels,
-                        u32 w, u32 h, u32 wwords, u32 ndirs, u32 tiles_x, u32 tiles_y, u32 t,
-                        u32 *lists, u32 *counts, u32 *queued, u32 round, u64 goal, u32 *old) {
+// until the end; then writes the labels it improved and returns the sides (bit k: direction
+// k) on which a border cell improved. `old` is this warp's 32 x BW_ROW labels of shared memory.
+__device__ u32 bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ planes, u32 *labels,
+                       u32 w, u32 h, u32 wwords, u32 ndirs, u32 tiles_x, u32 t, u64 goal, u32 *old) {
     const u32 lane = threadIdx.x & 31;
     const u32 tx = t % tiles_x, ty = t / tiles_x, x0 = tx * 64, y0 = ty * 32, y = y0 + lane;
     const bool row_in = y < h;
@@ -350,7 +359,7 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
         gbit = 1ull << (goal % w - x0);
     }
     const u32 lo = warp_min(min(min(min(sl, sr), min(st0, st1)), min(min(sb0, sb1), sg)));
-    if (lo == UNREACHED) return; // nothing outside offers an improvement
+    if (lo == UNREACHED) return 0; // nothing outside offers an improvement
     // Largest finite seed: after it, levels only follow the frontier.
     u32 hi = max(max(max(finite_or_0(sl), finite_or_0(sr)), max(finite_or_0(st0), finite_or_0(st1))),
                  max(max(finite_or_0(sb0), finite_or_0(sb1)), finite_or_0(sg)));
@@ -442,13 +451,17 @@ __device__ void bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pl
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) top_rel = max(top_rel, __shfl_xor_sync(FULL_MASK, top_rel, o));
     flags |= bw_flush(labels, old, w, x0, y0, R, S, 32 - __clz(top_rel), base);
-    flags = __reduce_or_sync(FULL_MASK, flags);
-    // Tell the neighbours on whose side a border cell improved; lane k handles direction k.
-    if (lane < ndirs && ((flags >> lane) & 1u)) {
-        const long long nx = (long long)tx + DX[lane], ny = (long long)ty + DY[lane];
-        if (nx >= 0 && ny >= 0 && nx < tiles_x && ny < tiles_y)
-            bw_push((u32)(ny * tiles_x + nx), lists, counts, queued, tiles_x * tiles_y, round);
-    }
+    return __reduce_or_sync(FULL_MASK, flags);
+}
+
+// The neighbour of tile t in direction k (lane k asks for direction k), or UNREACHED when the
+// tile must not be told: direction k not set in `flags`, or off the grid.
+__device__ __forceinline__ u32 bw_neighbour(u32 t, u32 flags, u32 k, u32 ndirs, u32 tiles_x,
+                                            u32 tiles_y) {
+    if (k >= ndirs || !((flags >> k) & 1u)) return UNREACHED;
+    const long long nx = (long long)(t % tiles_x) + DX[k], ny = (long long)(t / tiles_x) + DY[k];
+    if (nx < 0 || ny < 0 || nx >= tiles_x || ny >= tiles_y) return UNREACHED;
+    return (u32)(ny * tiles_x + nx);
 }
 
 // Rounds in one launch: each warp takes tiles from the round's list, then the grid waits at a
@@ -477,7 +490,9 @@ __device__ __forceinline__ void grid_barrier(u32 *bar) {
 
 // The round kernel's arguments in one struct (src/lee/gpu.rs's BitwaveArgs, #[repr(C)], the
 // same fields in the same order): the grid, its bit planes and labels, its tile lists, the
-// round range of this launch, the goal and the barrier / state slots.
+// round range of this launch, the goal and the barrier / state slots; narrow_rounds (0: never):
+// stop with state[STATE_SWITCH] = 1 once that many rounds in a row queued at most
+// narrow_tiles tiles.
 struct BitwaveArgs {
     const u8 *masks;
     const u64 *planes;
@@ -487,6 +502,7 @@ struct BitwaveArgs {
     u32 first_round, max_rounds;
     u64 goal;
     u32 *bar;
+    u32 narrow_tiles, narrow_rounds;
 };
 
 extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
@@ -498,6 +514,9 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
     const u64 goal = a.goal;
     extern __shared__ u32 smem[];
     const u32 warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+    // Consecutive rounds that queued at most narrow_tiles tiles: every block reads the same
+    // counts after the barrier, so all stop at the same round.
+    u32 narrow = 0;
     u32 *old = smem + warp * 32 * BW_ROW;
     const u32 ntiles = tiles_x * tiles_y;
     u32 round = first_round;
@@ -508,16 +527,165 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
         // L2 loads throughout: other blocks wrote the list in the previous round.
         const u32 count = __ldcg(&counts[cur]);
         // Entry e goes to block e % gridDim.x: a round with few tiles spreads over all SMs.
-        for (u32 e = warp * gridDim.x + blockIdx.x; e < count; e += gridDim.x * warps)
-            bw_tile(masks, planes, labels, w, h, wwords, ndirs, tiles_x, tiles_y,
-                    __ldcg(&lists[(u64)cur * ntiles + e]), lists, counts, queued, round, goal, old);
+        for (u32 e = warp * gridDim.x + blockIdx.x; e < count; e += gridDim.x * warps) {
+            const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
+            const u32 flags = bw_tile(masks, planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
+            // Tell the neighbours on whose side a border cell improved (next round).
+            const u32 nb = bw_neighbour(t, flags, threadIdx.x & 31, ndirs, tiles_x, tiles_y);
+            if (nb != UNREACHED) bw_push(nb, lists, counts, queued, ntiles, round);
+        }
         grid_barrier(bar);
-        if (__ldcg(&counts[(round + 1) % 3]) == 0) {
+        const u32 next = __ldcg(&counts[(round + 1) % 3]);
+        if (next == 0) {
             ++round;
+            break;
+        }
+        narrow = next <= a.narrow_tiles ? narrow + 1 : 0;
+        if (a.narrow_rounds && narrow >= a.narrow_rounds) {
+            // A corridor wave: hand the queued tiles to the work queue (the host does).
+            ++round;
+            if (blockIdx.x == 0 && threadIdx.x == 0) bar[STATE_SWITCH] = 1;
             break;
         }
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) bar[STATE_ROUND] = round;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bitwave on a work queue (the default schedule). Rounds make every tile of a round wait at the
+// grid barrier for the round's slowest tile; on corridor maps a round holds one or two tiles
+// and the wave crosses a tile border every few dozen moves, so the barrier and the wait set the
+// pace. Here every warp takes the next queued tile as soon as it is free, and a tile is queued
+// again as soon as a neighbour improves a cell beside it.
+//
+// A tile's state: BWQ_QUEUED (on the ring, or to go back on it after its current run) and
+// BWQ_RUNNING (one warp runs it; no other may, so its labels have one writer). A neighbour's
+// improvement sets QUEUED; only the push that finds the tile idle puts it on the ring, and a
+// run that ends with QUEUED set puts it back. The ring holds each tile at most once, so
+// ntiles entries suffice: entry (ticket + 1) << 32 | tile, ticket the enqueue's position,
+// emptied (0) by the warp that takes it.
+// ctl[BWQ_PENDING] counts tiles queued or running: the field is complete when it reaches 0,
+// since only a running tile can queue another. Exactness is as for rounds: labels only
+// decrease, each is a real path's length, and every tile's last run started after the last
+// improvement beside it, so at the end every cell is 1 + min over its allowed neighbours.
+// ---------------------------------------------------------------------------------------------
+
+#define BWQ_QUEUED 1u
+#define BWQ_RUNNING 2u
+#define BWQ_EXIT 0xffffffffu
+
+// lee_bitwave_queue's arguments (src/lee/gpu.rs's BitwaveQueueArgs, #[repr(C)], the same
+// fields in the same order). ctl: BWQ_HEAD (tickets taken), BWQ_TAIL (tickets issued),
+// BWQ_PENDING, BWQ_VISITS (tile runs so far). A launch stops taking tiles once BWQ_HEAD
+// reaches visit_limit; what is queued stays for the next launch.
+struct BitwaveQueueArgs {
+    const u8 *masks;
+    const u64 *planes;
+    u32 *labels;
+    u32 w, h, wwords, ndirs, tiles_x, tiles_y;
+    u64 *ring;
+    u32 *tile_state, *ctl;
+    u32 visit_limit;
+    u64 goal;
+};
+
+extern "C" __global__ void lee_bitwave_queue_init(u64 *ring, u32 *tile_state, u32 *ctl,
+                                                  u32 ntiles, u32 goal_tile) {
+    GRID_STRIDE(i, ntiles) {
+        ring[i] = i == 0 ? (1ull << 32) | goal_tile : 0ull;
+        tile_state[i] = i == goal_tile ? BWQ_QUEUED : 0u;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctl[BWQ_HEAD] = 0;
+        ctl[BWQ_TAIL] = 1;
+        ctl[BWQ_PENDING] = 1;
+        ctl[BWQ_VISITS] = 0;
+    }
+}
+
+// The rounds' list for round `next` (count tiles, list next % 3) as the work queue: a tile is
+// on that list exactly when it was last queued for that round.
+extern "C" __global__ void lee_bitwave_rounds_to_queue(const u32 *lists, const u32 *counts,
+                                                       u32 *queued, u64 *ring, u32 *ctl,
+                                                       u32 ntiles, u32 next) {
+    const u32 count = counts[next % 3];
+    GRID_STRIDE(i, ntiles) {
+        ring[i] = i < count ? ((u64)(i + 1) << 32) | lists[(u64)(next % 3) * ntiles + i] : 0ull;
+        queued[i] = queued[i] == next ? BWQ_QUEUED : 0u;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctl[BWQ_HEAD] = 0;
+        ctl[BWQ_TAIL] = count;
+        ctl[BWQ_PENDING] = count;
+        ctl[BWQ_VISITS] = 0;
+    }
+}
+
+__device__ __forceinline__ void bwq_enqueue(u64 *ring, u32 *ctl, u32 ntiles, u32 t) {
+    // Pending first: the field must not look complete while the entry is on its way.
+    atomicAdd(&ctl[BWQ_PENDING], 1u);
+    const u32 ticket = atomicAdd(&ctl[BWQ_TAIL], 1u);
+    volatile u64 *slot = (volatile u64 *)&ring[ticket % ntiles];
+    // The slot's previous entry (ticket - ntiles) may not have been read yet: its ticket is
+    // taken (else ntiles + 1 entries would be unread, more than there are tiles), so its
+    // holder is about to; wait for it to empty the slot.
+    while (*slot != 0ull) __nanosleep(32);
+    *slot = ((u64)(ticket + 1u) << 32) | t;
+}
+
+// Lane 0: the next tile (BWQ_EXIT when the field is complete or the launch's budget is spent).
+// A ticket is a place in line; its entry may still be on its way, or never come when the field
+// completes first.
+__device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
+    volatile u32 *ctl = a.ctl;
+    if ((int)(ctl[BWQ_HEAD] - a.visit_limit) >= 0) return BWQ_EXIT;
+    const u32 ticket = atomicAdd(&a.ctl[BWQ_HEAD], 1u);
+    volatile u64 *slot = (volatile u64 *)&a.ring[ticket % ntiles];
+    while (true) {
+        const u64 e = *slot;
+        if ((u32)(e >> 32) == ticket + 1u) {
+            *slot = 0ull;
+            return (u32)e;
+        }
+        if (ctl[BWQ_PENDING] == 0) return BWQ_EXIT;
+        __nanosleep(64);
+    }
+}
+
+extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
+    const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
+    extern __shared__ u32 smem[];
+    u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
+    u32 visits = 0;
+    while (true) {
+        u32 t = lane == 0 ? bwq_take(a, ntiles) : 0u;
+        t = __shfl_sync(FULL_MASK, t, 0);
+        if (t == BWQ_EXIT) break;
+        if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
+        // The neighbours' labels are read after the tile is marked running: an improvement
+        // this run misses sets QUEUED, and the tile runs again.
+        __threadfence();
+        __syncwarp();
+        const u32 flags = bw_tile(a.masks, a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs,
+                                  a.tiles_x, t, a.goal, old);
+        // The labels reach L2 before any neighbour can be told of them.
+        __threadfence();
+        __syncwarp();
+        // Lane k tells the neighbour in direction k.
+        const u32 nb = bw_neighbour(t, flags, lane, a.ndirs, a.tiles_x, a.tiles_y);
+        if (nb != UNREACHED && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u)
+            bwq_enqueue(a.ring, a.ctl, ntiles, nb);
+        __syncwarp();
+        if (lane == 0) {
+            if (atomicCAS(&a.tile_state[t], BWQ_RUNNING, 0u) != BWQ_RUNNING) {
+                atomicExch(&a.tile_state[t], BWQ_QUEUED);
+                bwq_enqueue(a.ring, a.ctl, ntiles, t);
+            }
+            atomicSub(&a.ctl[BWQ_PENDING], 1u);
+        }
+        ++visits;
+    }
+    if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
 }
 
 // ---------------------------------------------------------------------------------------------

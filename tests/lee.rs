@@ -4,6 +4,7 @@
 
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
+use gpu_planning::lee::gpu::Schedule;
 use gpu_planning::lee::synth::{maze, nearest_open, random_terrain};
 use gpu_planning::lee::{
     cpu, Config, Connectivity, Grid, MemoryModel, Planner, DIRECTIONS, UNREACHED,
@@ -329,16 +330,81 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
                             block_y: by,
                         };
                         let p = Planner::new(&backend, grid.clone(), config).unwrap();
-                        let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
-                        assert!(
-                            field == expected,
-                            "{w}x{h} {conn:?} terrain {terrain} goal {goal:?} {bx}x{by}: labels differ"
-                        );
+                        for schedule in [Schedule::Adaptive, Schedule::Queue, Schedule::Rounds] {
+                            p.set_bitwave_schedule(schedule);
+                            let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
+                            assert!(
+                                field == expected,
+                                "{w}x{h} {conn:?} terrain {terrain} goal {goal:?} {bx}x{by} {schedule:?}: labels differ"
+                            );
+                        }
                     }
                 }
             }
         }
     }
+}
+
+/// The work queue's tiles run in whatever order the warps take them, so its races show only
+/// over many runs: fields on mid-size grids of every terrain from many goals, each equal to
+/// the CPU's, on every schedule (the maze's rounds hand over to the queue when adaptive).
+#[test]
+fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
+    let Some(rt) = cuda_or_skip("gpu_bitwave_queue_matches_cpu_from_many_goals") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    let seed = gpu_planning::compute::testing::seed(0x9e7e);
+    // Whether an adaptive field on the 1000² maze went from rounds to the queue.
+    let mut handed_over = false;
+    for (case, (w, h)) in [(517u32, 301u32), (1000, 1000), (2049, 127)]
+        .into_iter()
+        .enumerate()
+    {
+        for terrain in 0..3u64 {
+            let s = seed ^ (case as u64 * 3 + terrain).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+            let heights = match terrain {
+                0 => random_terrain(w, h, 0.3, s),
+                1 => random_terrain(w, h, 0.5, s),
+                _ => maze(w, h, s),
+            };
+            let conn = if s & 1 == 0 {
+                Connectivity::Four
+            } else {
+                Connectivity::Eight
+            };
+            let grid = Grid::from_elevation(w, h, &heights, 1.0, conn).unwrap();
+            let p = Planner::new(&backend, grid.clone(), Config::default()).unwrap();
+            for g in 0..8u64 {
+                let r = s.rotate_left(8 * g as u32);
+                let Some(goal) = nearest_open(
+                    &heights,
+                    w,
+                    (r % w as u64) as u32,
+                    ((r >> 32) % h as u64) as u32,
+                ) else {
+                    continue;
+                };
+                let expected = cpu::distance_field(&grid, goal);
+                for schedule in [Schedule::Adaptive, Schedule::Queue, Schedule::Rounds] {
+                    p.set_bitwave_schedule(schedule);
+                    let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
+                    assert!(
+                        field == expected,
+                        "{w}x{h} {conn:?} terrain {terrain} goal {goal:?} {schedule:?}: labels differ"
+                    );
+                    if schedule == Schedule::Adaptive && terrain == 2 && w == 1000 {
+                        handed_over |=
+                            p.last_rounds().unwrap_or(0) > 0 && p.last_tile_runs().unwrap_or(0) > 0;
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        handed_over,
+        "no adaptive field on the 1000² maze handed its rounds over to the work queue"
+    );
 }
 
 /// A path longer than the descent buffer first holds (65,536 cells) makes it grow.

@@ -9,6 +9,7 @@ use std::fmt::Write;
 use super::try_median_ms as median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
+use crate::lee::gpu::Schedule;
 use crate::lee::synth::{maze, nearest_open, random_terrain};
 use crate::lee::{Config, Connectivity, Grid, MemoryModel, Planner};
 
@@ -29,13 +30,18 @@ pub struct Args {
     /// Write the terrains as .npy here, for the peer scripts.
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
-    /// CUDA memory models to run (the CPU reference always runs).
+    /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds and
+    /// bitwave-queue are bitwave on one schedule only (bitwave: rounds, then the work queue
+    /// once rounds run narrow).
     #[arg(
         long,
         value_delimiter = ',',
         default_value = "global,texture,shared,bitwave"
     )]
     models: Vec<String>,
+    /// Check against the CPU BFS without timing it (its row is left out).
+    #[arg(long)]
+    skip_cpu_timing: bool,
     /// Also time the clearance transform for this robot radius (cells of 0.05 m) on the CPU
     /// and CUDA, flags checked equal (0: not timed).
     #[arg(long, default_value_t = 0.0)]
@@ -72,8 +78,12 @@ impl Args {
         let models = self
             .models
             .iter()
-            .map(|m| m.parse())
-            .collect::<Result<Vec<MemoryModel>>>()?;
+            .map(|m| match m.as_str() {
+                "bitwave-rounds" => Ok((MemoryModel::Bitwave, Schedule::Rounds)),
+                "bitwave-queue" => Ok((MemoryModel::Bitwave, Schedule::Queue)),
+                m => m.parse().map(|model| (model, Schedule::Adaptive)),
+            })
+            .collect::<Result<Vec<(MemoryModel, Schedule)>>>()?;
         let options = Options {
             sizes: self.sizes,
             reps: self.reps,
@@ -82,6 +92,7 @@ impl Args {
             npy_dir: self.npy_dir,
             models,
             robot_radius: self.robot_radius,
+            time_cpu: !self.skip_cpu_timing,
         };
         println!("{}", run(&backend, &options)?);
         Ok(())
@@ -97,10 +108,12 @@ pub struct Options {
     pub sweep_limit_cells: u64,
     /// Where to write the terrains as .npy for the peers (None: not written).
     pub npy_dir: Option<std::path::PathBuf>,
-    /// CUDA memory models to run, in this order.
-    pub models: Vec<MemoryModel>,
+    /// CUDA memory models to run, in this order, with bitwave's schedule.
+    pub models: Vec<(MemoryModel, Schedule)>,
     /// Time the clearance transform for this radius (0: not timed).
     pub robot_radius: f64,
+    /// Time the CPU BFS too (it is the reference either way).
+    pub time_cpu: bool,
 }
 
 /// Rows timing the clearance transform (distance transform + flags, from the host grid to
@@ -182,25 +195,30 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             // Every timed variant is checked against this before its row is written.
             let reference = crate::lee::cpu::distance_field(&grid, goal);
             let reference_path = crate::lee::cpu::descend(&grid, &reference, start);
-            let mut runs: Vec<(String, Backend, Config)> = vec![(
-                "cpu BFS (reference)".into(),
-                Backend::Cpu,
-                Config::default(),
-            )];
+            let mut runs: Vec<(String, Backend, Config, Schedule)> = Vec::new();
+            if o.time_cpu {
+                runs.push((
+                    "cpu BFS (reference)".into(),
+                    Backend::Cpu,
+                    Config::default(),
+                    Schedule::Adaptive,
+                ));
+            }
             if let Backend::Cuda(_) = backend {
-                for &model in &o.models {
+                for &(model, schedule) in &o.models {
                     let config = Config {
                         memory_model: model,
                         ..Config::default()
                     };
-                    runs.push((
-                        format!("cuda {model:?}").to_lowercase(),
-                        backend.clone(),
-                        config,
-                    ));
+                    let label = match (model, schedule) {
+                        (MemoryModel::Bitwave, Schedule::Rounds) => "cuda bitwave-rounds".into(),
+                        (MemoryModel::Bitwave, Schedule::Queue) => "cuda bitwave-queue".into(),
+                        _ => format!("cuda {model:?}").to_lowercase(),
+                    };
+                    runs.push((label, backend.clone(), config, schedule));
                 }
             }
-            for (label, b, config) in runs {
+            for (label, b, config, schedule) in runs {
                 let sweeps =
                     !matches!(b, Backend::Cpu) && config.memory_model != MemoryModel::Bitwave;
                 if sweeps && terrain == "maze" && (n as u64 * n as u64) > o.sweep_limit_cells {
@@ -213,6 +231,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     o.reps
                 };
                 let planner = Planner::new(&b, grid.clone(), config)?;
+                planner.set_bitwave_schedule(schedule);
                 let field = median(reps, || planner.compute_field(g))?;
                 // The descent alone: the query finds the field for its goal in place.
                 let descent = median(reps, || {
@@ -240,9 +259,13 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                         "{terrain} {n}²: {label} labels differ from the CPU BFS"
                     )));
                 }
-                let label = match planner.last_rounds() {
-                    Some(r) if config.memory_model == MemoryModel::Bitwave => {
-                        format!("{label} ({r} rounds)")
+                let label = match (planner.last_rounds(), planner.last_tile_runs()) {
+                    (Some(r), Some(q)) if config.memory_model == MemoryModel::Bitwave => {
+                        match (r, q) {
+                            (r, 0) => format!("{label} ({r} rounds)"),
+                            (0, q) => format!("{label} ({q} queued tile runs)"),
+                            (r, q) => format!("{label} ({r} rounds, {q} queued tile runs)"),
+                        }
                     }
                     _ => label,
                 };

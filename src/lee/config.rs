@@ -16,7 +16,8 @@ pub enum MemoryModel {
     Texture,
     /// The default: 64 x 32-cell tiles as bit planes, one warp each running an exact
     /// multi-source BFS with shifts and shuffles; rounds run only the tiles whose border
-    /// improved (kernels/lee.cu). Fastest measured (BENCHMARKS.md).
+    /// improved, and a narrow (corridor) wave goes on on a work queue without rounds
+    /// (kernels/lee.cu, lee::gpu::Schedule). Fastest measured (BENCHMARKS.md).
     #[default]
     Bitwave,
 }

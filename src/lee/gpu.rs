@@ -30,12 +30,21 @@ const BW_SMEM_PER_WARP: u32 = BW_TILE_H * BW_ROW * 4;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
-/// the next bitwave round, the descent status and the path length, so one download answers
-/// "converged?" and "how long?".
+/// the next bitwave round, the descent status and the path length, and whether the rounds
+/// handed over to the work queue, so one download answers "converged?" and "how long?".
 const STATE_ROUND: usize = 2;
 const STATE_STATUS: usize = 3;
 const STATE_LENGTH: usize = 4;
-const STATE_SLOTS: usize = 5;
+/// Set by lee_bitwave_rounds when it stopped for the work queue (rounds ran narrow).
+const STATE_SWITCH: usize = 5;
+const STATE_SLOTS: usize = 6;
+/// Control words of the bitwave work queue (lee_bitwave_queue): tickets taken, tickets
+/// issued, tiles queued or running, tile runs so far.
+const BWQ_HEAD: usize = 0;
+const BWQ_TAIL: usize = 1;
+const BWQ_PENDING: usize = 2;
+const BWQ_VISITS: usize = 3;
+const BWQ_SLOTS: usize = 4;
 /// Descent status (lee_descend).
 const DESCENT_OK: u32 = 0;
 const DESCENT_BROKEN: u32 = 1;
@@ -59,8 +68,13 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 9] {
+fn kernel_defines() -> [(&'static str, String); 14] {
     [
+        ("STATE_SWITCH", STATE_SWITCH.to_string()),
+        ("BWQ_HEAD", BWQ_HEAD.to_string()),
+        ("BWQ_TAIL", BWQ_TAIL.to_string()),
+        ("BWQ_PENDING", BWQ_PENDING.to_string()),
+        ("BWQ_VISITS", BWQ_VISITS.to_string()),
         ("BW_ROW", BW_ROW.to_string()),
         ("STATE_ROUND", STATE_ROUND.to_string()),
         ("STATE_STATUS", STATE_STATUS.to_string()),
@@ -82,6 +96,53 @@ const BW_MAX_WARPS: u32 = 4;
 /// Rounds one launch may run before the host looks (a launch ends early when a round queues
 /// nothing); bounds how long one launch holds the device.
 const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
+/// The same bound for the work queue: tiles one launch may take.
+const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
+
+/// The adaptive schedule hands the wave to the work queue after this many rounds in a row
+/// that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
+/// both, for benchmarks). An open wave grows past them within a few rounds of its start and
+/// stays wide; a maze's wave stays narrow. Measured on the H100 (BENCHMARKS.md): with 64:32,
+/// 32:64 or 16:64 nav2's depot map (x10) handed some queries over and lost 4-6 % per query
+/// to rounds alone; 8:64 keeps it at the rounds' time and the mazes at the queue's.
+const BW_NARROW_TILES: u32 = 8;
+const BW_NARROW_ROUNDS: u32 = 64;
+
+/// (tiles, rounds) of the adaptive schedule's hand-over: the constants above or the override.
+fn narrow_from_env() -> (u32, u32) {
+    std::env::var("GPU_PLANNING_LEE_NARROW")
+        .ok()
+        .and_then(|v| {
+            let (t, r) = v.split_once(':')?;
+            Some((t.trim().parse().ok()?, r.trim().parse().ok()?))
+        })
+        .unwrap_or((BW_NARROW_TILES, BW_NARROW_ROUNDS))
+}
+
+/// How bitwave orders its tile runs (kernels/lee.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// The default: rounds while the wave is wide, the work queue once rounds run narrow
+    /// (corridors, mazes).
+    Adaptive,
+    /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
+    Rounds,
+    /// The work queue only: a warp takes the next queued tile as soon as it is free, and a
+    /// tile's border cells are published as the wave reaches them.
+    Queue,
+}
+
+impl Schedule {
+    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds or queue (for
+    /// benchmarks that compare them); anything else, or nothing, adaptive.
+    pub fn from_env() -> Schedule {
+        match std::env::var("GPU_PLANNING_LEE_SCHEDULE").as_deref() {
+            Ok("rounds") => Schedule::Rounds,
+            Ok("queue") => Schedule::Queue,
+            _ => Schedule::Adaptive,
+        }
+    }
+}
 
 /// lee_bitwave_rounds' one argument (kernels/lee.cu's BitwaveArgs: the same fields, in the
 /// same order, so the C layout matches): device pointers as CUdeviceptr.
@@ -104,11 +165,37 @@ struct BitwaveArgs {
     max_rounds: u32,
     goal: u64,
     bar: sys::CUdeviceptr,
+    narrow_tiles: u32,
+    narrow_rounds: u32,
 }
 
 // SAFETY: plain old data of the C layout the kernel declares; the pointers stay valid for the
 // launch (their buffers live in the grid and its scratch, guarded above the launch).
 unsafe impl DeviceRepr for BitwaveArgs {}
+
+/// lee_bitwave_queue's one argument (kernels/lee.cu's BitwaveQueueArgs, the same fields in the
+/// same order).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BitwaveQueueArgs {
+    masks: sys::CUdeviceptr,
+    planes: sys::CUdeviceptr,
+    labels: sys::CUdeviceptr,
+    w: u32,
+    h: u32,
+    wwords: u32,
+    ndirs: u32,
+    tiles_x: u32,
+    tiles_y: u32,
+    ring: sys::CUdeviceptr,
+    tile_state: sys::CUdeviceptr,
+    ctl: sys::CUdeviceptr,
+    visit_limit: u32,
+    goal: u64,
+}
+
+// SAFETY: as for BitwaveArgs.
+unsafe impl DeviceRepr for BitwaveQueueArgs {}
 
 struct Kernels {
     fill: CudaFunction,
@@ -118,6 +205,9 @@ struct Kernels {
     pack_planes: CudaFunction,
     bitwave_init: CudaFunction,
     bitwave_rounds: CudaFunction,
+    bitwave_queue_init: CudaFunction,
+    bitwave_rounds_to_queue: CudaFunction,
+    bitwave_queue: CudaFunction,
     descend: CudaFunction,
     next: CudaFunction,
     jump: CudaFunction,
@@ -129,11 +219,14 @@ struct Kernels {
 struct Scratch {
     labels: CudaSlice<u32>,
     changed: CudaSlice<u32>,
-    /// Bitwave: three rotating lists of tile ids, their lengths, and per tile the last round
-    /// it was queued for.
+    /// Bitwave rounds: three rotating lists of tile ids, their lengths, and per tile the last
+    /// round it was queued for (the queue: per tile its state).
     lists: CudaSlice<u32>,
     counts: CudaSlice<u32>,
     queued: CudaSlice<u32>,
+    /// Bitwave queue: its ring (one entry per tile) and control words (BWQ_SLOTS).
+    ring: CudaSlice<u64>,
+    ctl: CudaSlice<u32>,
     /// STATE_SLOTS values: the grid barrier, the next round, the descent's status and length.
     state: CudaSlice<u32>,
     /// Path cells of the last descent; grown when a path does not fit.
@@ -154,8 +247,12 @@ pub struct DeviceGrid {
     kernels: Kernels,
     scratch: Mutex<Scratch>,
     goal: Mutex<Option<(u32, u32)>>,
-    /// Bitwave rounds of the last query (for benchmarks).
+    /// Bitwave rounds and work-queue tile runs of the last query, for benchmarks.
     rounds: std::sync::atomic::AtomicU32,
+    tile_runs: std::sync::atomic::AtomicU32,
+    /// Bitwave's schedule, and the adaptive one's hand-over (tiles, rounds).
+    schedule: Mutex<Schedule>,
+    narrow: (u32, u32),
     /// Paths longer than this (moves) are descended by pointer jumping.
     long_path_from: std::sync::atomic::AtomicU32,
 }
@@ -190,6 +287,9 @@ impl DeviceGrid {
             pack_planes: f("lee_pack_planes")?,
             bitwave_init: f("lee_bitwave_init")?,
             bitwave_rounds: f("lee_bitwave_rounds")?,
+            bitwave_queue_init: f("lee_bitwave_queue_init")?,
+            bitwave_rounds_to_queue: f("lee_bitwave_rounds_to_queue")?,
+            bitwave_queue: f("lee_bitwave_queue")?,
             descend: f("lee_descend")?,
             next: f("lee_next")?,
             jump: f("lee_jump")?,
@@ -242,11 +342,16 @@ impl DeviceGrid {
                 lists: rt.alloc_zeros::<u32>(3 * ntiles.max(1))?,
                 counts: rt.alloc_zeros::<u32>(3)?,
                 queued: rt.alloc_zeros::<u32>(ntiles.max(1))?,
+                ring: rt.alloc_zeros::<u64>(ntiles.max(1))?,
+                ctl: rt.alloc_zeros::<u32>(BWQ_SLOTS)?,
                 state: rt.alloc_zeros::<u32>(STATE_SLOTS)?,
                 path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
                 path_cap: PATH_CAP_START.min(n).max(1),
             }),
             rounds: std::sync::atomic::AtomicU32::new(0),
+            tile_runs: std::sync::atomic::AtomicU32::new(0),
+            schedule: Mutex::new(Schedule::from_env()),
+            narrow: narrow_from_env(),
             long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
             goal: Mutex::new(None),
         })
@@ -593,7 +698,8 @@ impl DeviceGrid {
         Ok(())
     }
 
-    /// Bitwave rounds until a round queues no tile (kernels/lee.cu).
+    /// Bitwave's field from `goal_idx` on the grid's schedule, with the descent from `start`
+    /// queued behind it; returns the descent's (status, length) when it ran.
     fn bitwave(
         &self,
         scratch: &mut Scratch,
@@ -601,13 +707,207 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
     ) -> Result<Option<(u32, u32)>> {
-        let stream = self.rt.stream().clone();
-        let (w, h, nd) = (self.width, self.height, self.ndirs);
-        let wwords = w.div_ceil(BW_TILE_W);
-        let tiles = (wwords, h.div_ceil(BW_TILE_H));
-        let ntiles = tiles.0 * tiles.1;
+        let schedule = *lock(&self.schedule);
+        self.rounds.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.tile_runs
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        if schedule == Schedule::Queue {
+            self.bitwave_queue(scratch, goal_idx, config, start, None)
+        } else {
+            self.bitwave_rounds(
+                scratch,
+                goal_idx,
+                config,
+                start,
+                schedule == Schedule::Adaptive,
+            )
+        }
+    }
+
+    /// The goal's tile and the tile grid's shape.
+    fn bitwave_tiles(&self, goal_idx: u64) -> (u32, (u32, u32)) {
+        let w = self.width;
+        let tiles = (w.div_ceil(BW_TILE_W), self.height.div_ceil(BW_TILE_H));
         let goal_tile = (goal_idx / w as u64) as u32 / BW_TILE_H * tiles.0
             + (goal_idx % w as u64) as u32 / BW_TILE_W;
+        (goal_tile, tiles)
+    }
+
+    /// The launch of a bitwave kernel (`f`, rounds or queue): block_x * block_y threads in
+    /// whole warps, one tile per warp, at most BW_MAX_WARPS (small blocks spread a few tiles
+    /// over more SMs), halved while a block would not fit an SM's registers; never more blocks
+    /// than can be resident at once, which the grid barrier and the queue's waits need.
+    fn bitwave_launch(
+        &self,
+        f: &CudaFunction,
+        config: &Config,
+        ntiles: u32,
+    ) -> Result<LaunchConfig> {
+        let mut warps = (config.block_x * config.block_y)
+            .div_ceil(32)
+            .clamp(1, BW_MAX_WARPS);
+        let per_sm = loop {
+            let per_sm = f
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    warps * 32,
+                    (warps * BW_SMEM_PER_WARP) as usize,
+                    None,
+                )
+                .map_err(gpu_err)?;
+            if per_sm > 0 || warps == 1 {
+                break per_sm;
+            }
+            warps /= 2;
+        };
+        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
+        if resident == 0 {
+            return Err(Error::Gpu(
+                "lee bitwave: the tile kernel cannot be resident on this device".into(),
+            ));
+        }
+        Ok(LaunchConfig {
+            grid_dim: (resident.min(ntiles.div_ceil(warps)).max(1), 1, 1),
+            block_dim: (warps * 32, 1, 1),
+            shared_mem_bytes: warps * BW_SMEM_PER_WARP,
+        })
+    }
+
+    /// Bitwave on the work queue until no tile is queued or running (kernels/lee.cu): from the
+    /// goal's tile, or with `from_round`, from the tiles the rounds queued for that round.
+    fn bitwave_queue(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+        from_round: Option<u32>,
+    ) -> Result<Option<(u32, u32)>> {
+        let stream = self.rt.stream().clone();
+        let (w, h, nd) = (self.width, self.height, self.ndirs);
+        let (goal_tile, tiles) = self.bitwave_tiles(goal_idx);
+        let ntiles = tiles.0 * tiles.1;
+        let small = LaunchConfig {
+            grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        match from_round {
+            None => {
+                let mut b = stream.launch_builder(&self.kernels.bitwave_queue_init);
+                b.arg(&mut scratch.ring)
+                    .arg(&mut scratch.queued)
+                    .arg(&mut scratch.ctl)
+                    .arg(&ntiles)
+                    .arg(&goal_tile);
+                // SAFETY: lee_bitwave_queue_init: as declared; writes ring[0..ntiles), the tile states (ntiles) and the BWQ_SLOTS control words
+                unsafe { b.launch(small) }.map_err(launch_err("lee_bitwave_queue_init"))?;
+            }
+            Some(next) => {
+                let Scratch {
+                    lists,
+                    counts,
+                    queued,
+                    ring,
+                    ctl,
+                    ..
+                } = &mut *scratch;
+                let mut b = stream.launch_builder(&self.kernels.bitwave_rounds_to_queue);
+                b.arg(&*lists)
+                    .arg(&*counts)
+                    .arg(queued)
+                    .arg(ring)
+                    .arg(ctl)
+                    .arg(&ntiles)
+                    .arg(&next);
+                // SAFETY: lee_bitwave_rounds_to_queue: as declared; reads the lists (3 x ntiles) and counts, writes the tile states and ring (ntiles each) and the control words
+                unsafe { b.launch(small) }.map_err(launch_err("lee_bitwave_rounds_to_queue"))?;
+            }
+        }
+        let launch = self.bitwave_launch(&self.kernels.bitwave_queue, config, ntiles)?;
+        // Every tile run that changes anything lowers a label, and labels are bounded by the
+        // cells; this cap only turns a hang into an error.
+        let cap = 8 * self.cells() as u64 + 64;
+        let mut taken = 0u32;
+        loop {
+            {
+                let Scratch {
+                    labels,
+                    queued,
+                    ring,
+                    ctl,
+                    ..
+                } = &mut *scratch;
+                // The guards keep each buffer's stream order (cudarc's events) until the launch.
+                let (masks, _g0) = self.masks.device_ptr(&stream);
+                let (planes, _g1) = self.planes.device_ptr(&stream);
+                let (labels, _g2) = labels.device_ptr_mut(&stream);
+                let (ring, _g3) = ring.device_ptr_mut(&stream);
+                let (tile_state, _g4) = queued.device_ptr_mut(&stream);
+                let (ctl, _g5) = ctl.device_ptr_mut(&stream);
+                let args = BitwaveQueueArgs {
+                    masks,
+                    planes,
+                    labels,
+                    w,
+                    h,
+                    wwords: tiles.0,
+                    ndirs: nd,
+                    tiles_x: tiles.0,
+                    tiles_y: tiles.1,
+                    ring,
+                    tile_state,
+                    ctl,
+                    visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
+                    goal: goal_idx,
+                };
+                let mut b = stream.launch_builder(&self.kernels.bitwave_queue);
+                b.arg(&args);
+                // SAFETY: lee_bitwave_queue(BitwaveQueueArgs): writes labels (w x h), the ring
+                // and tile states (ntiles each) and the control words; blocks <= the occupancy
+                // bound, as its waits on other warps require (a cooperative launch checks it).
+                unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_queue"))?;
+            }
+            if let Some(s) = start {
+                self.launch_descend(scratch, s, goal_idx)?;
+            }
+            let ctl = self.rt.download(&scratch.ctl, BWQ_SLOTS)?;
+            let visits = ctl[BWQ_VISITS];
+            if ctl[BWQ_PENDING] == 0 {
+                self.tile_runs
+                    .store(visits, std::sync::atomic::Ordering::Relaxed);
+                return match start {
+                    None => Ok(None),
+                    Some(_) => {
+                        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+                        Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
+                    }
+                };
+            }
+            if visits as u64 > cap {
+                return Err(Error::Gpu(format!(
+                    "lee bitwave: still {} tiles queued after {visits} tile runs",
+                    ctl[BWQ_PENDING]
+                )));
+            }
+            taken = ctl[BWQ_HEAD];
+        }
+    }
+
+    /// Bitwave rounds until a round queues no tile (kernels/lee.cu), or with `adaptive` until
+    /// rounds run narrow, then the work queue.
+    fn bitwave_rounds(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+        adaptive: bool,
+    ) -> Result<Option<(u32, u32)>> {
+        let stream = self.rt.stream().clone();
+        let (w, h, nd) = (self.width, self.height, self.ndirs);
+        let (goal_tile, tiles) = self.bitwave_tiles(goal_idx);
+        let wwords = tiles.0;
+        let ntiles = tiles.0 * tiles.1;
         let mut b = stream.launch_builder(&self.kernels.bitwave_init);
         b.arg(&mut scratch.lists)
             .arg(&mut scratch.counts)
@@ -623,36 +923,7 @@ impl DeviceGrid {
             })
         }
         .map_err(launch_err("lee_bitwave_init"))?;
-
-        // block_x * block_y threads in whole warps, one tile per warp, at most BW_MAX_WARPS
-        // (small blocks spread a round's few tiles over more SMs); halved while a block would
-        // not fit an SM's registers.
-        let mut warps = (config.block_x * config.block_y)
-            .div_ceil(32)
-            .clamp(1, BW_MAX_WARPS);
-        let per_sm = loop {
-            let per_sm = self
-                .kernels
-                .bitwave_rounds
-                .occupancy_max_active_blocks_per_multiprocessor(
-                    warps * 32,
-                    (warps * BW_SMEM_PER_WARP) as usize,
-                    None,
-                )
-                .map_err(gpu_err)?;
-            if per_sm > 0 || warps == 1 {
-                break per_sm;
-            }
-            warps /= 2;
-        };
-        // The grid barrier needs every block resident: never more than the occupancy allows.
-        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
-        let blocks = resident.min(ntiles.div_ceil(warps)).max(1);
-        let launch = LaunchConfig {
-            grid_dim: (blocks, 1, 1),
-            block_dim: (warps * 32, 1, 1),
-            shared_mem_bytes: warps * BW_SMEM_PER_WARP,
-        };
+        let launch = self.bitwave_launch(&self.kernels.bitwave_rounds, config, ntiles)?;
         self.rt
             .stream()
             .memset_zeros(&mut scratch.state)
@@ -661,11 +932,6 @@ impl DeviceGrid {
         // this cap is never reached by a correct kernel; it only turns a hang into an error.
         let cap = 4 * self.cells() as u64 + 64;
         let mut round = 1u32;
-        if resident == 0 {
-            return Err(Error::Gpu(
-                "lee bitwave: the round kernel cannot be resident on this device".into(),
-            ));
-        }
         loop {
             {
                 let Scratch {
@@ -701,6 +967,8 @@ impl DeviceGrid {
                     max_rounds: BW_ROUNDS_PER_LAUNCH,
                     goal: goal_idx,
                     bar,
+                    narrow_tiles: self.narrow.0,
+                    narrow_rounds: if adaptive { self.narrow.1 } else { 0 },
                 };
                 let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
                 b.arg(&args);
@@ -716,6 +984,13 @@ impl DeviceGrid {
             }
             let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
             let next = st[STATE_ROUND];
+            if st[STATE_SWITCH] != 0 {
+                // Rounds ran narrow: the queue takes the tiles queued for round `next` (the
+                // descent queued above ran on an unfinished field; the queue runs it again).
+                self.rounds
+                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
+                return self.bitwave_queue(scratch, goal_idx, config, start, Some(next));
+            }
             // A launch that stops before its round budget stopped on an empty list.
             let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
                 0
@@ -744,9 +1019,19 @@ impl DeviceGrid {
             .store(moves, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Bitwave's schedule from now on (default: [`Schedule::from_env`]).
+    pub fn set_schedule(&self, schedule: Schedule) {
+        *lock(&self.schedule) = schedule;
+    }
+
     /// Bitwave rounds the last query ran.
     pub fn last_rounds(&self) -> u32 {
         self.rounds.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Tiles the last query ran on the work queue.
+    pub fn last_tile_runs(&self) -> u32 {
+        self.tile_runs.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn synchronize(&self) -> Result<()> {

@@ -161,9 +161,22 @@ impl Planner {
         }
     }
 
+    /// On CUDA, bitwave's schedule from now on (default [`gpu::Schedule::from_env`]); every
+    /// schedule gives the CPU's field. For tests and benchmarks that run either; nothing on the CPU.
+    pub fn set_bitwave_schedule(&self, schedule: gpu::Schedule) {
+        if let Some(d) = &self.device {
+            d.set_schedule(schedule);
+        }
+    }
+
     /// Bitwave rounds of the last CUDA query (None on the CPU).
     pub fn last_rounds(&self) -> Option<u32> {
         self.device.as_ref().map(|d| d.last_rounds())
+    }
+
+    /// Tiles the last CUDA query ran on bitwave's work queue (None on the CPU).
+    pub fn last_tile_runs(&self) -> Option<u32> {
+        self.device.as_ref().map(|d| d.last_tile_runs())
     }
 
     /// Wave numbers from `goal` over the whole grid.
