@@ -179,13 +179,14 @@ extern "C" __global__ void lee_bitwave_init(u32 *lists, u32 *counts, u32 *queued
     }
 }
 
-// The best label a border cell (cx, cy) of the tile at (x0, y0) is offered by its allowed
-// neighbours outside the tile, kept only when it beats the cell's current label `old`.
-__device__ __forceinline__ u32 bw_seed(const u8 *__restrict__ masks, const u32 *labels, u32 w,
-                                       u32 ndirs, u32 cx, u32 cy, u32 x0, u32 y0, u32 old) {
-    const u32 m = masks[(u64)cy * w + cx];
+// The best label a border cell (cx, cy) of the tile at (x0, y0), whose moves are `m`, is
+// offered by its allowed neighbours outside the tile (UNREACHED: none). The moves come from
+// the tile's bit planes, so these loads need wait for nothing but the planes.
+__device__ __forceinline__ u32 bw_offer(u32 m, const u32 *labels, u32 w, u32 cx, u32 cy, u32 x0,
+                                        u32 y0) {
     u32 best = UNREACHED;
-    for (u32 k = 0; k < ndirs; ++k) {
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) {
         if (!(m & (1u << k))) continue;
         const u32 nx = cx + DX[k], ny = cy + DY[k];
         // Unsigned wrap makes x0 - 1 and y0 - 1 compare as outside too.
@@ -193,7 +194,15 @@ __device__ __forceinline__ u32 bw_seed(const u8 *__restrict__ masks, const u32 *
         // L2 load: the neighbour tile may be written by another warp in this very round.
         best = min(best, plus_one(__ldcg(&labels[(u64)ny * w + nx])));
     }
-    return best < old ? best : UNREACHED;
+    return best;
+}
+
+// The moves of column j in the row whose planes are P (bit k: direction k).
+__device__ __forceinline__ u32 bw_moves(const u64 *P, u32 j) {
+    u32 m = 0;
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) m |= (u32)((P[k] >> j) & 1ull) << k;
+    return m;
 }
 
 __device__ __forceinline__ u32 warp_min(u32 v) {
@@ -302,8 +311,8 @@ __device__ __forceinline__ u32 bw_flush(u32 *labels, u32 *old, u32 w, u32 x0, u3
 // border cell's label, and the goal), level by level on bit planes, without touching labels
 // until the end; then writes the labels it improved and returns the sides (bit k: direction
 // k) on which a border cell improved. `old` is this warp's 32 x BW_ROW labels of shared memory.
-__device__ u32 bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ planes, u32 *labels,
-                       u32 w, u32 h, u32 wwords, u32 ndirs, u32 tiles_x, u32 t, u64 goal, u32 *old) {
+__device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h, u32 wwords,
+                       u32 ndirs, u32 tiles_x, u32 t, u64 goal, u32 *old) {
     const u32 lane = threadIdx.x & 31;
     const u32 tx = t % tiles_x, ty = t / tiles_x, x0 = tx * 64, y0 = ty * 32, y = y0 + lane;
     const bool row_in = y < h;
@@ -311,11 +320,42 @@ __device__ u32 bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pla
 #pragma unroll
     for (u32 k = 0; k < 8; ++k)
         P[k] = (k < ndirs && row_in) ? planes[((u64)k * h + y) * wwords + tx] : 0ull;
+    // Seeds: the left and right cell of this lane's row, top and bottom cells at columns
+    // lane and lane + 32, and the goal. The outside neighbours' offers are loaded first, beside
+    // the tile's labels, and kept below only where they beat the cell's label. The top and
+    // bottom rows' moves are lane 0's and lane rlast's planes.
+    const u32 ylast = min(y0 + 31, h - 1), rlast = ylast - y0;
+    u32 mt0 = 0, mt1 = 0, mb0 = 0, mb1 = 0;
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k) {
+        const u64 t = __shfl_sync(FULL_MASK, P[k], 0), b = __shfl_sync(FULL_MASK, P[k], rlast);
+        mt0 |= (u32)((t >> lane) & 1ull) << k;
+        mt1 |= (u32)((t >> (lane + 32)) & 1ull) << k;
+        mb0 |= (u32)((b >> lane) & 1ull) << k;
+        mb1 |= (u32)((b >> (lane + 32)) & 1ull) << k;
+    }
+    u32 sl = UNREACHED, sr = UNREACHED, st0 = UNREACHED, st1 = UNREACHED, sb0 = UNREACHED,
+        sb1 = UNREACHED, sg = UNREACHED;
+    u64 gbit = 0;
+    if (row_in) {
+        sl = bw_offer(bw_moves(P, 0), labels, w, x0, y, x0, y0);
+        if (x0 + 63 < w) sr = bw_offer(bw_moves(P, 63), labels, w, x0 + 63, y, x0, y0);
+    }
+    if (x0 + lane < w) {
+        st0 = bw_offer(mt0, labels, w, x0 + lane, y0, x0, y0);
+        // A tile cut by the grid's bottom edge has no cell below it: its last row only has
+        // outside neighbours to the sides, which the left/right seeds cover.
+        if (rlast == 31) sb0 = bw_offer(mb0, labels, w, x0 + lane, ylast, x0, y0);
+    }
+    if (x0 + lane + 32 < w) {
+        st1 = bw_offer(mt1, labels, w, x0 + lane + 32, y0, x0, y0);
+        if (rlast == 31) sb1 = bw_offer(mb1, labels, w, x0 + lane + 32, ylast, x0, y0);
+    }
     // The tile's labels, coalesced; all loads are issued before any is used. Cells outside the
     // grid read 0: never seeded, always blocked. (The barrier: lanes may still be reading the
     // previous tile's labels.)
     __syncwarp();
-#pragma unroll 8
+#pragma unroll 16
     for (u32 r = 0; r < 32; ++r) {
         const u32 yy = y0 + r;
 #pragma unroll
@@ -325,35 +365,13 @@ __device__ u32 bw_tile(const u8 *__restrict__ masks, const u64 *__restrict__ pla
         }
     }
     __syncwarp();
-    // Seeds: the left and right cell of this lane's row, top and bottom cells at columns
-    // lane and lane + 32, and the goal.
-    u32 sl = UNREACHED, sr = UNREACHED, st0 = UNREACHED, st1 = UNREACHED, sb0 = UNREACHED,
-        sb1 = UNREACHED, sg = UNREACHED;
-    u64 gbit = 0;
-    if (row_in) {
-        sl = bw_seed(masks, labels, w, ndirs, x0, y, x0, y0, old[lane * BW_ROW]);
-        if (x0 + 63 < w)
-            sr = bw_seed(masks, labels, w, ndirs, x0 + 63, y, x0, y0, old[lane * BW_ROW + 63]);
-    }
-    const u32 ylast = min(y0 + 31, h - 1), rlast = ylast - y0;
-#pragma unroll
-    for (u32 half = 0; half < 2; ++half) {
-        const u32 j = lane + 32 * half, xx = x0 + j;
-        if (xx >= w) continue;
-        const u32 top = bw_seed(masks, labels, w, ndirs, xx, y0, x0, y0, old[j]);
-        // A tile cut by the grid's bottom edge has no cell below it: its last row only has
-        // outside neighbours to the sides, which the left/right seeds cover.
-        const u32 bot = rlast == 31 ? bw_seed(masks, labels, w, ndirs, xx, ylast, x0, y0,
-                                              old[31 * BW_ROW + j])
-                                    : UNREACHED;
-        if (half == 0) {
-            st0 = top;
-            sb0 = bot;
-        } else {
-            st1 = top;
-            sb1 = bot;
-        }
-    }
+    const auto beats = [](u32 offer, u32 label) { return offer < label ? offer : UNREACHED; };
+    sl = beats(sl, old[lane * BW_ROW]);
+    sr = beats(sr, old[lane * BW_ROW + 63]);
+    st0 = beats(st0, old[lane]);
+    st1 = beats(st1, old[lane + 32]);
+    sb0 = beats(sb0, old[31 * BW_ROW + lane]);
+    sb1 = beats(sb1, old[31 * BW_ROW + lane + 32]);
     if (row_in && goal / w == y && goal % w - x0 < 64u && old[lane * BW_ROW + (goal % w - x0)] > 0) {
         sg = 0;
         gbit = 1ull << (goal % w - x0);
@@ -489,12 +507,11 @@ __device__ __forceinline__ void grid_barrier(u32 *bar) {
 }
 
 // The round kernel's arguments in one struct (src/lee/gpu.rs's BitwaveArgs, #[repr(C)], the
-// same fields in the same order): the grid, its bit planes and labels, its tile lists, the
+// same fields in the same order): the grid's bit planes and labels and its shape, its tile lists, the
 // round range of this launch, the goal and the barrier / state slots; narrow_rounds (0: never):
 // stop with state[STATE_SWITCH] = 1 once that many rounds in a row queued at most
 // narrow_tiles tiles.
 struct BitwaveArgs {
-    const u8 *masks;
     const u64 *planes;
     u32 *labels;
     u32 w, h, wwords, ndirs, tiles_x, tiles_y;
@@ -506,7 +523,6 @@ struct BitwaveArgs {
 };
 
 extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
-    const u8 *__restrict__ masks = a.masks;
     const u64 *__restrict__ planes = a.planes;
     u32 *labels = a.labels, *lists = a.lists, *counts = a.counts, *queued = a.queued, *bar = a.bar;
     const u32 w = a.w, h = a.h, wwords = a.wwords, ndirs = a.ndirs, tiles_x = a.tiles_x,
@@ -529,7 +545,7 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
         // Entry e goes to block e % gridDim.x: a round with few tiles spreads over all SMs.
         for (u32 e = warp * gridDim.x + blockIdx.x; e < count; e += gridDim.x * warps) {
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
-            const u32 flags = bw_tile(masks, planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
+            const u32 flags = bw_tile(planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
             // Tell the neighbours on whose side a border cell improved (next round).
             const u32 nb = bw_neighbour(t, flags, threadIdx.x & 31, ndirs, tiles_x, tiles_y);
             if (nb != UNREACHED) bw_push(nb, lists, counts, queued, ntiles, round);
@@ -579,7 +595,6 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 // BWQ_PENDING, BWQ_VISITS (tile runs so far). A launch stops taking tiles once BWQ_HEAD
 // reaches visit_limit; what is queued stays for the next launch.
 struct BitwaveQueueArgs {
-    const u8 *masks;
     const u64 *planes;
     u32 *labels;
     u32 w, h, wwords, ndirs, tiles_x, tiles_y;
@@ -621,10 +636,21 @@ extern "C" __global__ void lee_bitwave_rounds_to_queue(const u32 *lists, const u
     }
 }
 
+// Tiles queued or running (low half) and tickets issued (high half) are one word, so an
+// enqueue counts both in one atomic: the field cannot look complete while an entry is on its
+// way, and the entry's place costs no second round trip.
+#if BWQ_TAIL != BWQ_PENDING + 1 || BWQ_PENDING % 2 != 0
+#error "BWQ_PENDING and BWQ_TAIL are the halves of one aligned 64-bit word"
+#endif
+__device__ __forceinline__ unsigned long long *bwq_counts(u32 *ctl) {
+    return reinterpret_cast<unsigned long long *>(ctl + BWQ_PENDING);
+}
+__device__ __forceinline__ u32 bwq_pending(u32 *ctl) {
+    return (u32) * (volatile unsigned long long *)bwq_counts(ctl);
+}
+
 __device__ __forceinline__ void bwq_enqueue(u64 *ring, u32 *ctl, u32 ntiles, u32 t) {
-    // Pending first: the field must not look complete while the entry is on its way.
-    atomicAdd(&ctl[BWQ_PENDING], 1u);
-    const u32 ticket = atomicAdd(&ctl[BWQ_TAIL], 1u);
+    const u32 ticket = (u32)(atomicAdd(bwq_counts(ctl), (1ull << 32) | 1ull) >> 32);
     volatile u64 *slot = (volatile u64 *)&ring[ticket % ntiles];
     // The slot's previous entry (ticket - ntiles) may not have been read yet: its ticket is
     // taken (else ntiles + 1 entries would be unread, more than there are tiles), so its
@@ -647,7 +673,7 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
             *slot = 0ull;
             return (u32)e;
         }
-        if (ctl[BWQ_PENDING] == 0) return BWQ_EXIT;
+        if (bwq_pending(a.ctl) == 0) return BWQ_EXIT;
         __nanosleep(64);
     }
 }
@@ -666,8 +692,8 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
         // this run misses sets QUEUED, and the tile runs again.
         __threadfence();
         __syncwarp();
-        const u32 flags = bw_tile(a.masks, a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs,
-                                  a.tiles_x, t, a.goal, old);
+        const u32 flags =
+            bw_tile(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t, a.goal, old);
         // The labels reach L2 before any neighbour can be told of them.
         __threadfence();
         __syncwarp();
@@ -681,7 +707,7 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
                 atomicExch(&a.tile_state[t], BWQ_QUEUED);
                 bwq_enqueue(a.ring, a.ctl, ntiles, t);
             }
-            atomicSub(&a.ctl[BWQ_PENDING], 1u);
+            atomicAdd(bwq_counts(a.ctl), ~0ull); // pending - 1: it is at least 1 here
         }
         ++visits;
     }

@@ -38,12 +38,13 @@ const STATE_LENGTH: usize = 4;
 /// Set by lee_bitwave_rounds when it stopped for the work queue (rounds ran narrow).
 const STATE_SWITCH: usize = 5;
 const STATE_SLOTS: usize = 6;
-/// Control words of the bitwave work queue (lee_bitwave_queue): tickets taken, tickets
-/// issued, tiles queued or running, tile runs so far.
+/// Control words of the bitwave work queue (lee_bitwave_queue): tickets taken, tile runs so
+/// far, tiles queued or running, tickets issued.
 const BWQ_HEAD: usize = 0;
-const BWQ_TAIL: usize = 1;
+const BWQ_VISITS: usize = 1;
+/// Pending and tail are the low and high halves of one 64-bit word (kernels/lee.cu).
 const BWQ_PENDING: usize = 2;
-const BWQ_VISITS: usize = 3;
+const BWQ_TAIL: usize = 3;
 const BWQ_SLOTS: usize = 4;
 /// Descent status (lee_descend).
 const DESCENT_OK: u32 = 0;
@@ -149,7 +150,6 @@ impl Schedule {
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct BitwaveArgs {
-    masks: sys::CUdeviceptr,
     planes: sys::CUdeviceptr,
     labels: sys::CUdeviceptr,
     w: u32,
@@ -178,7 +178,6 @@ unsafe impl DeviceRepr for BitwaveArgs {}
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct BitwaveQueueArgs {
-    masks: sys::CUdeviceptr,
     planes: sys::CUdeviceptr,
     labels: sys::CUdeviceptr,
     w: u32,
@@ -838,14 +837,12 @@ impl DeviceGrid {
                     ..
                 } = &mut *scratch;
                 // The guards keep each buffer's stream order (cudarc's events) until the launch.
-                let (masks, _g0) = self.masks.device_ptr(&stream);
                 let (planes, _g1) = self.planes.device_ptr(&stream);
                 let (labels, _g2) = labels.device_ptr_mut(&stream);
                 let (ring, _g3) = ring.device_ptr_mut(&stream);
                 let (tile_state, _g4) = queued.device_ptr_mut(&stream);
                 let (ctl, _g5) = ctl.device_ptr_mut(&stream);
                 let args = BitwaveQueueArgs {
-                    masks,
                     planes,
                     labels,
                     w,
@@ -943,7 +940,6 @@ impl DeviceGrid {
                     ..
                 } = &mut *scratch;
                 // The guards keep each buffer's stream order (cudarc's events) until the launch.
-                let (masks, _g0) = self.masks.device_ptr(&stream);
                 let (planes, _g1) = self.planes.device_ptr(&stream);
                 let (labels, _g2) = labels.device_ptr_mut(&stream);
                 let (lists, _g3) = lists.device_ptr_mut(&stream);
@@ -951,7 +947,6 @@ impl DeviceGrid {
                 let (queued, _g5) = queued.device_ptr_mut(&stream);
                 let (bar, _g6) = state.device_ptr_mut(&stream);
                 let args = BitwaveArgs {
-                    masks,
                     planes,
                     labels,
                     w,
