@@ -1,0 +1,434 @@
+//! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, the work queue, and
+//! the adaptive default that hands a narrow wave from the first to the second.
+
+use cudarc::driver::sys;
+use cudarc::driver::{
+    CudaFunction, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
+
+use super::{
+    DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP, BW_TILE_H,
+    BW_TILE_W, STATE_LENGTH, STATE_ROUND, STATE_SLOTS, STATE_STATUS, STATE_SWITCH,
+};
+use crate::compute::cuda::{gpu_err, launch_err};
+use crate::error::{Error, Result};
+use crate::lee::config::Config;
+use crate::sync::lock;
+
+/// Most warps (tiles at once) of a bitwave block.
+const BW_MAX_WARPS: u32 = 4;
+/// Rounds one launch may run before the host looks (a launch ends early when a round queues
+/// nothing); bounds how long one launch holds the device.
+const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
+/// The same bound for the work queue: tiles one launch may take.
+const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
+
+/// The adaptive schedule hands the wave to the work queue after this many rounds in a row
+/// that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
+/// both, for benchmarks). An open wave grows past them within a few rounds of its start and
+/// stays wide; a maze's wave stays narrow. Measured on the H100 (BENCHMARKS.md): with 64:32,
+/// 32:64 or 16:64 nav2's depot map (x10) handed some queries over and lost 4-6 % per query
+/// to rounds alone; 8:64 keeps it at the rounds' time and the mazes at the queue's.
+const BW_NARROW_TILES: u32 = 8;
+const BW_NARROW_ROUNDS: u32 = 64;
+
+/// (tiles, rounds) of the adaptive schedule's hand-over: the constants above or the override.
+pub(super) fn narrow_from_env() -> (u32, u32) {
+    std::env::var("GPU_PLANNING_LEE_NARROW")
+        .ok()
+        .and_then(|v| {
+            let (t, r) = v.split_once(':')?;
+            Some((t.trim().parse().ok()?, r.trim().parse().ok()?))
+        })
+        .unwrap_or((BW_NARROW_TILES, BW_NARROW_ROUNDS))
+}
+
+/// How bitwave orders its tile runs (kernels/lee.cu).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Schedule {
+    /// The default: rounds while the wave is wide, the work queue once rounds run narrow
+    /// (corridors, mazes).
+    Adaptive,
+    /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
+    Rounds,
+    /// The work queue only: a warp takes the next queued tile as soon as it is free.
+    Queue,
+}
+
+impl Schedule {
+    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds or queue (for
+    /// benchmarks that compare them); anything else, or nothing, adaptive.
+    pub fn from_env() -> Schedule {
+        match std::env::var("GPU_PLANNING_LEE_SCHEDULE").as_deref() {
+            Ok("rounds") => Schedule::Rounds,
+            Ok("queue") => Schedule::Queue,
+            _ => Schedule::Adaptive,
+        }
+    }
+}
+
+/// The fields both bitwave kernels' arguments start with: the grid's bit planes and labels
+/// and its shape. Nested here, flat in kernels/lee.cu: a #[repr(C)] struct of two pointers and
+/// six u32 is 40 bytes aligned to 8, so the fields after it sit where the flat C ones do.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BitwaveGrid {
+    planes: sys::CUdeviceptr,
+    labels: sys::CUdeviceptr,
+    w: u32,
+    h: u32,
+    wwords: u32,
+    ndirs: u32,
+    tiles_x: u32,
+    tiles_y: u32,
+}
+
+/// lee_bitwave_rounds' one argument (kernels/lee.cu's BitwaveArgs: the same fields, in the
+/// same order, so the C layout matches): device pointers as CUdeviceptr.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BitwaveArgs {
+    grid: BitwaveGrid,
+    lists: sys::CUdeviceptr,
+    counts: sys::CUdeviceptr,
+    queued: sys::CUdeviceptr,
+    first_round: u32,
+    max_rounds: u32,
+    goal: u64,
+    bar: sys::CUdeviceptr,
+    narrow_tiles: u32,
+    narrow_rounds: u32,
+}
+
+// SAFETY: plain old data of the C layout the kernel declares; the pointers stay valid for the
+// launch (their buffers live in the grid and its scratch, guarded above the launch).
+unsafe impl DeviceRepr for BitwaveArgs {}
+
+/// lee_bitwave_queue's one argument (kernels/lee.cu's BitwaveQueueArgs, the same fields in the
+/// same order).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct BitwaveQueueArgs {
+    grid: BitwaveGrid,
+    ring: sys::CUdeviceptr,
+    tile_state: sys::CUdeviceptr,
+    ctl: sys::CUdeviceptr,
+    visit_limit: u32,
+    goal: u64,
+}
+
+// SAFETY: as for BitwaveArgs.
+unsafe impl DeviceRepr for BitwaveQueueArgs {}
+
+impl DeviceGrid {
+    /// Bitwave's field from `goal_idx` on the grid's schedule, with the descent from `start`
+    /// queued behind it; returns the descent's (status, length) when it ran.
+    pub(super) fn bitwave(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+    ) -> Result<Option<(u32, u32)>> {
+        let schedule = *lock(&self.schedule);
+        self.rounds.store(0, std::sync::atomic::Ordering::Relaxed);
+        self.tile_runs
+            .store(0, std::sync::atomic::Ordering::Relaxed);
+        if schedule == Schedule::Queue {
+            self.bitwave_queue(scratch, goal_idx, config, start, None)
+        } else {
+            self.bitwave_rounds(
+                scratch,
+                goal_idx,
+                config,
+                start,
+                schedule == Schedule::Adaptive,
+            )
+        }
+    }
+
+    /// The kernels' view of the grid (see [`BitwaveGrid`]).
+    fn bitwave_grid(
+        &self,
+        planes: sys::CUdeviceptr,
+        labels: sys::CUdeviceptr,
+        tiles: (u32, u32),
+    ) -> BitwaveGrid {
+        BitwaveGrid {
+            planes,
+            labels,
+            w: self.width,
+            h: self.height,
+            wwords: tiles.0,
+            ndirs: self.ndirs,
+            tiles_x: tiles.0,
+            tiles_y: tiles.1,
+        }
+    }
+
+    /// The goal's tile and the tile grid's shape.
+    fn bitwave_tiles(&self, goal_idx: u64) -> (u32, (u32, u32)) {
+        let w = self.width;
+        let tiles = (w.div_ceil(BW_TILE_W), self.height.div_ceil(BW_TILE_H));
+        let goal_tile = (goal_idx / w as u64) as u32 / BW_TILE_H * tiles.0
+            + (goal_idx % w as u64) as u32 / BW_TILE_W;
+        (goal_tile, tiles)
+    }
+
+    /// The launch of a bitwave kernel (`f`, rounds or queue): block_x * block_y threads in
+    /// whole warps, one tile per warp, at most BW_MAX_WARPS (small blocks spread a few tiles
+    /// over more SMs), halved while a block would not fit an SM's registers; never more blocks
+    /// than can be resident at once, which the grid barrier and the queue's waits need.
+    fn bitwave_launch(
+        &self,
+        f: &CudaFunction,
+        config: &Config,
+        ntiles: u32,
+    ) -> Result<LaunchConfig> {
+        let mut warps = (config.block_x * config.block_y)
+            .div_ceil(32)
+            .clamp(1, BW_MAX_WARPS);
+        let per_sm = loop {
+            let per_sm = f
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    warps * 32,
+                    (warps * BW_SMEM_PER_WARP) as usize,
+                    None,
+                )
+                .map_err(gpu_err)?;
+            if per_sm > 0 || warps == 1 {
+                break per_sm;
+            }
+            warps /= 2;
+        };
+        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
+        if resident == 0 {
+            return Err(Error::Gpu(
+                "lee bitwave: the tile kernel cannot be resident on this device".into(),
+            ));
+        }
+        Ok(LaunchConfig {
+            grid_dim: (resident.min(ntiles.div_ceil(warps)).max(1), 1, 1),
+            block_dim: (warps * 32, 1, 1),
+            shared_mem_bytes: warps * BW_SMEM_PER_WARP,
+        })
+    }
+
+    /// Bitwave on the work queue until no tile is queued or running (kernels/lee.cu): from the
+    /// goal's tile, or with `from_round`, from the tiles the rounds queued for that round.
+    fn bitwave_queue(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+        from_round: Option<u32>,
+    ) -> Result<Option<(u32, u32)>> {
+        let stream = self.rt.stream().clone();
+        let (goal_tile, tiles) = self.bitwave_tiles(goal_idx);
+        let ntiles = tiles.0 * tiles.1;
+        let small = LaunchConfig {
+            grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
+            block_dim: (256, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        match from_round {
+            None => {
+                let mut b = stream.launch_builder(&self.kernels.bitwave_queue_init);
+                b.arg(&mut scratch.ring)
+                    .arg(&mut scratch.queued)
+                    .arg(&mut scratch.ctl)
+                    .arg(&ntiles)
+                    .arg(&goal_tile);
+                // SAFETY: lee_bitwave_queue_init: as declared; writes ring[0..ntiles), the tile states (ntiles) and the BWQ_SLOTS control words
+                unsafe { b.launch(small) }.map_err(launch_err("lee_bitwave_queue_init"))?;
+            }
+            Some(next) => {
+                let Scratch {
+                    lists,
+                    counts,
+                    queued,
+                    ring,
+                    ctl,
+                    ..
+                } = &mut *scratch;
+                let mut b = stream.launch_builder(&self.kernels.bitwave_rounds_to_queue);
+                b.arg(&*lists)
+                    .arg(&*counts)
+                    .arg(queued)
+                    .arg(ring)
+                    .arg(ctl)
+                    .arg(&ntiles)
+                    .arg(&next);
+                // SAFETY: lee_bitwave_rounds_to_queue: as declared; reads the lists (3 x ntiles) and counts, writes the tile states and ring (ntiles each) and the control words
+                unsafe { b.launch(small) }.map_err(launch_err("lee_bitwave_rounds_to_queue"))?;
+            }
+        }
+        let launch = self.bitwave_launch(&self.kernels.bitwave_queue, config, ntiles)?;
+        // Every tile run that changes anything lowers a label, and labels are bounded by the
+        // cells; this cap only turns a hang into an error.
+        let cap = 8 * self.cells() as u64 + 64;
+        let mut taken = 0u32;
+        loop {
+            {
+                let Scratch {
+                    labels,
+                    queued,
+                    ring,
+                    ctl,
+                    ..
+                } = &mut *scratch;
+                // The guards keep each buffer's stream order (cudarc's events) until the launch.
+                let (planes, _g1) = self.planes.device_ptr(&stream);
+                let (labels, _g2) = labels.device_ptr_mut(&stream);
+                let (ring, _g3) = ring.device_ptr_mut(&stream);
+                let (tile_state, _g4) = queued.device_ptr_mut(&stream);
+                let (ctl, _g5) = ctl.device_ptr_mut(&stream);
+                let args = BitwaveQueueArgs {
+                    grid: self.bitwave_grid(planes, labels, tiles),
+                    ring,
+                    tile_state,
+                    ctl,
+                    visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
+                    goal: goal_idx,
+                };
+                let mut b = stream.launch_builder(&self.kernels.bitwave_queue);
+                b.arg(&args);
+                // SAFETY: lee_bitwave_queue(BitwaveQueueArgs): writes labels (w x h), the ring
+                // and tile states (ntiles each) and the control words; blocks <= the occupancy
+                // bound, as its waits on other warps require (a cooperative launch checks it).
+                unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_queue"))?;
+            }
+            if let Some(s) = start {
+                self.launch_descend(scratch, s, goal_idx)?;
+            }
+            let ctl = self.rt.download(&scratch.ctl, BWQ_SLOTS)?;
+            let visits = ctl[BWQ_VISITS];
+            if ctl[BWQ_PENDING] == 0 {
+                self.tile_runs
+                    .store(visits, std::sync::atomic::Ordering::Relaxed);
+                return match start {
+                    None => Ok(None),
+                    Some(_) => {
+                        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+                        Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
+                    }
+                };
+            }
+            if visits as u64 > cap {
+                return Err(Error::Gpu(format!(
+                    "lee bitwave: still {} tiles queued after {visits} tile runs",
+                    ctl[BWQ_PENDING]
+                )));
+            }
+            taken = ctl[BWQ_HEAD];
+        }
+    }
+
+    /// Bitwave rounds until a round queues no tile (kernels/lee.cu), or with `adaptive` until
+    /// rounds run narrow, then the work queue.
+    fn bitwave_rounds(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+        adaptive: bool,
+    ) -> Result<Option<(u32, u32)>> {
+        let stream = self.rt.stream().clone();
+        let (goal_tile, tiles) = self.bitwave_tiles(goal_idx);
+        let ntiles = tiles.0 * tiles.1;
+        let mut b = stream.launch_builder(&self.kernels.bitwave_init);
+        b.arg(&mut scratch.lists)
+            .arg(&mut scratch.counts)
+            .arg(&mut scratch.queued)
+            .arg(&ntiles)
+            .arg(&goal_tile);
+        // SAFETY: lee_bitwave_init: as declared; writes the three lists' counts, queued[0..ntiles) and the goal tile's entry
+        unsafe {
+            b.launch(LaunchConfig {
+                grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
+                block_dim: (256, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(launch_err("lee_bitwave_init"))?;
+        let launch = self.bitwave_launch(&self.kernels.bitwave_rounds, config, ntiles)?;
+        self.rt
+            .stream()
+            .memset_zeros(&mut scratch.state)
+            .map_err(gpu_err)?;
+        // Every round that runs a tile lowers a label, and labels are bounded by the cells, so
+        // this cap is never reached by a correct kernel; it only turns a hang into an error.
+        let cap = 4 * self.cells() as u64 + 64;
+        let mut round = 1u32;
+        loop {
+            {
+                let Scratch {
+                    labels,
+                    lists,
+                    counts,
+                    queued,
+                    state,
+                    ..
+                } = &mut *scratch;
+                // The guards keep each buffer's stream order (cudarc's events) until the launch.
+                let (planes, _g1) = self.planes.device_ptr(&stream);
+                let (labels, _g2) = labels.device_ptr_mut(&stream);
+                let (lists, _g3) = lists.device_ptr_mut(&stream);
+                let (counts, _g4) = counts.device_ptr_mut(&stream);
+                let (queued, _g5) = queued.device_ptr_mut(&stream);
+                let (bar, _g6) = state.device_ptr_mut(&stream);
+                let args = BitwaveArgs {
+                    grid: self.bitwave_grid(planes, labels, tiles),
+                    lists,
+                    counts,
+                    queued,
+                    first_round: round,
+                    max_rounds: BW_ROUNDS_PER_LAUNCH,
+                    goal: goal_idx,
+                    bar,
+                    narrow_tiles: self.narrow.0,
+                    narrow_rounds: if adaptive { self.narrow.1 } else { 0 },
+                };
+                let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
+                b.arg(&args);
+                // SAFETY: lee_bitwave_rounds(BitwaveArgs): writes labels (w x h), the tile lists,
+                // counts and queued flags (sized for every tile) and the state slots; blocks <= the
+                // occupancy bound, as a cooperative launch requires.
+                unsafe { b.launch_cooperative(launch) }
+                    .map_err(launch_err("lee_bitwave_rounds"))?;
+            }
+            // Queued right behind: when the rounds converged, one download below answers both.
+            if let Some(s) = start {
+                self.launch_descend(scratch, s, goal_idx)?;
+            }
+            let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+            let next = st[STATE_ROUND];
+            if st[STATE_SWITCH] != 0 {
+                // Rounds ran narrow: the queue takes the tiles queued for round `next` (the
+                // descent queued above ran on an unfinished field; the queue runs it again).
+                self.rounds
+                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
+                return self.bitwave_queue(scratch, goal_idx, config, start, Some(next));
+            }
+            // A launch that stops before its round budget stopped on an empty list.
+            let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
+                0
+            } else {
+                self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
+            };
+            if pending == 0 {
+                self.rounds
+                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
+                return Ok(start.map(|_| (st[STATE_STATUS], st[STATE_LENGTH])));
+            }
+            if next as u64 > cap {
+                return Err(Error::Gpu(format!(
+                    "lee bitwave: still {pending} tiles queued after {next} rounds"
+                )));
+            }
+            round = next;
+        }
+    }
+}
