@@ -12,15 +12,15 @@ use cudarc::driver::{
     CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
     DeviceRepr, DriverError, LaunchConfig, ValidAsZeroBits,
 };
-use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
 
 use super::host_copies::{HostCopies, Registration};
 use super::staging::Staging;
 use crate::error::{Error, Result};
 
-/// Environment variable naming the folder for compiled PTX; `off` (or empty) turns the disk
-/// cache off. Unset: the user's cache folder (see [`kernel_cache_dir`]).
+/// Environment variable naming the folder for compiled kernels (CUBIN); `off` (or empty)
+/// turns the disk cache off. Unset: the user's cache folder (see [`kernel_cache_dir`]).
 pub const KERNEL_CACHE_ENV: &str = "GPU_PLANNING_KERNEL_CACHE";
 
 /// The prelude (`kernels/common.cuh`: integer types, the grid-stride loop) compiled in front of
@@ -298,10 +298,10 @@ impl CudaRuntime {
         if let Some(m) = slot.as_ref() {
             return Ok(m.clone());
         }
-        let ptx = self.compile(source, &extra)?;
+        let image = self.compile(source, &extra)?;
         let module = self
             .ctx
-            .load_module(ptx)
+            .load_module(image)
             .map_err(|e| Error::KernelCompile {
                 kernel: source.name.into(),
                 log: format!("module load failed: {e}"),
@@ -320,22 +320,19 @@ impl CudaRuntime {
         options.extend_from_slice(extra);
         let disk = disk_cache_path(source, &options, self.info.nvrtc_version);
         if let Some(path) = &disk {
-            if let Ok(text) = std::fs::read_to_string(path) {
-                return Ok(Ptx::from_src(text));
+            if let Ok(cubin) = std::fs::read(path) {
+                return Ok(Ptx::from_binary(cubin));
             }
         }
         let started = std::time::Instant::now();
-        let opts = CompileOptions {
-            options: options.clone(),
-            name: Some(format!("{}.cu", source.name)),
-            ..Default::default()
-        };
         // `#line` keeps the compiler's line numbers those of the file in kernels/.
         let code = format!("{PRELUDE}\n#line 1 \"{}.cu\"\n{}", source.name, source.code);
-        let ptx =
-            cudarc::nvrtc::compile_ptx_with_opts(code, opts).map_err(|e| Error::KernelCompile {
-                kernel: source.name.into(),
-                log: compile_log(e),
+        let cubin =
+            nvrtc_cubin(&code, &format!("{}.cu", source.name), &options).map_err(|log| {
+                Error::KernelCompile {
+                    kernel: source.name.into(),
+                    log,
+                }
             })?;
         self.compiled
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -350,14 +347,12 @@ impl CudaRuntime {
             if let Some(dir) = path.parent() {
                 let _ = std::fs::create_dir_all(dir);
             }
-            let aside = path.with_extension(format!("ptx.{}", std::process::id()));
-            if std::fs::write(&aside, ptx.to_src()).is_ok()
-                && std::fs::rename(&aside, path).is_err()
-            {
+            let aside = path.with_extension(format!("cubin.{}", std::process::id()));
+            if std::fs::write(&aside, &cubin).is_ok() && std::fs::rename(&aside, path).is_err() {
                 let _ = std::fs::remove_file(&aside);
             }
         }
-        Ok(ptx)
+        Ok(Ptx::from_binary(cubin))
     }
 
     /// Uninitialised device buffer of `len` elements; out-of-memory is reported with the bytes.
@@ -602,13 +597,49 @@ pub fn launch_err(kernel: &str) -> impl FnOnce(DriverError) -> Error + '_ {
     }
 }
 
-fn compile_log(e: CompileError) -> String {
-    match e {
-        CompileError::CompileError { log, options, .. } => {
-            format!("{} (options {options:?})", log.to_string_lossy())
+/// `code` compiled by NVRTC to a CUBIN for the real architecture in `options` (sm_XX), or the
+/// compile log. A CUBIN, not PTX: the driver would compile PTX to machine code inside
+/// cuModuleLoadData, holding the context while it does, so one node's start-up compile would
+/// stall another node's requests on the same context (seen on the H100: get_plan calls of
+/// 300-800 ms while other nodes loaded their modules).
+fn nvrtc_cubin(code: &str, name: &str, options: &[String]) -> std::result::Result<Vec<u8>, String> {
+    use cudarc::nvrtc::{result, sys};
+    let nul = |what: &str| format!("{what} holds a NUL byte");
+    let src = std::ffi::CString::new(code).map_err(|_| nul("the source"))?;
+    let cname = std::ffi::CString::new(name).map_err(|_| nul("the name"))?;
+    let prog = result::create_program(&src, Some(&cname)).map_err(|e| format!("{e:?}"))?;
+    // SAFETY: `prog` is a live program from create_program until destroy_program below; the
+    // CUBIN buffer is as large as NVRTC says the CUBIN is.
+    let out = unsafe {
+        match result::compile_program(prog, options) {
+            Err(e) => {
+                let log = result::get_program_log(prog)
+                    .map(|raw| {
+                        std::ffi::CStr::from_ptr(raw.as_ptr())
+                            .to_string_lossy()
+                            .into_owned()
+                    })
+                    .unwrap_or_default();
+                Err(format!("{log} ({e:?}, options {options:?})"))
+            }
+            Ok(()) => {
+                let mut size = 0usize;
+                sys::nvrtcGetCUBINSize(prog, &mut size)
+                    .result()
+                    .map_err(|e| format!("nvrtcGetCUBINSize: {e:?}"))
+                    .and_then(|()| {
+                        let mut cubin = vec![0u8; size];
+                        sys::nvrtcGetCUBIN(prog, cubin.as_mut_ptr().cast())
+                            .result()
+                            .map(|()| cubin)
+                            .map_err(|e| format!("nvrtcGetCUBIN: {e:?}"))
+                    })
+            }
         }
-        other => format!("{other:?}"),
-    }
+    };
+    // SAFETY: created above and destroyed once.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
 }
 
 fn disk_cache_path(
@@ -631,11 +662,11 @@ fn disk_cache_path(
         .take(16)
         .map(|b| format!("{b:02x}"))
         .collect();
-    Some(dir.join(format!("{}-{digest}.ptx", source.name)))
+    Some(dir.join(format!("{}-{digest}.cubin", source.name)))
 }
 
-/// Where compiled PTX is kept between processes: `GPU_PLANNING_KERNEL_CACHE` when set (`off`
-/// or empty: nowhere), else `$XDG_CACHE_HOME/gpu_planning/kernels`, else
+/// Where compiled kernels (CUBIN) are kept between processes: `GPU_PLANNING_KERNEL_CACHE`
+/// when set (`off` or empty: nowhere), else `$XDG_CACHE_HOME/gpu_planning/kernels`, else
 /// `$HOME/.cache/gpu_planning/kernels` (the XDG default, as rosdep and pip use); None without
 /// any of them.
 pub fn kernel_cache_dir() -> Option<PathBuf> {
