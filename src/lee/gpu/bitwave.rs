@@ -32,15 +32,27 @@ const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
 const BW_NARROW_TILES: u32 = 8;
 const BW_NARROW_ROUNDS: u32 = 64;
 
-/// (tiles, rounds) of the adaptive schedule's hand-over: the constants above or the override.
+/// (tiles, rounds) of the adaptive schedule's hand-over: the constants above or the override
+/// (a value that does not parse is logged and ignored).
 pub(super) fn narrow_from_env() -> (u32, u32) {
-    std::env::var("GPU_PLANNING_LEE_NARROW")
-        .ok()
-        .and_then(|v| {
-            let (t, r) = v.split_once(':')?;
-            Some((t.trim().parse().ok()?, r.trim().parse().ok()?))
-        })
-        .unwrap_or((BW_NARROW_TILES, BW_NARROW_ROUNDS))
+    let default = (BW_NARROW_TILES, BW_NARROW_ROUNDS);
+    match std::env::var("GPU_PLANNING_LEE_NARROW") {
+        Err(_) => default,
+        Ok(v) => parse_narrow(&v).unwrap_or_else(|| {
+            tracing::warn!(
+                "GPU_PLANNING_LEE_NARROW: '{v}' is not TILES:ROUNDS; using {}:{}",
+                default.0,
+                default.1
+            );
+            default
+        }),
+    }
+}
+
+/// "TILES:ROUNDS" as numbers.
+fn parse_narrow(v: &str) -> Option<(u32, u32)> {
+    let (t, r) = v.split_once(':')?;
+    Some((t.trim().parse().ok()?, r.trim().parse().ok()?))
 }
 
 /// How bitwave orders its tile runs (kernels/lee.cu).
@@ -57,12 +69,24 @@ pub enum Schedule {
 
 impl Schedule {
     /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds or queue (for
-    /// benchmarks that compare them); anything else, or nothing, adaptive.
+    /// benchmarks that compare them); unset or adaptive, adaptive (anything else is logged).
     pub fn from_env() -> Schedule {
-        match std::env::var("GPU_PLANNING_LEE_SCHEDULE").as_deref() {
-            Ok("rounds") => Schedule::Rounds,
-            Ok("queue") => Schedule::Queue,
-            _ => Schedule::Adaptive,
+        let v = std::env::var("GPU_PLANNING_LEE_SCHEDULE").unwrap_or_default();
+        Schedule::parse(&v).unwrap_or_else(|| {
+            tracing::warn!(
+                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds or queue; using adaptive"
+            );
+            Schedule::Adaptive
+        })
+    }
+
+    /// adaptive (or empty), rounds, queue.
+    fn parse(v: &str) -> Option<Schedule> {
+        match v {
+            "" | "adaptive" => Some(Schedule::Adaptive),
+            "rounds" => Some(Schedule::Rounds),
+            "queue" => Some(Schedule::Queue),
+            _ => None,
         }
     }
 }
@@ -430,5 +454,24 @@ impl DeviceGrid {
             }
             round = next;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn schedules_and_hand_overs_parse_as_documented() {
+        assert_eq!(Schedule::parse(""), Some(Schedule::Adaptive));
+        assert_eq!(Schedule::parse("adaptive"), Some(Schedule::Adaptive));
+        assert_eq!(Schedule::parse("rounds"), Some(Schedule::Rounds));
+        assert_eq!(Schedule::parse("queue"), Some(Schedule::Queue));
+        assert_eq!(Schedule::parse("Queue"), None);
+        assert_eq!(parse_narrow("8:64"), Some((8, 64)));
+        assert_eq!(parse_narrow(" 16 : 128 "), Some((16, 128)));
+        assert_eq!(parse_narrow("8"), None);
+        assert_eq!(parse_narrow("8:-1"), None);
+        assert_eq!(parse_narrow("x:64"), None);
     }
 }
