@@ -1,12 +1,13 @@
 // Lee wave (BFS distances in moves) on a grid with per-cell direction masks (src/lee/gpu.rs
-// drives these). The four memory models:
+// and src/lee/gpu/bitwave.rs drive these). The four memory models:
 //   lee_sweep_global    the seed's global-memory model: one thread per cell, sweeps in place
 //   lee_sweep_texture   the same sweep, masks fetched through a texture object
 //   lee_tiles_shared    the seed's shared model: tile + halo in shared memory, iterated to local
 //                       convergence, all tiles per launch, launches until nothing changes
 //   lee_bitwave_rounds  default: tiles of 64 x 32 cells as bit planes, one warp each, exact
 //                       multi-source BFS inside a tile per round; rounds over a list of the
-//                       tiles whose border improved (see below); a cooperative launch
+//                       tiles whose border improved (see below); a cooperative launch; the
+//                       default schedule starts here and may go on on the queue below
 // and their helpers:
 //   lee_fill_labels     every label UNREACHED, the goal's 0
 //   lee_pack_planes     the masks as one bit plane per direction (bitwave's input)
