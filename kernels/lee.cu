@@ -507,9 +507,9 @@ __device__ __forceinline__ void grid_barrier(u32 *bar) {
     __syncthreads();
 }
 
-// The round kernel's arguments in one struct (src/lee/gpu.rs's BitwaveArgs, #[repr(C)], the
-// same fields in the same order): the grid's bit planes and labels and its shape, its tile lists, the
-// round range of this launch, the goal and the barrier / state slots; narrow_rounds (0: never):
+// The round kernel's arguments in one struct (src/lee/gpu/bitwave.rs's BitwaveArgs, #[repr(C)],
+// the same fields in the same order): the grid's bit planes, labels and shape, its tile lists,
+// the round range of this launch, the goal and the barrier / state slots; narrow_rounds (0: never):
 // stop with state[STATE_SWITCH] = 1 once that many rounds in a row queued at most
 // narrow_tiles tiles.
 struct BitwaveArgs {
@@ -569,7 +569,8 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Bitwave on a work queue (the default schedule). Rounds make every tile of a round wait at the
+// Bitwave on a work queue (where the adaptive default goes once rounds run narrow, and the
+// queue-only schedule throughout). Rounds make every tile of a round wait at the
 // grid barrier for the round's slowest tile; on corridor maps a round holds one or two tiles
 // and the wave crosses a tile border every few dozen moves, so the barrier and the wait set the
 // pace. Here every warp takes the next queued tile as soon as it is free, and a tile is queued
@@ -591,8 +592,8 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 #define BWQ_RUNNING 2u
 #define BWQ_EXIT 0xffffffffu
 
-// lee_bitwave_queue's arguments (src/lee/gpu.rs's BitwaveQueueArgs, #[repr(C)], the same
-// fields in the same order). ctl: BWQ_HEAD (tickets taken), BWQ_TAIL (tickets issued),
+// lee_bitwave_queue's arguments (src/lee/gpu/bitwave.rs's BitwaveQueueArgs, #[repr(C)], the
+// same fields in the same order). ctl: BWQ_HEAD (tickets taken), BWQ_TAIL (tickets issued),
 // BWQ_PENDING, BWQ_VISITS (tile runs so far). A launch stops taking tiles once BWQ_HEAD
 // reaches visit_limit; what is queued stays for the next launch.
 struct BitwaveQueueArgs {

@@ -144,6 +144,15 @@ struct BitwaveQueueArgs {
 // SAFETY: as for BitwaveArgs.
 unsafe impl DeviceRepr for BitwaveQueueArgs {}
 
+/// The launch of a grid-stride kernel over the tiles (the lists' and the queue's set-up).
+fn per_tile_launch(ntiles: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
+        block_dim: (256, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
 impl DeviceGrid {
     /// Bitwave's field from `goal_idx` on the grid's schedule, with the descent from `start`
     /// queued behind it; returns the descent's (status, length) when it ran.
@@ -251,11 +260,7 @@ impl DeviceGrid {
         let stream = self.rt.stream().clone();
         let (goal_tile, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
-        let small = LaunchConfig {
-            grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
-            block_dim: (256, 1, 1),
-            shared_mem_bytes: 0,
-        };
+        let small = per_tile_launch(ntiles);
         match from_round {
             None => {
                 let mut b = stream.launch_builder(&self.kernels.bitwave_queue_init);
@@ -369,14 +374,7 @@ impl DeviceGrid {
             .arg(&ntiles)
             .arg(&goal_tile);
         // SAFETY: lee_bitwave_init: as declared; writes the three lists' counts, queued[0..ntiles) and the goal tile's entry
-        unsafe {
-            b.launch(LaunchConfig {
-                grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
-                block_dim: (256, 1, 1),
-                shared_mem_bytes: 0,
-            })
-        }
-        .map_err(launch_err("lee_bitwave_init"))?;
+        unsafe { b.launch(per_tile_launch(ntiles)) }.map_err(launch_err("lee_bitwave_init"))?;
         let launch = self.bitwave_launch(&self.kernels.bitwave_rounds, config, ntiles)?;
         self.rt
             .stream()
