@@ -71,6 +71,10 @@ struct Outputs {
     ctx: Arc<NodeContext>,
     /// `publish_distance_field`: the field with every plan even when nobody subscribes.
     always_field: bool,
+    /// Plans on their way to ~/path, ~/markers and ~/distance_field, in the order they were
+    /// made: a response does not wait for those messages (a long path is hundreds of KB of DDS
+    /// fragments, the field a byte per cell).
+    published: smol::channel::Sender<Made>,
     /// ~/costmap: the cell costs a costmap-mode map plans on (latched).
     costmap: Publisher<OccupancyGrid>,
 }
@@ -81,6 +85,48 @@ impl Outputs {
     /// BENCHMARKS.md's "field + path" times), not the width x height labels.
     fn wants_field(&self) -> bool {
         self.always_field || self.field.get_subscription_count(self.ctx.node()) > 0
+    }
+}
+
+/// A plan as its topics carry it: the path, the field when wanted, the map cells it is on.
+struct Made {
+    path: Path,
+    labels: Option<Vec<u32>>,
+    frame: CellFrame,
+}
+
+/// Publishes each plan on ~/path, ~/markers and (with its field) ~/distance_field, in order,
+/// off the request's way. Every plan goes out, as nav2's planner server publishes each: the
+/// channel is bounded, so a publisher that falls behind slows the planning down instead of
+/// growing a backlog.
+async fn publish_made(out: Arc<Outputs>, made: smol::channel::Receiver<Made>) {
+    while let Ok(m) = made.recv().await {
+        let out = out.clone();
+        smol::unblock(move || publish(&out, m)).await;
+    }
+}
+
+fn publish(out: &Outputs, m: Made) {
+    let header = m.path.header.clone();
+    let points: Vec<_> = m
+        .path
+        .poses
+        .iter()
+        .map(|p| p.pose.position.clone())
+        .collect();
+    if let Err(e) = out.path.publish(m.path) {
+        tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
+    }
+    let width = 0.5 * m.frame.resolution;
+    let marks = markers::path(&header, "lee_path", &points, markers::GREEN, width);
+    if let Err(e) = out.markers.publish(marks) {
+        tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
+    }
+    if let Some(labels) = &m.labels {
+        let field = field_grid(&m.frame, header, labels);
+        if let Err(e) = out.field.publish(field) {
+            tracing::warn!("{NODE_NAME}: publishing ~/distance_field failed: {e:?}");
+        }
     }
 }
 
@@ -95,7 +141,8 @@ struct Lee {
 }
 
 impl Lee {
-    /// Plans `q` on the current map and publishes the path (and the field when wanted).
+    /// Plans `q` on the current map and queues the path (and the field when wanted) for its
+    /// topics.
     async fn run(&self, q: Query, cancel: &CancelFlag) -> std::result::Result<Path, Failure> {
         if !self.life.is_active() {
             return Err(self.life.inactive_error(NODE_NAME).into());
@@ -128,21 +175,13 @@ impl Lee {
                 })
                 .collect(),
         };
-        let out = &self.out;
-        if let Err(e) = out.path.publish(path.clone()) {
-            tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
-        }
-        let points: Vec<_> = path.poses.iter().map(|p| p.pose.position.clone()).collect();
-        let width = 0.5 * map.frame.resolution;
-        let marks = markers::path(&header, "lee_path", &points, markers::GREEN, width);
-        if let Err(e) = out.markers.publish(marks) {
-            tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
-        }
-        if let Some(labels) = &planned.labels {
-            let field = field_grid(&map.frame, header, labels);
-            if let Err(e) = out.field.publish(field) {
-                tracing::warn!("{NODE_NAME}: publishing ~/distance_field failed: {e:?}");
-            }
+        let made = Made {
+            path: path.clone(),
+            labels: planned.labels,
+            frame: map.frame.clone(),
+        };
+        if self.out.published.send(made).await.is_err() {
+            tracing::warn!("{NODE_NAME}: the publishing task has stopped; ~/path not published");
         }
         Ok(path)
     }
@@ -323,14 +362,17 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         },
     )?;
     let ctx = Arc::new(ctx);
+    let (made_tx, made_rx) = smol::channel::bounded(8);
     let out = Arc::new(Outputs {
         path,
         field,
         markers,
         ctx: ctx.clone(),
         always_field: params.publish_distance_field,
+        published: made_tx,
         costmap,
     });
+    let publishing = publish_made(out.clone(), made_rx);
     if !params.heightmap.is_empty() {
         // A bad heightmap stops the node at start: it was asked for by name.
         let m = heightmap_state(&backend, &params, limits.cpu_fallback)
@@ -446,7 +488,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         let _ctx = ctx;
         let maps = futures::future::join3(maps, costmaps, elevations);
         let inputs = futures::future::join3(starts, goals, tfs);
-        let all = futures::future::join5(maps, inputs, requests, actions, lifecycle);
+        let served = futures::future::join3(requests, actions, publishing);
+        let all = futures::future::join4(maps, inputs, served, lifecycle);
         futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
     });
     tracing::info!("{fq}: started");
