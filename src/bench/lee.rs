@@ -195,6 +195,14 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             // Every timed variant is checked against this before its row is written.
             let reference = crate::lee::cpu::distance_field(&grid, goal);
             let reference_path = crate::lee::cpu::descend(&grid, &reference, start);
+            // The wave's depth (its last level) bounds any level-by-level field from below:
+            // field time / depth is the cost of one level on the critical path.
+            let depth = reference
+                .iter()
+                .copied()
+                .filter(|&l| l != crate::lee::UNREACHED)
+                .max()
+                .unwrap_or(0);
             let mut runs: Vec<(String, Backend, Config, Schedule)> = Vec::new();
             if o.time_cpu {
                 runs.push((
@@ -268,6 +276,12 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                         }
                     }
                     _ => label,
+                };
+                let label = if matches!(b, Backend::Cpu) || depth == 0 {
+                    label
+                } else {
+                    let per_level = field * 1e6 / depth as f64;
+                    format!("{label}; {per_level:.0} ns per level, {depth} levels deep")
                 };
                 let _ = writeln!(
                     out,

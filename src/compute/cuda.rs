@@ -317,6 +317,10 @@ impl CudaRuntime {
             "--std=c++17".to_string(),
             "-default-device".to_string(),
         ];
+        // For profilers (ncu's source view): line tables, the same code otherwise.
+        if std::env::var_os("GPU_PLANNING_KERNEL_LINEINFO").is_some_and(|v| v == "1") {
+            options.push("-lineinfo".to_string());
+        }
         options.extend_from_slice(extra);
         let disk = disk_cache_path(source, &options, self.info.nvrtc_version);
         if let Some(path) = &disk {
