@@ -443,21 +443,28 @@ impl DeviceTree {
         // answers are copied to the host on a second stream, so only the last part's copy
         // is left when the search ends.
         let parts = answer_parts(nq, k);
-        let mut next = Some(self.search_part(&q, parts[0].clone(), k, metric)?);
+        // Every part's query order first: a sort reads its digit histogram back, which waits
+        // for the stream, so no search may be queued ahead of one. Then every search, back
+        // to back on the device.
+        let orders = parts
+            .iter()
+            .map(|rows| self.part_order(&q, rows.clone()))
+            .collect::<Result<Vec<_>>>()?;
+        let searched = parts
+            .iter()
+            .zip(&orders)
+            .map(|(rows, perm)| self.search_part(&q, rows.clone(), perm, k, metric))
+            .collect::<Result<Vec<_>>>()?;
+        drop(orders);
         // While the device searches, the answers' host pages are mapped.
         let mut distances = host_vec::<f32>(nq * k);
         let mut indices = host_vec::<u32>(nq * k);
-        let mut download_ms = 0.0;
-        let mut device_ms = 0.0;
-        for p in 0..parts.len() {
-            let Some(part) = next.take() else { break };
-            if let Some(rows) = parts.get(p + 1) {
-                next = Some(self.search_part(&q, rows.clone(), k, metric)?);
-            }
+        let (mut device_ms, mut download_ms) = (0.0, 0.0);
+        for (p, part) in searched.iter().enumerate() {
             let at = part.rows.start * k..part.rows.end * k;
-            let last = p + 1 == parts.len();
+            let last = p + 1 == searched.len();
             if last {
-                // Everything after the search is the copy's tail: timed on its own.
+                // What follows the search is the copy's tail, timed on its own.
                 part.done.synchronize().map_err(gpu_err)?;
                 device_ms = started.elapsed_ms(&part.done).map_err(gpu_err)? as f64;
             }
@@ -479,21 +486,33 @@ impl DeviceTree {
         })
     }
 
-    /// Queues the search of queries `rows` (of the device-resident `q`): their Morton order,
-    /// then the k best of each, into answer buffers of the part's own.
+    /// The order queries `rows` (of the device-resident `q`) are answered in: by their
+    /// Morton codes over their own bounds.
+    fn part_order(
+        &self,
+        q: &CudaSlice<f32>,
+        rows: std::ops::Range<usize>,
+    ) -> Result<CudaSlice<u32>> {
+        let nq = rows.len();
+        let q = q.slice(rows.start * self.dims..rows.end * self.dims);
+        let (mut keys, mut perm) = self.morton_order(&q, nq)?;
+        Primitives::new(&self.rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
+        Ok(perm)
+    }
+
+    /// Queues the search of queries `rows` of `q` in the order `perm`: the k best of each,
+    /// into answer buffers of the part's own.
     fn search_part(
         &self,
         q: &CudaSlice<f32>,
         rows: std::ops::Range<usize>,
+        perm: &CudaSlice<u32>,
         k: usize,
         metric: Metric,
     ) -> Result<Part> {
         let rt = &self.rt;
         let nq = rows.len();
         let q = q.slice(rows.start * self.dims..rows.end * self.dims);
-        let (mut keys, mut perm) = self.morton_order(&q, nq)?;
-        Primitives::new(rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
-        drop(keys);
         // SAFETY: kd_knn / kd_knn_heap write k entries of both for every query.
         let mut d = unsafe { rt.alloc::<f32>(nq * k) }?;
         // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
@@ -515,7 +534,7 @@ impl DeviceTree {
         let mut b = rt.stream().launch_builder(&f);
         b.arg(&self.tcoords).arg(&self.torig).arg(&n);
         b.arg(&q)
-            .arg(&perm)
+            .arg(perm)
             .arg(&nq32)
             .arg(&ki)
             .arg(&so3)
