@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr,
-    DevicePtrMut, DeviceRepr, DriverError, LaunchConfig, ValidAsZeroBits,
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, DriverError, LaunchConfig, ValidAsZeroBits,
 };
 use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
@@ -83,9 +83,6 @@ pub struct CudaRuntime {
     host_copies: HostCopies,
     /// This stream's pinned chunks for [`HostCopies::Pinned`], made on the first large copy.
     staging: Arc<Mutex<Option<Staging>>>,
-    /// A second stream for downloads that overlap this stream's later work
-    /// ([`CudaRuntime::download_after`]), made on first use.
-    copies: Arc<Mutex<Option<Arc<CudaStream>>>>,
 }
 
 impl CudaRuntime {
@@ -151,7 +148,6 @@ impl CudaRuntime {
             priority: 0,
             host_copies,
             staging: Arc::default(),
-            copies: Arc::default(),
         })
     }
 
@@ -175,7 +171,6 @@ impl CudaRuntime {
             stream,
             priority,
             staging: Arc::default(),
-            copies: Arc::default(),
             ..self.view()
         }))
     }
@@ -199,7 +194,6 @@ impl CudaRuntime {
             priority: self.priority,
             host_copies: self.host_copies,
             staging: self.staging.clone(),
-            copies: self.copies.clone(),
         }
     }
 
@@ -463,47 +457,6 @@ impl CudaRuntime {
                     .map_err(gpu_err)
             })
         }
-    }
-
-    /// Copies `host.len()` elements of `dev` from `start` into `host` once `after` (an event of
-    /// this view's stream) has passed, on a second stream: work queued on this view's stream
-    /// after `after` runs while the bytes travel. Returns when every byte is in `host`. `dev`
-    /// must not be written by work queued after `after` (give each overlapped part its own
-    /// buffer).
-    pub fn download_after<T: DeviceRepr>(
-        &self,
-        after: &CudaEvent,
-        dev: &CudaSlice<T>,
-        start: usize,
-        host: &mut [T],
-    ) -> Result<()> {
-        if host.is_empty() {
-            return Ok(());
-        }
-        let copies = {
-            let mut slot = self.copies.lock().unwrap_or_else(|p| p.into_inner());
-            match slot.as_ref() {
-                Some(c) => c.clone(),
-                None => slot.insert(self.stream.fork().map_err(gpu_err)?).clone(),
-            }
-        };
-        copies.wait(after).map_err(gpu_err)?;
-        let range = start..start + host.len();
-        let bytes = std::mem::size_of_val(host);
-        if self.host_copies.pins(bytes) {
-            // SAFETY: DeviceRepr types are plain data; every byte is overwritten by the copy.
-            let dst =
-                unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) };
-            let view = dev.slice(range);
-            let (at, _read) = view.device_ptr(&copies);
-            // SAFETY: the view holds `bytes` bytes; `copies` reads it after `after`, and the
-            // caller writes it no more.
-            return unsafe { self.staged(|s| s.download(&copies, at, dst)) };
-        }
-        copies
-            .memcpy_dtoh(&dev.slice(range), host)
-            .map_err(gpu_err)?;
-        copies.synchronize().map_err(gpu_err)
     }
 
     /// Runs `copy` with this stream's pinned chunks, made on first use.

@@ -125,28 +125,6 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
         .for_each(|(d, s)| d.copy_from_slice(s));
 }
 
-/// Asks the kernel to back the 2 MiB-aligned inside of `bytes` bytes at `at` with huge pages
-/// where transparent huge pages are on for those who ask (`madvise`, Debian's and Ubuntu's
-/// default): mapping 64 MB of fresh answers then takes 32 page faults, not 16,384 (on a
-/// 2-core x86 machine here, 32 MB on one thread: 1.6-1.9 ms against 9.9-10.3 ms). Where free
-/// memory is fragmented the kernel may compact it first (once, 41 ms in that test; later
-/// buffers reuse the freed huge pages). Ignored elsewhere, and for buffers under two huge pages.
-fn advise_huge_pages(at: *mut u8, bytes: usize) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (at as usize).next_multiple_of(HUGE);
-        let end = (at as usize + bytes) / HUGE * HUGE;
-        if end >= start + HUGE {
-            // SAFETY: [start, end) lies inside the caller's live allocation; the advice only
-            // changes how its pages are backed, not their contents.
-            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = (at, bytes);
-}
-
 /// Copies may still read or fill the chunks: the driver must be done with them before they are
 /// freed.
 impl Drop for Staging {
@@ -163,7 +141,6 @@ impl Drop for Staging {
 /// in parallel, and can run while the device still computes what will be copied.
 pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
     let mut v = vec![T::default(); n];
-    advise_huge_pages(v.as_mut_ptr().cast(), std::mem::size_of_val(v.as_slice()));
     let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
     v.par_chunks_mut(per_page * 64).for_each(|c| {
         for page in c.chunks_mut(per_page) {

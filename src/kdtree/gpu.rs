@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaEvent, CudaFunction, CudaSlice, CudaView, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::config::Metric;
 use super::points::Points;
@@ -158,37 +158,6 @@ fn knn_defines(k: usize, dims: usize) -> [(&'static str, String); 2] {
 /// Threads per kd_knn block. On the H100, 128 against 64: 16.7M 3-D 1-NN 2.40 against
 /// 2.50 ms, 4-D 5.42 against 5.54, 1M 3-D 8-NN 3.30 against 3.41 (BENCHMARKS.md).
 const KNN_THREADS: u32 = 128;
-
-/// Answer bytes of one part of a large kNN call: small enough that the last part's copy, the
-/// one not hidden behind a search, is short; large enough that a part's sort and launches are
-/// small beside its search.
-const PART_ANSWER_BYTES: usize = 16 << 20;
-
-/// Queries of one part at least: a part fills the device on its own (a few 128-thread blocks
-/// per multiprocessor), or the parts' searches would run one narrow grid after another.
-const PART_MIN_QUERIES: usize = 1 << 16;
-
-/// The query rows of each part of a call (one part when the answers are small).
-fn answer_parts(nq: usize, k: usize) -> Vec<std::ops::Range<usize>> {
-    let bytes = nq * k * (std::mem::size_of::<f32>() + std::mem::size_of::<u32>());
-    let parts = (bytes / PART_ANSWER_BYTES)
-        .min(nq / PART_MIN_QUERIES)
-        .clamp(1, 16);
-    let per = nq.div_ceil(parts);
-    (0..nq)
-        .step_by(per.max(1))
-        .map(|a| a..(a + per).min(nq))
-        .collect()
-}
-
-/// One part of a kNN call, queued: its rows, its answers on the device, and the event after
-/// its search.
-struct Part {
-    rows: std::ops::Range<usize>,
-    distances: CudaSlice<f32>,
-    indices: CudaSlice<u32>,
-    done: CudaEvent,
-}
 
 /// The modules a nearest-neighbour node uses with `k` neighbours per query, for its start-up
 /// warm-up: the builder and radius search, the sort, and kd_knn for 3-D clouds and 4-D
@@ -439,80 +408,9 @@ impl DeviceTree {
         let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let started = rt.stream().record_event(timing).map_err(gpu_err)?;
-        // Large answers travel in parts: while the device searches part p + 1, part p's
-        // answers are copied to the host on a second stream, so only the last part's copy
-        // is left when the search ends.
-        let parts = answer_parts(nq, k);
-        // Every part's query order first: a sort reads its digit histogram back, which waits
-        // for the stream, so no search may be queued ahead of one. Then every search, back
-        // to back on the device.
-        let orders = parts
-            .iter()
-            .map(|rows| self.part_order(&q, rows.clone()))
-            .collect::<Result<Vec<_>>>()?;
-        let searched = parts
-            .iter()
-            .zip(&orders)
-            .map(|(rows, perm)| self.search_part(&q, rows.clone(), perm, k, metric))
-            .collect::<Result<Vec<_>>>()?;
-        drop(orders);
-        // While the device searches, the answers' host pages are mapped.
-        let mut distances = host_vec::<f32>(nq * k);
-        let mut indices = host_vec::<u32>(nq * k);
-        let (mut device_ms, mut download_ms) = (0.0, 0.0);
-        for (p, part) in searched.iter().enumerate() {
-            let at = part.rows.start * k..part.rows.end * k;
-            let last = p + 1 == searched.len();
-            if last {
-                // What follows the search is the copy's tail, timed on its own.
-                part.done.synchronize().map_err(gpu_err)?;
-                device_ms = started.elapsed_ms(&part.done).map_err(gpu_err)? as f64;
-            }
-            let clock = std::time::Instant::now();
-            rt.download_after(&part.done, &part.distances, 0, &mut distances[at.clone()])?;
-            rt.download_after(&part.done, &part.indices, 0, &mut indices[at])?;
-            if last {
-                download_ms = clock.elapsed().as_secs_f64() * 1e3;
-            }
-        }
-        Ok(KnnRows {
-            k,
-            distances,
-            indices,
-            rows: nq,
-            device_ms,
-            upload_ms,
-            download_ms,
-        })
-    }
-
-    /// The order queries `rows` (of the device-resident `q`) are answered in: by their
-    /// Morton codes over their own bounds.
-    fn part_order(
-        &self,
-        q: &CudaSlice<f32>,
-        rows: std::ops::Range<usize>,
-    ) -> Result<CudaSlice<u32>> {
-        let nq = rows.len();
-        let q = q.slice(rows.start * self.dims..rows.end * self.dims);
         let (mut keys, mut perm) = self.morton_order(&q, nq)?;
-        Primitives::new(&self.rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
-        Ok(perm)
-    }
-
-    /// Queues the search of queries `rows` of `q` in the order `perm`: the k best of each,
-    /// into answer buffers of the part's own.
-    fn search_part(
-        &self,
-        q: &CudaSlice<f32>,
-        rows: std::ops::Range<usize>,
-        perm: &CudaSlice<u32>,
-        k: usize,
-        metric: Metric,
-    ) -> Result<Part> {
-        let rt = &self.rt;
-        let nq = rows.len();
-        let q = q.slice(rows.start * self.dims..rows.end * self.dims);
+        Primitives::new(rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
+        drop(keys);
         // SAFETY: kd_knn / kd_knn_heap write k entries of both for every query.
         let mut d = unsafe { rt.alloc::<f32>(nq * k) }?;
         // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
@@ -534,7 +432,7 @@ impl DeviceTree {
         let mut b = rt.stream().launch_builder(&f);
         b.arg(&self.tcoords).arg(&self.torig).arg(&n);
         b.arg(&q)
-            .arg(perm)
+            .arg(&perm)
             .arg(&nq32)
             .arg(&ki)
             .arg(&so3)
@@ -547,12 +445,23 @@ impl DeviceTree {
         };
         // SAFETY: kd_knn / kd_knn_heap: as declared; write k distances and indices per query, nq * k allocated
         unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        Ok(Part {
-            rows,
-            distances: d,
-            indices: i,
-            done: rt.stream().record_event(timing).map_err(gpu_err)?,
+        let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
+        // While the device searches, the answers' host pages are mapped.
+        let mut distances = host_vec::<f32>(nq * k);
+        let mut indices = host_vec::<u32>(nq * k);
+        rt.synchronize()?;
+        let device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
+        let clock = std::time::Instant::now();
+        rt.download_into(&d, 0, &mut distances)?;
+        rt.download_into(&i, 0, &mut indices)?;
+        Ok(KnnRows {
+            k,
+            distances,
+            indices,
+            rows: nq,
+            device_ms,
+            upload_ms,
+            download_ms: clock.elapsed().as_secs_f64() * 1e3,
         })
     }
 
@@ -560,7 +469,7 @@ impl DeviceTree {
     /// to be sorted into the order the queries are answered in.
     fn morton_order(
         &self,
-        q: &CudaView<f32>,
+        q: &CudaSlice<f32>,
         nq: usize,
     ) -> Result<(CudaSlice<u64>, CudaSlice<u32>)> {
         let rt = &self.rt;
@@ -729,33 +638,4 @@ fn layout(
     // SAFETY: kd_layout: as declared; writes n rows of coordinates and n indices, allocated so
     unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("kd_layout"))?;
     Ok((tc, to))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parts_cover_every_query_once_and_only_large_answers_split() {
-        for (nq, k) in [
-            (1, 1),
-            (1 << 20, 1),
-            (1 << 20, 8),
-            (10_000, 1024),
-            (999_999, 8),
-            (1 << 22, 32),
-        ] {
-            let parts = answer_parts(nq, k);
-            assert_eq!(parts[0].start, 0);
-            assert_eq!(parts.last().map(|r| r.end), Some(nq));
-            assert!(parts.windows(2).all(|w| w[0].end == w[1].start));
-            let bytes = nq * k * 8;
-            if bytes < 2 * PART_ANSWER_BYTES || nq < 2 * PART_MIN_QUERIES {
-                assert_eq!(parts.len(), 1, "{nq} x {k}");
-            } else {
-                assert!(parts.len() > 1, "{nq} x {k}");
-                assert!(parts.iter().all(|r| r.len() >= PART_MIN_QUERIES / 2));
-            }
-        }
-    }
 }
