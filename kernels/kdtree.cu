@@ -236,21 +236,35 @@ __device__ __forceinline__ float sq_limit(float w) {
     }
 }
 
+// The query's search below [lo, hi) pushes far sides with their box: the query's offset from
+// the side's bounding box in each dimension (0 where the query lies within it; the split's
+// offset in the split dimension, the parent's in the others) and the box's squared distance,
+// summed in dimension order exactly as a point's squared distance is. Every offset is a
+// rounded difference no larger in magnitude than the rounded difference to any point of the
+// box (rounding is monotone), and rounded sums of non-negative terms are monotone in each
+// term, so the box's sum is <= the sum of every point in it: a side whose box sum exceeds the
+// limit holds no point the search would keep. It prunes more than the split plane alone (the
+// box sum includes the plane's term).
 template <class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdim[STACK];
-    // Squared plane distances of the pushed far sides (see sq_limit).
-    float splane[STACK];
+    float sbox[STACK];
+    float soff[STACK][KNN_DIMS];
     float limit = sq_limit(worst(b));
     int top = 1;
-    slo[0] = 0; shi[0] = n; sdim[0] = 0; splane[0] = 0.0f;
+    slo[0] = 0; shi[0] = n; sdim[0] = 0; sbox[0] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d) soff[0][d] = 0.0f;
     while (top > 0) {
         --top;
+        if (sbox[top] > limit) continue;
         u32 lo = slo[top], hi = shi[top];
         int dim = sdim[top];
-        if (splane[top] > limit) continue;
+        float off[KNN_DIMS];
+#pragma unroll
+        for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
         while (lo < hi) {
             u32 m = lo + (hi - lo) / 2;
             const float *p = tc + (size_t)m * KNN_DIMS;
@@ -278,15 +292,24 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
             for (int d = 0; d < KNN_DIMS; ++d)
                 if (d == dim) { pd = pv[d]; qd = q[d]; }
             float diff = __fsub_rn(qd, pd);
-            float plane = __fmul_rn(diff, diff);
             u32 nlo, nhi, flo, fhi;
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
-            dim = dim + 1 == KNN_DIMS ? 0 : dim + 1;
-            if (flo < fhi && plane <= limit) {
-                slo[top] = flo; shi[top] = fhi; sdim[top] = dim; splane[top] = plane;
+            // The far side's box: the split's offset in `dim`, this side's in the others.
+            float box = 0.0f;
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) {
+                float o = d == dim ? diff : off[d];
+                box = __fadd_rn(box, __fmul_rn(o, o));
+            }
+            const int next = dim + 1 == KNN_DIMS ? 0 : dim + 1;
+            if (flo < fhi && box <= limit) {
+                slo[top] = flo; shi[top] = fhi; sdim[top] = next; sbox[top] = box;
+#pragma unroll
+                for (int d = 0; d < KNN_DIMS; ++d) soff[top][d] = d == dim ? diff : off[d];
                 ++top;
             }
+            dim = next;
             lo = nlo; hi = nhi;
         }
     }
