@@ -91,15 +91,22 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 #define KNN_DIMS 3
 #endif
 #define STACK 64
+#define KNN_ROW (KNN_DIMS == 3 ? 4 : KNN_DIMS) /* tree_row(KNN_DIMS) */
 
 // Tree-layout copies: coordinates and first-copy input index of position m, so a query reads
 // one row per node (no indirection through order).
+// A tree row's floats: 3-D rows are padded to 16 bytes (one aligned load per node) and carry
+// the point's first-copy index in the fourth float's bits (no second load when it is kept).
+__device__ __forceinline__ int tree_row(int dims) { return dims == 3 ? 4 : dims; }
+
 extern "C" __global__ void kd_layout(const float *coords, const u32 *order, const u32 *original,
                                      u32 n, int dims, float *tcoords, u32 *toriginal) {
+    const int row = tree_row(dims);
     GRID_STRIDE(m, n) {
         u32 id = order[m];
         toriginal[m] = original[id];
-        for (int d = 0; d < dims; ++d) tcoords[(size_t)m * dims + d] = coords[(size_t)id * dims + d];
+        for (int d = 0; d < dims; ++d) tcoords[(size_t)m * row + d] = coords[(size_t)id * dims + d];
+        if (row > dims) tcoords[(size_t)m * row + dims] = __uint_as_float(original[id]);
     }
 }
 
@@ -244,14 +251,16 @@ __device__ __forceinline__ float sq_limit(float w) {
 // box (rounding is monotone), and rounded sums of non-negative terms are monotone in each
 // term, so the box's sum is <= the sum of every point in it: a side whose box sum exceeds the
 // limit holds no point the search would keep. It prunes more than the split plane alone (the
-// box sum includes the plane's term).
-template <class B>
+// box sum includes the plane's term) but moves KNN_DIMS more floats per push and pop: on the
+// H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (BENCHMARKS.md),
+// so BOXES is on for the heap only; without it a far side carries its plane's term alone.
+template <bool BOXES, class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdim[STACK];
     float sbox[STACK];
-    float soff[STACK][KNN_DIMS];
+    float soff[BOXES ? STACK : 1][KNN_DIMS];
     float limit = sq_limit(worst(b));
     int top = 1;
     slo[0] = 0; shi[0] = n; sdim[0] = 0; sbox[0] = 0.0f;
@@ -264,15 +273,22 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
         int dim = sdim[top];
         float off[KNN_DIMS];
 #pragma unroll
-        for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
+        for (int d = 0; d < KNN_DIMS; ++d) off[d] = 0.0f;
+        if constexpr (BOXES) {
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
+        }
         while (lo < hi) {
             u32 m = lo + (hi - lo) / 2;
-            const float *p = tc + (size_t)m * KNN_DIMS;
+            const float *p = tc + (size_t)m * KNN_ROW;
             float pv[KNN_DIMS];
-#if KNN_DIMS == 4
+#if KNN_ROW == 4
             // One 16-byte load: tree rows of four floats are 16-byte aligned.
             const float4 v = __ldg(reinterpret_cast<const float4 *>(p));
-            pv[0] = v.x; pv[1] = v.y; pv[2] = v.z; pv[3] = v.w;
+            pv[0] = v.x; pv[1] = v.y; pv[2] = v.z;
+#if KNN_DIMS == 4
+            pv[3] = v.w;
+#endif
 #else
 #pragma unroll
             for (int d = 0; d < KNN_DIMS; ++d) pv[d] = __ldg(p + d);
@@ -284,7 +300,11 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
                 s = __fadd_rn(s, __fmul_rn(x, x));
             }
             if (s <= limit) {
+#if KNN_DIMS == 3
+                offer(b, __fsqrt_rn(s), __float_as_uint(v.w), unique);
+#else
                 offer(b, __fsqrt_rn(s), torig[m], unique);
+#endif
                 limit = sq_limit(worst(b));
             }
             float pd = 0.0f, qd = 0.0f;
@@ -296,17 +316,22 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
             // The far side's box: the split's offset in `dim`, this side's in the others.
-            float box = 0.0f;
+            float box = __fmul_rn(diff, diff);
+            if constexpr (BOXES) {
+                box = 0.0f;
 #pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d) {
-                float o = d == dim ? diff : off[d];
-                box = __fadd_rn(box, __fmul_rn(o, o));
+                for (int d = 0; d < KNN_DIMS; ++d) {
+                    float o = d == dim ? diff : off[d];
+                    box = __fadd_rn(box, __fmul_rn(o, o));
+                }
             }
             const int next = dim + 1 == KNN_DIMS ? 0 : dim + 1;
             if (flo < fhi && box <= limit) {
                 slo[top] = flo; shi[top] = fhi; sdim[top] = next; sbox[top] = box;
+                if constexpr (BOXES) {
 #pragma unroll
-                for (int d = 0; d < KNN_DIMS; ++d) soff[top][d] = d == dim ? diff : off[d];
+                    for (int d = 0; d < KNN_DIMS; ++d) soff[top][d] = d == dim ? diff : off[d];
+                }
                 ++top;
             }
             dim = next;
@@ -316,18 +341,18 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
 }
 
 // One query's search into `b`: from q, and with so3 also from -q, one entry per point.
-template <class B>
+template <bool BOXES, class B>
 __device__ __forceinline__ void search_query(const float *__restrict__ tc,
                                              const u32 *__restrict__ torig, u32 n,
                                              const float *query, int so3, B &b) {
     float q[KNN_DIMS];
 #pragma unroll
     for (int d = 0; d < KNN_DIMS; ++d) q[d] = query[d];
-    search(tc, torig, n, q, b, false);
+    search<BOXES>(tc, torig, n, q, b, false);
     if (so3) {
 #pragma unroll
         for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
-        search(tc, torig, n, q, b, true);
+        search<BOXES>(tc, torig, n, q, b, true);
     }
 }
 
@@ -342,7 +367,7 @@ extern "C" __global__ void kd_knn(const float *__restrict__ tc, const u32 *__res
         u32 qi = perm[t];
         Best b;
         b.len = 0;
-        search_query(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
+        search_query<false>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
 #pragma unroll
         for (int j = 0; j < KNN_K; ++j)
             if (j < k) {
@@ -365,7 +390,7 @@ extern "C" __global__ void kd_knn_heap(const float *tc, const u32 *torig, u32 n,
         b.k = k;
         b.len = 0;
         b.root = 0.0f;
-        search_query(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
+        search_query<true>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
         for (int end = b.len - 1; end > 0; --end) {
             heap_swap(b, 0, end);
             sift_down(b, 0, end);
@@ -472,7 +497,7 @@ extern "C" __global__ void kd_radius(const float *tc, const u32 *torig, u32 n, i
                 int depth = sdep[top];
                 while (lo < hi) {
                     u32 m = lo + (hi - lo) / 2;
-                    const float *p = tc + (size_t)m * dims;
+                    const float *p = tc + (size_t)m * tree_row(dims);
                     float s = 0.0f;
                     for (int d = 0; d < dims; ++d) {
                         float x = __fsub_rn(q[d], p[d]);

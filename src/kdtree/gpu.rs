@@ -69,7 +69,8 @@ pub struct DeviceTree {
     coords: CudaSlice<f32>,
     order: CudaSlice<u32>,
     original: CudaSlice<u32>,
-    /// Coordinates and first-copy indices in tree layout (what queries read).
+    /// Coordinates (rows of [`tree_row`] floats) and first-copy indices in tree layout (what
+    /// queries read).
     tcoords: CudaSlice<f32>,
     torig: CudaSlice<u32>,
 }
@@ -613,6 +614,16 @@ impl DeviceTree {
 }
 
 /// Tree-layout copies of the coordinates and first-copy indices.
+/// Floats per tree-layout row (kernels/kdtree.cu's `tree_row`): 3-D rows are padded to 16
+/// bytes, the fourth float holding the point's first-copy index.
+fn tree_row(dims: usize) -> usize {
+    if dims == 3 {
+        4
+    } else {
+        dims
+    }
+}
+
 fn layout(
     rt: &Arc<CudaRuntime>,
     coords: &CudaSlice<f32>,
@@ -621,8 +632,8 @@ fn layout(
     n: usize,
     dims: usize,
 ) -> Result<(CudaSlice<f32>, CudaSlice<u32>)> {
-    // SAFETY: kd_layout writes all n rows of both.
-    let mut tc = unsafe { rt.alloc::<f32>(n * dims) }?;
+    // SAFETY: kd_layout writes all n rows of both (every float of a padded row).
+    let mut tc = unsafe { rt.alloc::<f32>(n * tree_row(dims)) }?;
     // SAFETY: uninitialised; kd_layout writes all of it before anything reads it.
     let mut to = unsafe { rt.alloc::<u32>(n) }?;
     let f = rt.function(&KDTREE, "kd_layout")?;
