@@ -243,6 +243,49 @@ __device__ __forceinline__ float sq_limit(float w) {
     }
 }
 
+// Tree row m into pv; returns what `kept_index` needs (3-D rows carry the point's index).
+__device__ __forceinline__ u32 tree_point(const float *__restrict__ tc,
+                                          const u32 *__restrict__ torig, u32 m,
+                                          float (&pv)[KNN_DIMS]) {
+    const float *p = tc + (size_t)m * KNN_ROW;
+#if KNN_ROW == 4
+    // One 16-byte load: tree rows of four floats are 16-byte aligned.
+    const float4 v = __ldg(reinterpret_cast<const float4 *>(p));
+    pv[0] = v.x; pv[1] = v.y; pv[2] = v.z;
+#if KNN_DIMS == 4
+    pv[3] = v.w;
+    return 0;
+#else
+    return __float_as_uint(v.w);
+#endif
+#else
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d) pv[d] = __ldg(p + d);
+    return 0;
+#endif
+}
+
+// The first-copy index of tree row m, for a point the search keeps: from the row for 3-D,
+// else loaded only then.
+__device__ __forceinline__ u32 kept_index(const u32 *__restrict__ torig, u32 m, u32 from_row) {
+#if KNN_DIMS == 3
+    return from_row;
+#else
+    return __ldg(torig + m);
+#endif
+}
+
+// The squared distance from q to pv, rounded as every comparison here assumes.
+__device__ __forceinline__ float sq_dist(const float *q, const float (&pv)[KNN_DIMS]) {
+    float s = 0.0f;
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d) {
+        float x = __fsub_rn(q[d], pv[d]);
+        s = __fadd_rn(s, __fmul_rn(x, x));
+    }
+    return s;
+}
+
 // The query's search below [lo, hi) pushes far sides with their box: the query's offset from
 // the side's bounding box in each dimension (0 where the query lies within it; the split's
 // offset in the split dimension, the parent's in the others) and the box's squared distance,
@@ -266,6 +309,31 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
     slo[0] = 0; shi[0] = n; sdim[0] = 0; sbox[0] = 0.0f;
 #pragma unroll
     for (int d = 0; d < KNN_DIMS; ++d) soff[0][d] = 0.0f;
+    // The home path first (the query's own side at every node, down to a leaf), offering its
+    // points and pushing nothing: the stack below then starts with a finite limit and pushes
+    // only the far sides that can still hold a point. Its first descent walks the same path
+    // again without offering (each point is offered once).
+    {
+        u32 lo = 0, hi = n;
+        int dim = 0;
+        while (lo < hi) {
+            const u32 m = lo + (hi - lo) / 2;
+            float pv[KNN_DIMS];
+            const u32 idx = tree_point(tc, torig, m, pv);
+            const float s = sq_dist(q, pv);
+            if (s <= limit) {
+                offer(b, __fsqrt_rn(s), kept_index(torig, m, idx), unique);
+                limit = sq_limit(worst(b));
+            }
+            float pd = 0.0f, qd = 0.0f;
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d)
+                if (d == dim) { pd = pv[d]; qd = q[d]; }
+            if (__fsub_rn(qd, pd) <= 0.0f) hi = m; else lo = m + 1;
+            dim = dim + 1 == KNN_DIMS ? 0 : dim + 1;
+        }
+    }
+    bool home = true;
     while (top > 0) {
         --top;
         if (sbox[top] > limit) continue;
@@ -280,31 +348,12 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
         }
         while (lo < hi) {
             u32 m = lo + (hi - lo) / 2;
-            const float *p = tc + (size_t)m * KNN_ROW;
             float pv[KNN_DIMS];
-#if KNN_ROW == 4
-            // One 16-byte load: tree rows of four floats are 16-byte aligned.
-            const float4 v = __ldg(reinterpret_cast<const float4 *>(p));
-            pv[0] = v.x; pv[1] = v.y; pv[2] = v.z;
-#if KNN_DIMS == 4
-            pv[3] = v.w;
-#endif
-#else
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d) pv[d] = __ldg(p + d);
-#endif
-            float s = 0.0f;
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d) {
-                float x = __fsub_rn(q[d], pv[d]);
-                s = __fadd_rn(s, __fmul_rn(x, x));
-            }
-            if (s <= limit) {
-#if KNN_DIMS == 3
-                offer(b, __fsqrt_rn(s), __float_as_uint(v.w), unique);
-#else
-                offer(b, __fsqrt_rn(s), torig[m], unique);
-#endif
+            const u32 idx = tree_point(tc, torig, m, pv);
+            const float s = sq_dist(q, pv);
+            // The home path's points were offered before this loop.
+            if (!home && s <= limit) {
+                offer(b, __fsqrt_rn(s), kept_index(torig, m, idx), unique);
                 limit = sq_limit(worst(b));
             }
             float pd = 0.0f, qd = 0.0f;
@@ -337,6 +386,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
             dim = next;
             lo = nlo; hi = nhi;
         }
+        home = false;
     }
 }
 
