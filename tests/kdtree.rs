@@ -378,6 +378,72 @@ sys.stdout.buffer.write(a.tobytes())
     }
 }
 
+/// laspy's test clouds (tests/data/clouds/laspy: LAS 1.1 to 1.4, point formats 0 to 7, extra
+/// bytes, extended VLRs, a LAZ file) as a conformance suite against laspy, an independent
+/// reader: where it decodes a file, ours gives the same x y z (its f64 coordinates rounded to
+/// f32) bit for bit; where it refuses one (LAZ without a decompressor), ours refuses it too.
+/// Skips without python3 and laspy, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+#[test]
+fn laspy_test_clouds_decode_as_laspy_does() {
+    let dir = gpu_planning::testing::repo().join("tests/data/clouds/laspy");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "las" || e == "laz"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 10, "{}", dir.display());
+    // One line per file: "error" or the x y z values' f32 bits in hex.
+    let script = r#"
+import sys
+import numpy as np
+import laspy
+for f in sys.argv[1:]:
+    try:
+        l = laspy.read(f)
+        a = np.stack([np.asarray(l.x), np.asarray(l.y), np.asarray(l.z)], axis=1).astype('<f4')
+        print(a.tobytes().hex())
+    except Exception:
+        print('error')
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .args(&files)
+        .output();
+    let theirs = match out {
+        Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
+        other => {
+            let why = format!("python3 with laspy unavailable: {other:?}");
+            gpu_planning::testing::peer_missing("laspy conformance suite", &why);
+            return;
+        }
+    };
+    let lines: Vec<&str> = theirs.lines().collect();
+    assert_eq!(lines.len(), files.len());
+    let mut decoded = 0;
+    for (path, line) in files.iter().zip(lines) {
+        let ours = gpu_planning::kdtree::io::read_points(path);
+        if line == "error" {
+            assert!(
+                ours.is_err(),
+                "{}: laspy refuses it, ours read it",
+                path.display()
+            );
+            continue;
+        }
+        let (d, ours) = ours.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(d, 3);
+        let hex: String = ours
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        assert_eq!(hex, line, "{}", path.display());
+        decoded += 1;
+    }
+    assert_eq!(decoded, 9, "every uncompressed file decodes");
+}
+
 /// pypcd4's own test clouds (tests/data/clouds/pypcd4: ascii, binary, binary_compressed,
 /// organized, COUNT > 1, an `_` field, zero points, an empty file, a cut header) as a
 /// conformance suite: where pypcd4 decodes a file, ours gives the same x y z bit for bit;

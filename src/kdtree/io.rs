@@ -1,7 +1,8 @@
 //! Point files for `gpu_planning knn`: `.npy` (N, D) arrays, PCD (ascii, binary or PCL's LZF
 //! binary_compressed; fields x y z among any others, any COUNT; organized or not, NaN points
 //! kept here and left out by the caller)
-//! and PLY (ascii or binary_little_endian; vertex properties x y z), and `.npz` results.
+//! and PLY (ascii or binary_little_endian; vertex properties x y z), LAS (`las.rs`), and
+//! `.npz` results.
 
 use crate::error::{Error, Result};
 use crate::npy::read_f64_nd;
@@ -28,7 +29,12 @@ pub fn read_points(path: &std::path::Path) -> Result<(usize, Vec<f32>)> {
         }
         "pcd" => read_pcd(&name, &bytes).map(|v| (3, v)),
         "ply" => read_ply(&name, &bytes).map(|v| (3, v)),
-        _ => Err(Error::invalid(name, "not .npy, .pcd or .ply")),
+        "las" => super::las::read_las(&name, &bytes).map(|v| (3, v)),
+        "laz" => Err(Error::invalid(
+            name,
+            "LAZ (compressed LAS) is not read: decompress it to .las first (laszip, PDAL)",
+        )),
+        _ => Err(Error::invalid(name, "not .npy, .pcd, .ply or .las")),
     }
 }
 

@@ -10,6 +10,7 @@ pub mod config;
 pub mod cpu;
 pub mod gpu;
 pub mod io;
+pub mod las;
 pub mod points;
 pub mod query;
 pub mod tree;
