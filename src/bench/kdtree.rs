@@ -43,14 +43,23 @@ pub struct Args {
     /// for the peer scripts.
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
+    /// Real point files (.pcd, .ply, .las) searched after the cases: every finite point is
+    /// a point and a query (each point's neighbours, as normal estimation asks), at each k of
+    /// --cloud-k.
+    #[arg(long, value_delimiter = ',')]
+    clouds: Vec<std::path::PathBuf>,
+    #[arg(long, value_delimiter = ',', default_value = "1,8")]
+    cloud_k: Vec<usize>,
 }
 
 impl Args {
     pub fn run(self) -> Result<()> {
         let backend = Backend::select(self.backend)?;
+        // `--cases ''` runs only the --clouds.
         let cases = self
             .cases
             .iter()
+            .filter(|c| !c.is_empty())
             .map(|c| {
                 let v: Vec<usize> = c.split(':').filter_map(|x| x.parse().ok()).collect();
                 match v[..] {
@@ -70,6 +79,8 @@ impl Args {
             cpu_limit: self.cpu_limit,
             brute_sample: self.brute_sample,
             npy_dir: self.npy_dir,
+            clouds: self.clouds,
+            cloud_k: self.cloud_k,
         };
         run(&backend, &options)
     }
@@ -87,6 +98,9 @@ pub struct Options {
     pub brute_sample: usize,
     /// Where to write the inputs for the peers (None: not written).
     pub npy_dir: Option<std::path::PathBuf>,
+    /// Real point files, searched against themselves at each of `cloud_k`.
+    pub clouds: Vec<std::path::PathBuf>,
+    pub cloud_k: Vec<usize>,
 }
 
 /// The k nearest distinct points of `q` by brute force over every point: (distance, index of
@@ -168,81 +182,127 @@ pub fn run(backend: &Backend, o: &Options) -> Result<()> {
             let name = format!("queries_{}_{dims}.npy", o.queries);
             super::write_npy(dir, &name, &[o.queries, dims], &q.coords)?;
         }
-        let cpu = if n <= o.cpu_limit {
-            let s = Instant::now();
-            let t = cpu::build(&p);
-            let b = s.elapsed().as_secs_f64() * 1e3;
-            let s = Instant::now();
-            let r = cpu::knn(&t, &q.coords, k, Metric::Euclidean)?;
-            let qm = s.elapsed().as_secs_f64() * 1e3;
-            println!("| {n} | {dims} | {k} | cpu (rayon) | | | | {b:.0} | {qm:.0} | (reference) |");
-            Some((t, r))
-        } else {
-            None
-        };
-        let (dev, _) = DeviceTree::build(rt, &p)?; // warm-up: kernels compile
-        drop(dev);
-        let mut best: Option<(DeviceTree, crate::kdtree::gpu::BuildTimes)> = None;
-        for _ in 0..o.reps.max(1) {
-            let (dev, t) = DeviceTree::build(rt, &p)?;
-            let total = t.sort_ms + t.dedupe_ms + t.build_ms;
-            if best
-                .as_ref()
-                .is_none_or(|(_, b)| total < b.sort_ms + b.dedupe_ms + b.build_ms)
-            {
-                best = Some((dev, t));
-            }
+        bench_case(rt, o, &format!("{n} | {dims} | {k}"), &p, &q, k)?;
+    }
+    if !o.clouds.is_empty() {
+        cloud_cases(rt, o)?;
+    }
+    Ok(())
+}
+
+/// One case: the CPU's build and answers (up to `cpu_limit` points), the device's build (the
+/// fastest of `reps`) and queries (the median), every answer checked; a row per backend whose
+/// first columns are `cols`.
+fn bench_case(
+    rt: &std::sync::Arc<crate::compute::cuda::CudaRuntime>,
+    o: &Options,
+    cols: &str,
+    p: &Points,
+    q: &Points,
+    k: usize,
+) -> Result<()> {
+    let n = p.len();
+    let cpu = if n <= o.cpu_limit {
+        let s = Instant::now();
+        let t = cpu::build(p);
+        let b = s.elapsed().as_secs_f64() * 1e3;
+        let s = Instant::now();
+        let r = cpu::knn(&t, &q.coords, k, Metric::Euclidean)?;
+        let qm = s.elapsed().as_secs_f64() * 1e3;
+        println!("| {cols} | cpu (rayon) | | | | {b:.0} | {qm:.0} | (reference) |");
+        Some((t, r))
+    } else {
+        None
+    };
+    let (dev, _) = DeviceTree::build(rt, p)?; // warm-up: kernels compile
+    drop(dev);
+    let mut best: Option<(DeviceTree, crate::kdtree::gpu::BuildTimes)> = None;
+    for _ in 0..o.reps.max(1) {
+        let (dev, t) = DeviceTree::build(rt, p)?;
+        let total = t.sort_ms + t.dedupe_ms + t.build_ms;
+        if best
+            .as_ref()
+            .is_none_or(|(_, b)| total < b.sort_ms + b.dedupe_ms + b.build_ms)
+        {
+            best = Some((dev, t));
         }
-        let Some((dev, t)) = best else { continue };
-        if let Err((count, at)) = dev.check()? {
+    }
+    let Some((dev, t)) = best else {
+        return Ok(());
+    };
+    if let Err((count, at)) = dev.check()? {
+        return Err(Error::invalid(
+            "kdtree",
+            format!("device tree fails the checker: {count} positions, e.g. {at}"),
+        ));
+    }
+    let (mut qms, mut dms, mut ums, mut wms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut r = dev.knn(&q.coords, k, Metric::Euclidean)?;
+    for _ in 0..o.reps.max(1) {
+        let s = Instant::now();
+        let rows = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
+        qms.push(s.elapsed().as_secs_f64() * 1e3);
+        dms.push(rows.device_ms);
+        ums.push(rows.upload_ms);
+        wms.push(rows.download_ms);
+        r = rows.nested();
+    }
+    let sample = o.brute_sample.min(q.len());
+    for i in 0..sample {
+        // Spread over the whole query set (queries are answered in Morton order).
+        let qi = i * q.len() / sample.max(1);
+        if r[qi] != brute_knn(p, q.point(qi), k) {
             return Err(Error::invalid(
                 "kdtree",
-                format!("device tree fails the checker: {count} positions, e.g. {at}"),
+                format!("{cols}: query {qi} differs from brute force"),
             ));
         }
-        let (mut qms, mut dms, mut ums, mut wms) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        let mut r = dev.knn(&q.coords, k, Metric::Euclidean)?;
-        for _ in 0..o.reps.max(1) {
-            let s = Instant::now();
-            let rows = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
-            qms.push(s.elapsed().as_secs_f64() * 1e3);
-            dms.push(rows.device_ms);
-            ums.push(rows.upload_ms);
-            wms.push(rows.download_ms);
-            r = rows.nested();
+    }
+    let mut same = format!("tree checker passed; {sample} queries equal brute force");
+    if let Some((ct, cr)) = &cpu {
+        if dev.download(p.len())? != *ct || r != *cr {
+            return Err(Error::invalid(
+                "kdtree",
+                format!("{cols}: tree or answers differ from the CPU's"),
+            ));
         }
-        let sample = o.brute_sample.min(q.len());
-        for i in 0..sample {
-            // Spread over the whole query set (queries are answered in Morton order).
-            let qi = i * q.len() / sample.max(1);
-            if r[qi] != brute_knn(&p, q.point(qi), k) {
-                return Err(Error::invalid(
-                    "kdtree",
-                    format!("{n} x {dims}-D: query {qi} differs from brute force"),
-                ));
-            }
+        same.push_str("; tree and every answer equal the CPU's");
+    }
+    println!(
+        "| {cols} | cuda | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} ({:.2} whole call: upload {:.2}, download {:.2}) | {same} |",
+        t.sort_ms,
+        t.dedupe_ms,
+        t.build_ms,
+        t.sort_ms + t.dedupe_ms + t.build_ms,
+        median(dms),
+        median(qms),
+        median(ums),
+        median(wms)
+    );
+    Ok(())
+}
+
+/// The --clouds: each file's finite points against themselves, a table of their own.
+fn cloud_cases(rt: &std::sync::Arc<crate::compute::cuda::CudaRuntime>, o: &Options) -> Result<()> {
+    println!();
+    println!("| cloud | points | k | implementation | sort ms | dedupe ms | build ms | total build ms | queries (the points) ms | check |");
+    println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---|");
+    for path in &o.clouds {
+        let (dims, coords) = crate::kdtree::io::read_points(path)?;
+        let finite: Vec<f32> = coords
+            .chunks_exact(dims.max(1))
+            .filter(|c| c.iter().all(|v| v.is_finite()))
+            .flatten()
+            .copied()
+            .collect();
+        let p = Points::new(dims, finite)?;
+        let name = path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        for &k in &o.cloud_k {
+            bench_case(rt, o, &format!("{name} | {} | {k}", p.len()), &p, &p, k)?;
         }
-        let mut same = format!("tree checker passed; {sample} queries equal brute force");
-        if let Some((ct, cr)) = &cpu {
-            if dev.download(p.len())? != *ct || r != *cr {
-                return Err(Error::invalid(
-                    "kdtree",
-                    format!("{n} x {dims}-D: tree or answers differ from the CPU's"),
-                ));
-            }
-            same.push_str("; tree and every answer equal the CPU's");
-        }
-        println!(
-            "| {n} | {dims} | {k} | cuda | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} ({:.2} whole call: upload {:.2}, download {:.2}) | {same} |",
-            t.sort_ms,
-            t.dedupe_ms,
-            t.build_ms,
-            t.sort_ms + t.dedupe_ms + t.build_ms,
-            median(dms),
-            median(qms),
-            median(ums),
-            median(wms)
-        );
     }
     Ok(())
 }
