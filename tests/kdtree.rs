@@ -378,108 +378,36 @@ sys.stdout.buffer.write(a.tobytes())
     }
 }
 
-/// laspy's test clouds (tests/data/clouds/laspy: LAS 1.1 to 1.4, point formats 0 to 7, extra
-/// bytes, extended VLRs, a LAZ file) as a conformance suite against laspy, an independent
-/// reader: where it decodes a file, ours gives the same x y z (its f64 coordinates rounded to
-/// f32) bit for bit; where it refuses one (LAZ without a decompressor), ours refuses it too.
-/// Skips without python3 and laspy, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
-#[test]
-fn laspy_test_clouds_decode_as_laspy_does() {
-    let dir = gpu_planning::testing::repo().join("tests/data/clouds/laspy");
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
+/// The point files with one of `exts` in `dir`, in name order.
+fn files_in(dir: &std::path::Path, exts: &[&str]) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "las" || e == "laz"))
+        .filter(|p| p.extension().is_some_and(|e| exts.iter().any(|x| e == *x)))
         .collect();
     files.sort();
-    assert_eq!(files.len(), 10, "{}", dir.display());
-    // One line per file: "error" or the x y z values' f32 bits in hex.
-    let script = r#"
-import sys
-import numpy as np
-import laspy
-for f in sys.argv[1:]:
-    try:
-        l = laspy.read(f)
-        a = np.stack([np.asarray(l.x), np.asarray(l.y), np.asarray(l.z)], axis=1).astype('<f4')
-        print(a.tobytes().hex())
-    except Exception:
-        print('error')
-"#;
-    let out = std::process::Command::new("python3")
-        .args(["-c", script])
-        .args(&files)
-        .output();
-    let theirs = match out {
-        Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
-        other => {
-            let why = format!("python3 with laspy unavailable: {other:?}");
-            gpu_planning::testing::peer_missing("laspy conformance suite", &why);
-            return;
-        }
-    };
-    let lines: Vec<&str> = theirs.lines().collect();
-    assert_eq!(lines.len(), files.len());
-    let mut decoded = 0;
-    for (path, line) in files.iter().zip(lines) {
-        let ours = gpu_planning::kdtree::io::read_points(path);
-        if line == "error" {
-            assert!(
-                ours.is_err(),
-                "{}: laspy refuses it, ours read it",
-                path.display()
-            );
-            continue;
-        }
-        let (d, ours) = ours.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        assert_eq!(d, 3);
-        let hex: String = ours
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .map(|b| format!("{b:02x}"))
-            .collect();
-        assert_eq!(hex, line, "{}", path.display());
-        decoded += 1;
-    }
-    assert_eq!(decoded, 9, "every uncompressed file decodes");
+    files
 }
 
-/// pypcd4's own test clouds (tests/data/clouds/pypcd4: ascii, binary, binary_compressed,
-/// organized, COUNT > 1, an `_` field, zero points, an empty file, a cut header) as a
-/// conformance suite: where pypcd4 decodes a file, ours gives the same x y z bit for bit;
-/// where it refuses one, ours refuses it too. Skips without python3 and pypcd4, unless
-/// GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
-#[test]
-fn pypcd4_test_clouds_decode_as_pypcd4_does() {
-    let dir = gpu_planning::testing::repo().join("tests/data/clouds/pypcd4");
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pcd"))
-        .collect();
-    files.sort();
-    assert_eq!(files.len(), 10, "{}", dir.display());
-    // One line per file: "error" or the x y z values' f32 bits in hex.
-    let script = r#"
-import sys
-from pypcd4 import PointCloud
-for f in sys.argv[1:]:
-    try:
-        a = PointCloud.from_path(f).numpy(('x', 'y', 'z')).astype('<f4')
-        print(a.tobytes().hex())
-    except Exception:
-        print('error')
-"#;
+/// A conformance suite against an independent reader: `script` prints, per file it is given,
+/// "error" or the file's x y z as f32 bits in hex. Where `peer` decodes a file, ours must give
+/// the same values bit for bit; where it refuses one, ours must refuse it too. Returns (files
+/// decoded, files refused), or None (after `peer_missing`) without python3 and the peer.
+fn decodes_as_peer(
+    peer: &str,
+    files: &[std::path::PathBuf],
+    script: &str,
+) -> Option<(usize, usize)> {
     let out = std::process::Command::new("python3")
         .args(["-c", script])
-        .args(&files)
+        .args(files)
         .output();
     let theirs = match out {
         Ok(o) if o.status.success() => String::from_utf8(o.stdout).unwrap(),
         other => {
-            let why = format!("python3 with pypcd4 unavailable: {other:?}");
-            gpu_planning::testing::peer_missing("pypcd4 conformance suite", &why);
-            return;
+            let why = format!("python3 with {peer} unavailable: {other:?}");
+            gpu_planning::testing::peer_missing(&format!("{peer} conformance suite"), &why);
+            return None;
         }
     };
     let lines: Vec<&str> = theirs.lines().collect();
@@ -490,7 +418,7 @@ for f in sys.argv[1:]:
         if line == "error" {
             assert!(
                 ours.is_err(),
-                "{}: pypcd4 refuses it, ours read {ours:?}",
+                "{}: {peer} refuses it, ours read {ours:?}",
                 path.display()
             );
             refused += 1;
@@ -508,7 +436,59 @@ for f in sys.argv[1:]:
         assert_eq!(got, want, "{}", path.display());
         decoded += 1;
     }
-    assert_eq!((decoded, refused), (8, 2));
+    Some((decoded, refused))
+}
+
+/// laspy's test clouds (tests/data/clouds/laspy: LAS 1.1 to 1.4, point formats 0 to 7, extra
+/// bytes, extended VLRs, a LAZ file) as a conformance suite against laspy, an independent
+/// reader: where it decodes a file, ours gives the same x y z (its f64 coordinates rounded to
+/// f32) bit for bit; where it refuses one (LAZ without a decompressor), ours refuses it too.
+/// Skips without python3 and laspy, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+#[test]
+fn laspy_test_clouds_decode_as_laspy_does() {
+    let dir = gpu_planning::testing::repo().join("tests/data/clouds/laspy");
+    let files = files_in(&dir, &["las", "laz"]);
+    assert_eq!(files.len(), 10, "{}", dir.display());
+    let script = r#"
+import sys
+import numpy as np
+import laspy
+for f in sys.argv[1:]:
+    try:
+        l = laspy.read(f)
+        a = np.stack([np.asarray(l.x), np.asarray(l.y), np.asarray(l.z)], axis=1).astype('<f4')
+        print(a.tobytes().hex())
+    except Exception:
+        print('error')
+"#;
+    if let Some((decoded, _)) = decodes_as_peer("laspy", &files, script) {
+        assert_eq!(decoded, 9, "every uncompressed file decodes");
+    }
+}
+
+/// pypcd4's own test clouds (tests/data/clouds/pypcd4: ascii, binary, binary_compressed,
+/// organized, COUNT > 1, an `_` field, zero points, an empty file, a cut header) as a
+/// conformance suite: where pypcd4 decodes a file, ours gives the same x y z bit for bit;
+/// where it refuses one, ours refuses it too. Skips without python3 and pypcd4, unless
+/// GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+#[test]
+fn pypcd4_test_clouds_decode_as_pypcd4_does() {
+    let dir = gpu_planning::testing::repo().join("tests/data/clouds/pypcd4");
+    let files = files_in(&dir, &["pcd"]);
+    assert_eq!(files.len(), 10, "{}", dir.display());
+    let script = r#"
+import sys
+from pypcd4 import PointCloud
+for f in sys.argv[1:]:
+    try:
+        a = PointCloud.from_path(f).numpy(('x', 'y', 'z')).astype('<f4')
+        print(a.tobytes().hex())
+    except Exception:
+        print('error')
+"#;
+    if let Some(counts) = decodes_as_peer("pypcd4", &files, script) {
+        assert_eq!(counts, (8, 2));
+    }
 }
 
 /// An organized cloud (WIDTH x HEIGHT, NaN where a return is missing, as PCL saves a depth

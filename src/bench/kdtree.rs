@@ -289,13 +289,7 @@ fn cloud_cases(rt: &std::sync::Arc<crate::compute::cuda::CudaRuntime>, o: &Optio
     println!("|---|---:|---:|---|---:|---:|---:|---:|---:|---|");
     for path in &o.clouds {
         let (dims, coords) = crate::kdtree::io::read_points(path)?;
-        let finite: Vec<f32> = coords
-            .chunks_exact(dims.max(1))
-            .filter(|c| c.iter().all(|v| v.is_finite()))
-            .flatten()
-            .copied()
-            .collect();
-        let p = Points::new(dims, finite)?;
+        let p = Points::new(dims, crate::kdtree::FiniteRows::new(dims, coords).coords)?;
         let name = path
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())

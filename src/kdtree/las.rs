@@ -5,6 +5,8 @@
 //! in a projected system (UTM: 637,012.25 m) keep centimetres at best, which is why many LAS
 //! users shift their clouds to a local origin first. LAZ (compressed LAS) is refused by name.
 
+use byteorder::{ByteOrder, LittleEndian as Le};
+
 use crate::error::{Error, Result};
 
 /// Bytes of the header fields read here, at the offsets of the LAS 1.4 specification.
@@ -14,26 +16,6 @@ const HEADER_1_4: usize = 375;
 
 /// The smallest record of each point data record format 0..=10 (X, Y, Z and the rest).
 const RECORD_BYTES: [usize; 11] = [20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67];
-
-fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn f64_at(b: &[u8], at: usize) -> f64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[at..at + 8]);
-    f64::from_le_bytes(x)
-}
-
-fn u64_at(b: &[u8], at: usize) -> u64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(x)
-}
 
 /// The x y z of every point record of a LAS file, row-major. `name` names the file in errors.
 pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
@@ -49,8 +31,8 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
             "LAS version {major}.{minor}: 1.0 to 1.4 are read"
         )));
     }
-    let header_size = u16_at(bytes, 94) as usize;
-    let data_at = u32_at(bytes, 96) as usize;
+    let header_size = Le::read_u16(&bytes[94..]) as usize;
+    let data_at = Le::read_u32(&bytes[96..]) as usize;
     let format_byte = bytes[104];
     // Bit 7 (and bit 6 in older writers) of the format marks LAZ-compressed records.
     if format_byte & 0xC0 != 0 {
@@ -65,15 +47,15 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
             "point data record format {format}: 0 to 10 are defined"
         )));
     };
-    let record = u16_at(bytes, 105) as usize;
+    let record = Le::read_u16(&bytes[105..]) as usize;
     if record < least {
         return Err(bad(format!(
             "point data record length {record} is below format {format}'s {least} bytes"
         )));
     }
-    let legacy_count = u32_at(bytes, 107) as u64;
+    let legacy_count = Le::read_u32(&bytes[107..]) as u64;
     let count = if minor >= 4 && header_size >= HEADER_1_4 && bytes.len() >= HEADER_1_4 {
-        let full = u64_at(bytes, 247);
+        let full = Le::read_u64(&bytes[247..]);
         if legacy_count != 0 && legacy_count != full {
             return Err(bad(format!(
                 "legacy point count {legacy_count} differs from the point count {full}"
@@ -83,8 +65,8 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     } else {
         legacy_count
     };
-    let scale = [f64_at(bytes, 131), f64_at(bytes, 139), f64_at(bytes, 147)];
-    let offset = [f64_at(bytes, 155), f64_at(bytes, 163), f64_at(bytes, 171)];
+    let scale = [131, 139, 147].map(|at| Le::read_f64(&bytes[at..]));
+    let offset = [155, 163, 171].map(|at| Le::read_f64(&bytes[at..]));
     for (axis, (&s, &o)) in ["x", "y", "z"].iter().zip(scale.iter().zip(&offset)) {
         if !(s.is_finite() && s != 0.0 && o.is_finite()) {
             return Err(bad(format!(
@@ -109,7 +91,7 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     let mut out = Vec::with_capacity(count as usize * 3);
     for r in records.chunks_exact(record) {
         for axis in 0..3 {
-            let raw = u32_at(r, 4 * axis) as i32;
+            let raw = Le::read_i32(&r[4 * axis..]);
             out.push((raw as f64 * scale[axis] + offset[axis]) as f32);
         }
     }
