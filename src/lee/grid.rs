@@ -72,7 +72,9 @@ pub struct Grid {
     pub width: u32,
     pub height: u32,
     pub connectivity: Connectivity,
-    /// Bit k set: the move in `DIRECTIONS[k]` from this cell is allowed.
+    /// Bit k set: the move in `DIRECTIONS[k]` from this cell is allowed. Symmetric: a move is
+    /// allowed from a to b exactly when it is from b to a (every constructor makes it so; the
+    /// GPU wave tells a neighbour tile only of the cells that may move into it).
     pub masks: Vec<u8>,
     /// Cells a robot may occupy.
     pub free: Vec<bool>,
