@@ -12,11 +12,9 @@
 //   lee_fill_labels     every label UNREACHED, the goal's 0
 //   lee_pack_planes     the masks as one bit plane per direction (bitwave's input)
 //   lee_bitwave_init    empties the tile lists and queues the goal's tile
-//   lee_bitwave_queue   the same tile runs taken from a work queue without rounds
-//   lee_bitwave_regions a work queue of regions (BWR_X x BWR_Y tiles, one block each, their
-//                       labels in shared memory), where the default schedule goes once rounds
-//                       run narrow (corridors, mazes)
-//   lee_bitwave_list_to_queue   sets either queue up from the rounds' list (or the goal's tile)
+//   lee_bitwave_queue   the same tile runs taken from a work queue without rounds, where the
+//                       default schedule goes once rounds run narrow (corridors, mazes);
+//                       lee_bitwave_rounds_to_queue sets it up from the rounds' list
 //   lee_descend         the path from the start down the labels, in one block
 //   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same path when it is long
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
@@ -29,9 +27,7 @@
 //   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
 //                    lee_descend's status
 //   BWQ_HEAD, BWQ_TAIL, BWQ_PENDING, BWQ_VISITS   slots of the work queue's control words
-//   BWR_X, BWR_Y     tiles of a region across and down (lee_bitwave_regions)
-#if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
-    !defined(BWR_X) || !defined(BWR_Y)
+#if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -184,35 +180,11 @@ extern "C" __global__ void lee_bitwave_init(u32 *lists, u32 *counts, u32 *queued
     }
 }
 
-// The labels a block holds in shared memory while it runs a region (lee_bitwave_regions): the
-// region's first cell and BWR_X x BWR_Y tiles of 32 x BW_ROW labels, row-major by tile, of
-// which those in `loaded` are there. The rounds and the tile queue hold none (labels ==
-// nullptr) and read every label from L2.
-struct BwResident {
-    u32 x0, y0;
-    const u32 *labels;
-    u32 loaded; // bit i: tile i of the region is in shared memory (row-major)
-};
-
-// The label of cell (nx, ny): from shared memory when a loaded tile of the block's region holds it
-// (its owner may be lowering it right now; either value is a real path's length, and a lower
-// one re-runs this tile), else from L2 (another warp or block may have written it just now).
-__device__ __forceinline__ u32 bw_label(const u32 *labels, u32 w, u32 nx, u32 ny,
-                                        const BwResident &res) {
-    if (res.labels) {
-        const u32 rx = nx - res.x0, ry = ny - res.y0;
-        if (rx < BWR_X * 64u && ry < BWR_Y * 32u && ((res.loaded >> ((ry / 32) * BWR_X + rx / 64)) & 1u))
-            return ((const volatile u32 *)res.labels)[((ry / 32) * BWR_X + rx / 64) * 32 * BW_ROW +
-                                                      (ry % 32) * BW_ROW + rx % 64];
-    }
-    return __ldcg(&labels[(u64)ny * w + nx]);
-}
-
 // The best label a border cell (cx, cy) of the tile at (x0, y0), whose moves are `m`, is
 // offered by its allowed neighbours outside the tile (UNREACHED: none). The moves come from
 // the tile's bit planes, so these loads need wait for nothing but the planes.
 __device__ __forceinline__ u32 bw_offer(u32 m, const u32 *labels, u32 w, u32 cx, u32 cy, u32 x0,
-                                        u32 y0, const BwResident &res) {
+                                        u32 y0) {
     u32 best = UNREACHED;
 #pragma unroll
     for (u32 k = 0; k < 8; ++k) {
@@ -220,7 +192,8 @@ __device__ __forceinline__ u32 bw_offer(u32 m, const u32 *labels, u32 w, u32 cx,
         const u32 nx = cx + DX[k], ny = cy + DY[k];
         // Unsigned wrap makes x0 - 1 and y0 - 1 compare as outside too.
         if (nx - x0 < 64u && ny - y0 < 32u) continue;
-        best = min(best, plus_one(bw_label(labels, w, nx, ny, res)));
+        // L2 load: the neighbour tile may be written by another warp in this very round.
+        best = min(best, plus_one(__ldcg(&labels[(u64)ny * w + nx])));
     }
     return best;
 }
@@ -362,10 +335,10 @@ __device__ __forceinline__ void bw_load_labels(const u32 *labels, u32 w, u32 h, 
 // One warp runs tile t: a multi-source BFS from the seeds (outside labels + 1 that beat a
 // border cell's label, and the goal), level by level on bit planes, without touching labels
 // until the end; then writes the labels it improved and returns bit k set when the tile in
-// direction k must run again (bw_sides). `old` is this warp's 32 x BW_ROW labels of shared memory:
-// loaded here, or with `res` holding labels, already there and kept current by this warp.
+// direction k must run again (bw_sides). `old` is this warp's 32 x BW_ROW labels of shared
+// memory.
 __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h, u32 wwords,
-                       u32 ndirs, u32 tiles_x, u32 t, u64 goal, u32 *old, const BwResident &res) {
+                       u32 ndirs, u32 tiles_x, u32 t, u64 goal, u32 *old) {
     const u32 lane = threadIdx.x & 31;
     const u32 tx = t % tiles_x, ty = t / tiles_x, x0 = tx * 64, y0 = ty * 32, y = y0 + lane;
     const bool row_in = y < h;
@@ -391,21 +364,21 @@ __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h
         sb1 = UNREACHED, sg = UNREACHED;
     u64 gbit = 0;
     if (row_in) {
-        sl = bw_offer(bw_moves(P, 0), labels, w, x0, y, x0, y0, res);
-        if (x0 + 63 < w) sr = bw_offer(bw_moves(P, 63), labels, w, x0 + 63, y, x0, y0, res);
+        sl = bw_offer(bw_moves(P, 0), labels, w, x0, y, x0, y0);
+        if (x0 + 63 < w) sr = bw_offer(bw_moves(P, 63), labels, w, x0 + 63, y, x0, y0);
     }
     if (x0 + lane < w) {
-        st0 = bw_offer(mt0, labels, w, x0 + lane, y0, x0, y0, res);
+        st0 = bw_offer(mt0, labels, w, x0 + lane, y0, x0, y0);
         // A tile cut by the grid's bottom edge has no cell below it: its last row only has
         // outside neighbours to the sides, which the left/right seeds cover.
-        if (rlast == 31) sb0 = bw_offer(mb0, labels, w, x0 + lane, ylast, x0, y0, res);
+        if (rlast == 31) sb0 = bw_offer(mb0, labels, w, x0 + lane, ylast, x0, y0);
     }
     if (x0 + lane + 32 < w) {
-        st1 = bw_offer(mt1, labels, w, x0 + lane + 32, y0, x0, y0, res);
-        if (rlast == 31) sb1 = bw_offer(mb1, labels, w, x0 + lane + 32, ylast, x0, y0, res);
+        st1 = bw_offer(mt1, labels, w, x0 + lane + 32, y0, x0, y0);
+        if (rlast == 31) sb1 = bw_offer(mb1, labels, w, x0 + lane + 32, ylast, x0, y0);
     }
-    // The tile's labels (unless resident): all loads are issued before any is used.
-    if (!res.labels) bw_load_labels(labels, w, h, x0, y0, old);
+    // The tile's labels: all loads are issued before any is used.
+    bw_load_labels(labels, w, h, x0, y0, old);
     const auto beats = [](u32 offer, u32 label) { return offer < label ? offer : UNREACHED; };
     sl = beats(sl, old[lane * BW_ROW]);
     sr = beats(sr, old[lane * BW_ROW + 63]);
@@ -586,8 +559,7 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
         // Entry e goes to block e % gridDim.x: a round with few tiles spreads over all SMs.
         for (u32 e = warp * gridDim.x + blockIdx.x; e < count; e += gridDim.x * warps) {
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
-            const u32 flags =
-                bw_tile(planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old, BwResident{0, 0, nullptr, 0});
+            const u32 flags = bw_tile(planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
             // Tell the neighbours on whose side a border cell improved (next round).
             const u32 nb = bw_neighbour(t, flags, threadIdx.x & 31, ndirs, tiles_x, tiles_y);
             if (nb != UNREACHED) bw_push(nb, lists, counts, queued, ntiles, round);
@@ -631,10 +603,6 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 
 #define BWQ_QUEUED 1u
 #define BWQ_RUNNING 2u
-// A region's state also names which of its tiles were improved beside: bit 16 + i, tile i of
-// the region (row-major); the tile queue's units are single tiles and ignore these bits.
-#define BWQ_TILE_BIT(i) (1u << (16 + (i)))
-#define BWQ_FLAGS 0xffffu
 #define BWQ_EXIT 0xffffffffu
 
 // lee_bitwave_queue's arguments (src/lee/gpu/bitwave.rs's BitwaveQueueArgs, #[repr(C)], the
@@ -650,6 +618,25 @@ struct BitwaveQueueArgs {
     u32 visit_limit;
     u64 goal;
 };
+
+// The rounds' list for round `next` (count tiles, list next % 3) as the work queue: a tile is
+// on that list exactly when it was last queued for that round. The queue-only schedule starts
+// from round 1's list, on which lee_bitwave_init puts the goal's tile.
+extern "C" __global__ void lee_bitwave_rounds_to_queue(const u32 *lists, const u32 *counts,
+                                                       u32 *queued, u64 *ring, u32 *ctl,
+                                                       u32 ntiles, u32 next) {
+    const u32 count = counts[next % 3];
+    GRID_STRIDE(i, ntiles) {
+        ring[i] = i < count ? ((u64)(i + 1) << 32) | lists[(u64)(next % 3) * ntiles + i] : 0ull;
+        queued[i] = queued[i] == next ? BWQ_QUEUED : 0u;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctl[BWQ_HEAD] = 0;
+        ctl[BWQ_TAIL] = count;
+        ctl[BWQ_PENDING] = count;
+        ctl[BWQ_VISITS] = 0;
+    }
+}
 
 // Tiles queued or running (low half) and tickets issued (high half) are one word, so an
 // enqueue counts both in one atomic: the field cannot look complete while an entry is on its
@@ -693,36 +680,6 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
     }
 }
 
-// The rounds' list for round `next` (counts[next % 3] tiles; lee_bitwave_init puts the goal's
-// tile on round 1's) as the work queue of units of ux x uy tiles (1 x 1: the tile queue; BWR_X
-// x BWR_Y: the region queue); a unit is queued once however many of its tiles are listed. One
-// block: the states and the ring must be empty before the first entry goes in.
-extern "C" __global__ void lee_bitwave_list_to_queue(const u32 *lists, const u32 *counts,
-                                                     u32 *state, u64 *ring, u32 *ctl, u32 ntiles,
-                                                     u32 tiles_x, u32 next, u32 ux, u32 uy) {
-    const u32 units_x = (tiles_x + ux - 1) / ux;
-    const u32 nunits = units_x * ((ntiles / tiles_x + uy - 1) / uy);
-    for (u32 i = threadIdx.x; i < nunits; i += blockDim.x) {
-        state[i] = 0u;
-        ring[i] = 0ull;
-    }
-    if (threadIdx.x == 0) {
-        ctl[BWQ_HEAD] = 0;
-        ctl[BWQ_TAIL] = 0;
-        ctl[BWQ_PENDING] = 0;
-        ctl[BWQ_VISITS] = 0;
-    }
-    __syncthreads();
-    const u32 count = counts[next % 3];
-    for (u32 e = threadIdx.x; e < count; e += blockDim.x) {
-        const u32 t = lists[(u64)(next % 3) * ntiles + e];
-        const u32 u = (t / tiles_x) / uy * units_x + (t % tiles_x) / ux;
-        const u32 i = (t / tiles_x) % uy * ux + (t % tiles_x) % ux;
-        if ((atomicOr(&state[u], BWQ_QUEUED | BWQ_TILE_BIT(i)) & BWQ_FLAGS) == 0u)
-            bwq_enqueue(ring, ctl, nunits, u);
-    }
-}
-
 extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
     const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
     extern __shared__ u32 smem[];
@@ -738,8 +695,7 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
         __threadfence();
         __syncwarp();
         const u32 flags =
-            bw_tile(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t, a.goal, old,
-                    BwResident{0, 0, nullptr, 0});
+            bw_tile(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t, a.goal, old);
         // The labels reach L2 before any neighbour can be told of them.
         __threadfence();
         __syncwarp();
@@ -756,142 +712,6 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
             atomicAdd(bwq_counts(a.ctl), ~0ull); // pending - 1: it is at least 1 here
         }
         ++visits;
-    }
-    if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Bitwave on a work queue of regions (the adaptive default's second stage). On a maze the tile
-// queue is a chain of tile runs one after another, each about 2.5 us, most of it a dozen
-// dependent L2 round trips (take a tile, load its labels, fence, tell a neighbour) around a
-// few dozen levels of wave. Here a block of BWR_X x BWR_Y warps takes a region of that many
-// tiles, keeps their labels in shared memory and runs its tiles in rounds of its own, behind
-// __syncthreads: a crossing between two tiles of a region costs a barrier, not a queue
-// hand-off and a tile load.
-//
-// Between regions: a tile that improves a cell beside another region sets that tile's bit and
-// QUEUED in the region's state, and queues the region when it was neither queued nor running.
-// A running region polls its state every round and takes the bits it finds (exchanging the
-// state back to RUNNING) into its next round, so a corridor that goes back and forth across a
-// region border keeps both regions running instead of ending and queueing them; a region ends
-// only when a round ran nothing and its state is still plain RUNNING. Exact for the same
-// reasons as the tile queue: labels only decrease and are real paths' lengths, and every
-// tile's last run started after the last improvement beside it was told.
-// ---------------------------------------------------------------------------------------------
-
-// The tiles to run from a region's state: the bits it was told; every tile of the region in
-// the grid should a state be queued without them (no kernel queues one so; a lost tile would
-// be a wrong field, a spare run costs nothing).
-__device__ __forceinline__ u32 bwr_tiles(u32 st, u32 rx, u32 ry, u32 tiles_x, u32 tiles_y) {
-    if (st >> 16) return st >> 16;
-    u32 all = 0;
-    for (u32 i = 0; i < BWR_X * BWR_Y; ++i)
-        if (rx * BWR_X + i % BWR_X < tiles_x && ry * BWR_Y + i / BWR_X < tiles_y) all |= 1u << i;
-    return (st & BWQ_QUEUED) ? all : 0u;
-}
-
-extern "C" __global__ void __launch_bounds__(32 * BWR_X * BWR_Y, 1)
-    lee_bitwave_regions(const BitwaveQueueArgs a) {
-    extern __shared__ u32 smem[];
-    __shared__ u32 s_region, s_active[3], s_loaded;
-    const u32 lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const u32 regions_x = (a.tiles_x + BWR_X - 1) / BWR_X;
-    const u32 nregions = regions_x * ((a.tiles_y + BWR_Y - 1) / BWR_Y);
-    u32 *old = smem + warp * 32 * BW_ROW;
-    u32 visits = 0;
-    while (true) {
-        if (threadIdx.x == 0) {
-            const u32 r = bwq_take(a, nregions);
-            if (r != BWQ_EXIT) {
-                // The tiles improved beside since the region was queued run first; the labels
-                // are read after the region is marked running, as in the tile queue.
-                const u32 st = atomicExch(&a.tile_state[r], BWQ_RUNNING);
-                __threadfence();
-                s_active[0] = bwr_tiles(st, r % regions_x, r / regions_x, a.tiles_x, a.tiles_y);
-                s_active[1] = 0;
-                s_active[2] = 0;
-                s_loaded = 0;
-            }
-            s_region = r;
-        }
-        __syncthreads();
-        const u32 r = s_region;
-        if (r == BWQ_EXIT) break;
-        const u32 rx = r % regions_x, ry = r / regions_x;
-        const u32 tx = rx * BWR_X + warp % BWR_X, ty = ry * BWR_Y + warp / BWR_X;
-        const u32 t = ty * a.tiles_x + tx;
-        // A tile's labels come into shared memory when it first runs in this region run (a wave
-        // passing through a region runs a few of its tiles, not all).
-        bool mine_loaded = false;
-        // Round i runs list i % 3 and fills (i + 1) % 3; (i + 2) % 3 was read in round i - 1,
-        // before the barrier that ended it, and is emptied for round i + 1 to fill.
-        for (u32 i = 0;; ++i) {
-            u32 act = s_active[i % 3];
-            if (!act) {
-                // Nothing to run: end, unless the state was told of more since the last poll.
-                __syncthreads();
-                if (threadIdx.x == 0) {
-                    u32 more = 0;
-                    if (atomicCAS(&a.tile_state[r], BWQ_RUNNING, 0u) != BWQ_RUNNING) {
-                        more = bwr_tiles(atomicExch(&a.tile_state[r], BWQ_RUNNING), rx, ry,
-                                         a.tiles_x, a.tiles_y);
-                        __threadfence();
-                    }
-                    s_active[i % 3] = more;
-                }
-                __syncthreads();
-                act = s_active[i % 3];
-                if (!act) break;
-            }
-            // Thread 0's poll of the state, read now and used after its warp's tile run.
-            const u32 polled = threadIdx.x == 0 ? *(volatile u32 *)&a.tile_state[r] : 0u;
-            if (threadIdx.x == 0) s_active[(i + 2) % 3] = 0;
-            // Tiles loaded before this round: one loaded during it is read from L2 by the others
-            // (it holds the same labels) until the barrier.
-            const BwResident res{rx * BWR_X * 64, ry * BWR_Y * 32, smem, s_loaded};
-            if ((act >> warp) & 1u) {
-                if (!mine_loaded) {
-                    bw_load_labels(a.labels, a.w, a.h, tx * 64, ty * 32, old);
-                    mine_loaded = true;
-                    // A warp that sees the bit (in this round's start, if it is late) sees the labels.
-                    __threadfence_block();
-                    if (lane == 0) atomicOr(&s_loaded, 1u << warp);
-                }
-                const u32 flags = bw_tile(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x,
-                                          t, a.goal, old, res);
-                // Lane k: the neighbour in direction k, in this region (next round) or not.
-                const u32 nb = bw_neighbour(t, flags, lane, a.ndirs, a.tiles_x, a.tiles_y);
-                u32 outside = UNREACHED, bit = 0;
-                if (nb != UNREACHED) {
-                    const u32 nx = nb % a.tiles_x, ny = nb / a.tiles_x;
-                    const u32 i_nb = (ny % BWR_Y) * BWR_X + nx % BWR_X;
-                    if (nx / BWR_X == rx && ny / BWR_Y == ry)
-                        atomicOr(&s_active[(i + 1) % 3], 1u << i_nb);
-                    else {
-                        outside = (ny / BWR_Y) * regions_x + nx / BWR_X;
-                        bit = BWQ_TILE_BIT(i_nb);
-                    }
-                }
-                if (__any_sync(FULL_MASK, outside != UNREACHED)) {
-                    // The labels reach L2 before the neighbour region can be told of them.
-                    __threadfence();
-                    __syncwarp();
-                    if (outside != UNREACHED &&
-                        (atomicOr(&a.tile_state[outside], BWQ_QUEUED | bit) & BWQ_FLAGS) == 0u)
-                        bwq_enqueue(a.ring, a.ctl, nregions, outside);
-                }
-                ++visits;
-            }
-            if (threadIdx.x == 0 && (polled & BWQ_QUEUED)) {
-                const u32 st = atomicExch(&a.tile_state[r], BWQ_RUNNING);
-                __threadfence();
-                atomicOr(&s_active[(i + 1) % 3], bwr_tiles(st, rx, ry, a.tiles_x, a.tiles_y));
-            }
-            __syncthreads();
-        }
-        // Every warp has read the empty list before thread 0 sets up the next region's.
-        __syncthreads();
-        if (threadIdx.x == 0) atomicAdd(bwq_counts(a.ctl), ~0ull); // pending - 1: at least 1 here
     }
     if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
 }

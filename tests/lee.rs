@@ -330,12 +330,7 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
                             block_y: by,
                         };
                         let p = Planner::new(&backend, grid.clone(), config).unwrap();
-                        for schedule in [
-                            Schedule::Adaptive,
-                            Schedule::Queue,
-                            Schedule::Regions,
-                            Schedule::Rounds,
-                        ] {
+                        for schedule in [Schedule::Adaptive, Schedule::Queue, Schedule::Rounds] {
                             p.set_bitwave_schedule(schedule);
                             let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
                             assert!(
@@ -350,10 +345,9 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
     }
 }
 
-/// The work queues' tiles and regions run in whatever order the warps and blocks take them,
-/// so their races show only over many runs: fields on mid-size grids of every terrain from
-/// many goals, each equal to the CPU's, on every schedule (the maze's rounds hand over to
-/// the region queue when adaptive).
+/// The work queue's tiles run in whatever order the warps take them, so its races show only
+/// over many runs: fields on mid-size grids of every terrain from many goals, each equal to
+/// the CPU's, on every schedule (the maze's rounds hand over to the queue when adaptive).
 #[test]
 fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     let Some(rt) = cuda_or_skip("gpu_bitwave_queue_matches_cpu_from_many_goals") else {
@@ -392,12 +386,7 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
                     continue;
                 };
                 let expected = cpu::distance_field(&grid, goal);
-                for schedule in [
-                    Schedule::Adaptive,
-                    Schedule::Queue,
-                    Schedule::Regions,
-                    Schedule::Rounds,
-                ] {
+                for schedule in [Schedule::Adaptive, Schedule::Queue, Schedule::Rounds] {
                     p.set_bitwave_schedule(schedule);
                     let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
                     assert!(
@@ -414,7 +403,7 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     }
     assert!(
         handed_over,
-        "no adaptive field on the 1000² maze handed its rounds over to the region queue"
+        "no adaptive field on the 1000² maze handed its rounds over to the work queue"
     );
 }
 

@@ -30,9 +30,9 @@ pub struct Args {
     /// Write the terrains as .npy here, for the peer scripts.
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
-    /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds,
-    /// bitwave-queue and bitwave-regions are bitwave on one schedule only (bitwave: rounds,
-    /// then the region queue once rounds run narrow).
+    /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds and
+    /// bitwave-queue are bitwave on one schedule only (bitwave: rounds, then the work queue
+    /// once rounds run narrow).
     #[arg(
         long,
         value_delimiter = ',',
@@ -81,7 +81,6 @@ impl Args {
             .map(|m| match m.as_str() {
                 "bitwave-rounds" => Ok((MemoryModel::Bitwave, Schedule::Rounds)),
                 "bitwave-queue" => Ok((MemoryModel::Bitwave, Schedule::Queue)),
-                "bitwave-regions" => Ok((MemoryModel::Bitwave, Schedule::Regions)),
                 m => m.parse().map(|model| (model, Schedule::Adaptive)),
             })
             .collect::<Result<Vec<(MemoryModel, Schedule)>>>()?;
@@ -222,7 +221,6 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     let label = match (model, schedule) {
                         (MemoryModel::Bitwave, Schedule::Rounds) => "cuda bitwave-rounds".into(),
                         (MemoryModel::Bitwave, Schedule::Queue) => "cuda bitwave-queue".into(),
-                        (MemoryModel::Bitwave, Schedule::Regions) => "cuda bitwave-regions".into(),
                         _ => format!("cuda {model:?}").to_lowercase(),
                     };
                     runs.push((label, backend.clone(), config, schedule));

@@ -31,11 +31,6 @@ const BW_TILE_H: u32 = 32;
 const BW_ROW: u32 = 65;
 /// Shared bytes per bitwave warp: its tile's 32 rows of BW_ROW labels.
 const BW_SMEM_PER_WARP: u32 = BW_TILE_H * BW_ROW * 4;
-/// A region of the region queue (lee_bitwave_regions): BWR_X x BWR_Y tiles, one block of
-/// as many warps, their labels in shared memory (16 tiles: 133 KB of the H100's 227 KB per
-/// block; 256 x 128 cells).
-const BWR_X: u32 = 4;
-const BWR_Y: u32 = 4;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
@@ -78,10 +73,8 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 16] {
+fn kernel_defines() -> [(&'static str, String); 14] {
     [
-        ("BWR_X", BWR_X.to_string()),
-        ("BWR_Y", BWR_Y.to_string()),
         ("STATE_SWITCH", STATE_SWITCH.to_string()),
         ("BWQ_HEAD", BWQ_HEAD.to_string()),
         ("BWQ_TAIL", BWQ_TAIL.to_string()),
@@ -111,9 +104,8 @@ struct Kernels {
     pack_planes: CudaFunction,
     bitwave_init: CudaFunction,
     bitwave_rounds: CudaFunction,
-    bitwave_list_to_queue: CudaFunction,
+    bitwave_rounds_to_queue: CudaFunction,
     bitwave_queue: CudaFunction,
-    bitwave_regions: CudaFunction,
     descend: CudaFunction,
     next: CudaFunction,
     jump: CudaFunction,
@@ -159,8 +151,6 @@ pub struct DeviceGrid {
     /// Bitwave's schedule, and the adaptive one's hand-over (tiles, rounds).
     schedule: Mutex<Schedule>,
     narrow: (u32, u32),
-    /// Whether the region queue's blocks fit this device (else the tile queue runs).
-    regions_fit: bool,
     /// Paths longer than this (moves) are descended by pointer jumping.
     long_path_from: std::sync::atomic::AtomicU32,
 }
@@ -195,30 +185,14 @@ impl DeviceGrid {
             pack_planes: f("lee_pack_planes")?,
             bitwave_init: f("lee_bitwave_init")?,
             bitwave_rounds: f("lee_bitwave_rounds")?,
-            bitwave_list_to_queue: f("lee_bitwave_list_to_queue")?,
+            bitwave_rounds_to_queue: f("lee_bitwave_rounds_to_queue")?,
             bitwave_queue: f("lee_bitwave_queue")?,
-            bitwave_regions: f("lee_bitwave_regions")?,
             descend: f("lee_descend")?,
             next: f("lee_next")?,
             jump: f("lee_jump")?,
             checkpoints: f("lee_checkpoints")?,
             walk_segments: f("lee_walk_segments")?,
         };
-        // The region blocks' labels need more shared memory than a kernel gets unasked; a
-        // device that has less per block runs the tile queue in their place.
-        let regions_fit = kernels
-            .bitwave_regions
-            .set_attribute(
-                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                (BWR_X * BWR_Y * BW_SMEM_PER_WARP) as i32,
-            )
-            .is_ok();
-        if !regions_fit {
-            tracing::warn!(
-                "lee bitwave: {} bytes of shared memory per block are not available on this device; the tile queue stands in for the region queue",
-                BWR_X * BWR_Y * BW_SMEM_PER_WARP
-            );
-        }
         let n = grid.len();
         let ndirs = grid.connectivity.directions() as u32;
         let (w, h) = (grid.width, grid.height);
@@ -275,7 +249,6 @@ impl DeviceGrid {
             tile_runs: std::sync::atomic::AtomicU32::new(0),
             schedule: Mutex::new(Schedule::from_env()),
             narrow: narrow_from_env(),
-            regions_fit,
             long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
             goal: Mutex::new(None),
         })

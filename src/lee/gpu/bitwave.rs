@@ -1,5 +1,5 @@
-//! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, work queues of tiles
-//! and of regions, and the adaptive default that hands a narrow wave from rounds to regions.
+//! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, the work queue, and
+//! the adaptive default that hands a narrow wave from the first to the second.
 
 use cudarc::driver::sys;
 use cudarc::driver::{
@@ -7,9 +7,8 @@ use cudarc::driver::{
 };
 
 use super::{
-    DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BWR_X, BWR_Y,
-    BW_SMEM_PER_WARP, BW_TILE_H, BW_TILE_W, STATE_LENGTH, STATE_ROUND, STATE_SLOTS, STATE_STATUS,
-    STATE_SWITCH,
+    DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP, BW_TILE_H,
+    BW_TILE_W, STATE_LENGTH, STATE_ROUND, STATE_SLOTS, STATE_STATUS, STATE_SWITCH,
 };
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
@@ -59,56 +58,34 @@ fn parse_narrow(v: &str) -> Option<(u32, u32)> {
 /// How bitwave orders its tile runs (kernels/lee.cu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
-    /// The default: rounds while the wave is wide, the region queue once rounds run narrow
+    /// The default: rounds while the wave is wide, the work queue once rounds run narrow
     /// (corridors, mazes).
     Adaptive,
     /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
     Rounds,
-    /// The tile queue only: a warp takes the next queued tile as soon as it is free.
+    /// The work queue only: a warp takes the next queued tile as soon as it is free.
     Queue,
-    /// The region queue only: a block takes the next queued region of tiles and runs them,
-    /// their labels in shared memory, until none changes.
-    Regions,
-}
-
-/// What a bitwave work queue holds (kernels/lee.cu): tiles (one warp each) or regions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum QueueUnit {
-    Tile,
-    Region,
-}
-
-impl QueueUnit {
-    /// Tiles across and down.
-    fn shape(self) -> (u32, u32) {
-        match self {
-            QueueUnit::Tile => (1, 1),
-            QueueUnit::Region => (BWR_X, BWR_Y),
-        }
-    }
 }
 
 impl Schedule {
-    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds, queue or
-    /// regions (for benchmarks that compare them); unset or adaptive, adaptive (anything else
-    /// is logged).
+    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds or queue (for
+    /// benchmarks that compare them); unset or adaptive, adaptive (anything else is logged).
     pub fn from_env() -> Schedule {
         let v = std::env::var("GPU_PLANNING_LEE_SCHEDULE").unwrap_or_default();
         Schedule::parse(&v).unwrap_or_else(|| {
             tracing::warn!(
-                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds, queue or regions; using adaptive"
+                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds or queue; using adaptive"
             );
             Schedule::Adaptive
         })
     }
 
-    /// adaptive (or empty), rounds, queue, regions.
+    /// adaptive (or empty), rounds, queue.
     fn parse(v: &str) -> Option<Schedule> {
         match v {
             "" | "adaptive" => Some(Schedule::Adaptive),
             "rounds" => Some(Schedule::Rounds),
             "queue" => Some(Schedule::Queue),
-            "regions" => Some(Schedule::Regions),
             _ => None,
         }
     }
@@ -190,15 +167,10 @@ impl DeviceGrid {
         self.rounds.store(0, std::sync::atomic::Ordering::Relaxed);
         self.tile_runs
             .store(0, std::sync::atomic::Ordering::Relaxed);
-        let unit = match schedule {
-            Schedule::Queue => Some(QueueUnit::Tile),
-            Schedule::Regions => Some(self.region_unit()),
-            _ => None,
-        };
-        if let Some(unit) = unit {
+        if schedule == Schedule::Queue {
             // Round 1's list holds the goal's tile: the queue starts from it.
             self.bitwave_init(scratch, goal_idx)?;
-            self.bitwave_queue(scratch, goal_idx, config, start, 1, unit)
+            self.bitwave_queue(scratch, goal_idx, config, start, 1)
         } else {
             self.bitwave_rounds(
                 scratch,
@@ -207,15 +179,6 @@ impl DeviceGrid {
                 start,
                 schedule == Schedule::Adaptive,
             )
-        }
-    }
-
-    /// Regions where their blocks fit the device, else tiles.
-    fn region_unit(&self) -> QueueUnit {
-        if self.regions_fit {
-            QueueUnit::Region
-        } else {
-            QueueUnit::Tile
         }
     }
 
@@ -302,8 +265,8 @@ impl DeviceGrid {
         Ok(())
     }
 
-    /// Bitwave on a work queue of `unit`s until none is queued or running (kernels/lee.cu),
-    /// from the tiles on the rounds' list for round `next`.
+    /// Bitwave on the work queue until no tile is queued or running (kernels/lee.cu), from
+    /// the tiles on the rounds' list for round `next`.
     fn bitwave_queue(
         &self,
         scratch: &mut Scratch,
@@ -311,12 +274,10 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
         next: u32,
-        unit: QueueUnit,
     ) -> Result<Option<(u32, u32)>> {
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
-        let (ux, uy) = unit.shape();
         {
             let Scratch {
                 lists,
@@ -326,36 +287,20 @@ impl DeviceGrid {
                 ctl,
                 ..
             } = &mut *scratch;
-            let mut b = stream.launch_builder(&self.kernels.bitwave_list_to_queue);
+            let mut b = stream.launch_builder(&self.kernels.bitwave_rounds_to_queue);
             b.arg(&*lists)
                 .arg(&*counts)
                 .arg(queued)
                 .arg(ring)
                 .arg(ctl)
                 .arg(&ntiles)
-                .arg(&tiles.0)
-                .arg(&next)
-                .arg(&ux)
-                .arg(&uy);
-            let one_block = LaunchConfig {
-                grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: lee_bitwave_list_to_queue: as declared; reads the lists (3 x ntiles) and counts, writes the states and ring (at most ntiles units each) and the control words; one block, as its barrier requires
-            unsafe { b.launch(one_block) }.map_err(launch_err("lee_bitwave_list_to_queue"))?;
+                .arg(&next);
+            // SAFETY: lee_bitwave_rounds_to_queue: as declared; reads the lists (3 x ntiles) and counts, writes the tile states and ring (ntiles each) and the control words
+            unsafe { b.launch(per_tile_launch(ntiles)) }
+                .map_err(launch_err("lee_bitwave_rounds_to_queue"))?;
         }
-        let (kernel, launch) = match unit {
-            QueueUnit::Tile => {
-                let f = &self.kernels.bitwave_queue;
-                (f, self.bitwave_launch(f, config, ntiles)?)
-            }
-            QueueUnit::Region => {
-                let f = &self.kernels.bitwave_regions;
-                (f, self.regions_launch(f, tiles)?)
-            }
-        };
-        // Every run that changes anything lowers a label, and labels are bounded by the
+        let launch = self.bitwave_launch(&self.kernels.bitwave_queue, config, ntiles)?;
+        // Every tile run that changes anything lowers a label, and labels are bounded by the
         // cells; this cap only turns a hang into an error.
         let cap = 8 * self.cells() as u64 + 64;
         let mut taken = 0u32;
@@ -382,12 +327,11 @@ impl DeviceGrid {
                     visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
                     goal: goal_idx,
                 };
-                let mut b = stream.launch_builder(kernel);
+                let mut b = stream.launch_builder(&self.kernels.bitwave_queue);
                 b.arg(&args);
-                // SAFETY: lee_bitwave_queue / lee_bitwave_regions(BitwaveQueueArgs): write labels
-                // (w x h), the ring and states (one per unit, at most ntiles) and the control
-                // words; blocks <= the occupancy bound, as their waits on other warps require (a
-                // cooperative launch checks it).
+                // SAFETY: lee_bitwave_queue(BitwaveQueueArgs): writes labels (w x h), the ring
+                // and tile states (ntiles each) and the control words; blocks <= the occupancy
+                // bound, as its waits on other warps require (a cooperative launch checks it).
                 unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_queue"))?;
             }
             if let Some(s) = start {
@@ -408,34 +352,12 @@ impl DeviceGrid {
             }
             if visits as u64 > cap {
                 return Err(Error::Gpu(format!(
-                    "lee bitwave: still {} units queued after {visits} tile runs",
+                    "lee bitwave: still {} tiles queued after {visits} tile runs",
                     ctl[BWQ_PENDING]
                 )));
             }
             taken = ctl[BWQ_HEAD];
         }
-    }
-
-    /// The region queue's launch: one block of BWR_X x BWR_Y warps per region, as many as can
-    /// be resident (its waits on other blocks need them all resident), at most one per region.
-    fn regions_launch(&self, f: &CudaFunction, tiles: (u32, u32)) -> Result<LaunchConfig> {
-        let warps = BWR_X * BWR_Y;
-        let smem = warps * BW_SMEM_PER_WARP;
-        let per_sm = f
-            .occupancy_max_active_blocks_per_multiprocessor(warps * 32, smem as usize, None)
-            .map_err(gpu_err)?;
-        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
-        if resident == 0 {
-            return Err(Error::Gpu(format!(
-                "lee bitwave: a region block ({warps} warps, {smem} bytes of shared memory) cannot be resident on this device"
-            )));
-        }
-        let regions = tiles.0.div_ceil(BWR_X) * tiles.1.div_ceil(BWR_Y);
-        Ok(LaunchConfig {
-            grid_dim: (resident.min(regions).max(1), 1, 1),
-            block_dim: (warps * 32, 1, 1),
-            shared_mem_bytes: smem,
-        })
     }
 
     /// Bitwave rounds until a round queues no tile (kernels/lee.cu), or with `adaptive` until
@@ -505,18 +427,11 @@ impl DeviceGrid {
             let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
             let next = st[STATE_ROUND];
             if st[STATE_SWITCH] != 0 {
-                // Rounds ran narrow: the region queue takes the tiles queued for round `next`
-                // (the descent queued above ran on an unfinished field; it runs again).
+                // Rounds ran narrow: the queue takes the tiles queued for round `next` (the
+                // descent queued above ran on an unfinished field; the queue runs it again).
                 self.rounds
                     .store(next - 1, std::sync::atomic::Ordering::Relaxed);
-                return self.bitwave_queue(
-                    scratch,
-                    goal_idx,
-                    config,
-                    start,
-                    next,
-                    self.region_unit(),
-                );
+                return self.bitwave_queue(scratch, goal_idx, config, start, next);
             }
             // A launch that stops before its round budget stopped on an empty list.
             let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
@@ -549,7 +464,7 @@ mod tests {
         assert_eq!(Schedule::parse("adaptive"), Some(Schedule::Adaptive));
         assert_eq!(Schedule::parse("rounds"), Some(Schedule::Rounds));
         assert_eq!(Schedule::parse("queue"), Some(Schedule::Queue));
-        assert_eq!(Schedule::parse("regions"), Some(Schedule::Regions));
+        assert_eq!(Schedule::parse("regions"), None);
         assert_eq!(Schedule::parse("Queue"), None);
         assert_eq!(parse_narrow("8:64"), Some((8, 64)));
         assert_eq!(parse_narrow(" 16 : 128 "), Some((16, 128)));
