@@ -286,6 +286,27 @@ __device__ __forceinline__ float sq_dist(const float *q, const float (&pv)[KNN_D
     return s;
 }
 
+// Node m of a search: its point offered to `b` (with `offer_point`, when within `limit`, which
+// then follows b's worst), and the query's offset from its split in `dim`, rounded as the
+// boxes below take it (<= 0: the query's side is [lo, m)).
+template <class B>
+__device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *__restrict__ torig,
+                                       u32 m, const float *q, int dim, bool offer_point, B &b,
+                                       float &limit, bool unique) {
+    float pv[KNN_DIMS];
+    const u32 idx = tree_point(tc, torig, m, pv);
+    const float s = sq_dist(q, pv);
+    if (offer_point && s <= limit) {
+        offer(b, __fsqrt_rn(s), kept_index(torig, m, idx), unique);
+        limit = sq_limit(worst(b));
+    }
+    float pd = 0.0f, qd = 0.0f;
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d)
+        if (d == dim) { pd = pv[d]; qd = q[d]; }
+    return __fsub_rn(qd, pd);
+}
+
 // The query's search below [lo, hi) pushes far sides with their box: the query's offset from
 // the side's bounding box in each dimension (0 where the query lies within it; the split's
 // offset in the split dimension, the parent's in the others) and the box's squared distance,
@@ -321,18 +342,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
         int dim = 0;
         while (lo < hi) {
             const u32 m = lo + (hi - lo) / 2;
-            float pv[KNN_DIMS];
-            const u32 idx = tree_point(tc, torig, m, pv);
-            const float s = sq_dist(q, pv);
-            if (s <= limit) {
-                offer(b, __fsqrt_rn(s), kept_index(torig, m, idx), unique);
-                limit = sq_limit(worst(b));
-            }
-            float pd = 0.0f, qd = 0.0f;
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d)
-                if (d == dim) { pd = pv[d]; qd = q[d]; }
-            if (__fsub_rn(qd, pd) <= 0.0f) hi = m; else lo = m + 1;
+            if (visit(tc, torig, m, q, dim, true, b, limit, unique) <= 0.0f) hi = m; else lo = m + 1;
             dim = dim + 1 == KNN_DIMS ? 0 : dim + 1;
         }
     }
@@ -350,20 +360,9 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
             for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
         }
         while (lo < hi) {
-            u32 m = lo + (hi - lo) / 2;
-            float pv[KNN_DIMS];
-            const u32 idx = tree_point(tc, torig, m, pv);
-            const float s = sq_dist(q, pv);
+            const u32 m = lo + (hi - lo) / 2;
             // The home path's points were offered before this loop.
-            if (!home && s <= limit) {
-                offer(b, __fsqrt_rn(s), kept_index(torig, m, idx), unique);
-                limit = sq_limit(worst(b));
-            }
-            float pd = 0.0f, qd = 0.0f;
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d)
-                if (d == dim) { pd = pv[d]; qd = q[d]; }
-            float diff = __fsub_rn(qd, pd);
+            const float diff = visit(tc, torig, m, q, dim, !home, b, limit, unique);
             u32 nlo, nhi, flo, fhi;
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
