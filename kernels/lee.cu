@@ -680,27 +680,15 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
     }
 }
 
-// A warp that queued a neighbour runs it itself next, without the ring (the enqueue, the
-// taker's poll and a pending count are L2 round trips on a corridor's chain of tiles), at most
-// this many tiles in a row before it goes back to the queue, which bounds how many tile runs a
-// launch may make past its ticket budget (visit_limit).
-#define BWQ_CHAIN 32u
-
 extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
     const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
     extern __shared__ u32 smem[];
     u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
-    u32 visits = 0, chain = 0;
-    // The tile this warp kept from its last run (BWQ_EXIT: none, take one from the ring).
-    u32 next = BWQ_EXIT;
+    u32 visits = 0;
     while (true) {
-        u32 t = next;
-        if (t == BWQ_EXIT) {
-            t = lane == 0 ? bwq_take(a, ntiles) : 0u;
-            t = __shfl_sync(FULL_MASK, t, 0);
-            if (t == BWQ_EXIT) break;
-            chain = 0;
-        }
+        u32 t = lane == 0 ? bwq_take(a, ntiles) : 0u;
+        t = __shfl_sync(FULL_MASK, t, 0);
+        if (t == BWQ_EXIT) break;
         if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
         // The neighbours' labels are read after the tile is marked running: an improvement
         // this run misses sets QUEUED, and the tile runs again.
@@ -711,24 +699,18 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
         // The labels reach L2 before any neighbour can be told of them.
         __threadfence();
         __syncwarp();
-        // Lane k tells the neighbour in direction k; of the neighbours it queues (found idle),
-        // the first is kept for this warp, the others go on the ring.
+        // Lane k tells the neighbour in direction k.
         const u32 nb = bw_neighbour(t, flags, lane, a.ndirs, a.tiles_x, a.tiles_y);
-        const bool claimed = nb != UNREACHED && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u;
-        const u32 claims = __ballot_sync(FULL_MASK, claimed);
-        const u32 keep = claims && chain + 1 < BWQ_CHAIN ? __ffs(claims) - 1 : 32u;
-        if (claimed && lane != keep) bwq_enqueue(a.ring, a.ctl, ntiles, nb);
-        next = keep < 32 ? __shfl_sync(FULL_MASK, nb, keep & 31) : BWQ_EXIT;
+        if (nb != UNREACHED && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u)
+            bwq_enqueue(a.ring, a.ctl, ntiles, nb);
         __syncwarp();
         if (lane == 0) {
             if (atomicCAS(&a.tile_state[t], BWQ_RUNNING, 0u) != BWQ_RUNNING) {
                 atomicExch(&a.tile_state[t], BWQ_QUEUED);
                 bwq_enqueue(a.ring, a.ctl, ntiles, t);
             }
-            // pending - 1 (it is at least 1 here), unless the kept tile takes this one's place.
-            if (next == BWQ_EXIT) atomicAdd(bwq_counts(a.ctl), ~0ull);
+            atomicAdd(bwq_counts(a.ctl), ~0ull); // pending - 1: it is at least 1 here
         }
-        ++chain;
         ++visits;
     }
     if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
