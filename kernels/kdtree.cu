@@ -93,12 +93,12 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 #define STACK 64
 #define KNN_ROW (KNN_DIMS == 3 ? 4 : KNN_DIMS) /* tree_row(KNN_DIMS) */
 
-// Tree-layout copies: coordinates and first-copy input index of position m, so a query reads
-// one row per node (no indirection through order).
 // A tree row's floats: 3-D rows are padded to 16 bytes (one aligned load per node) and carry
 // the point's first-copy index in the fourth float's bits (no second load when it is kept).
 __device__ __forceinline__ int tree_row(int dims) { return dims == 3 ? 4 : dims; }
 
+// Tree-layout copies: coordinates and first-copy input index of position m, so a query reads
+// one row per node (no indirection through order).
 extern "C" __global__ void kd_layout(const float *coords, const u32 *order, const u32 *original,
                                      u32 n, int dims, float *tcoords, u32 *toriginal) {
     const int row = tree_row(dims);
@@ -244,8 +244,7 @@ __device__ __forceinline__ float sq_limit(float w) {
 }
 
 // Tree row m into pv; returns what `kept_index` needs (3-D rows carry the point's index).
-__device__ __forceinline__ u32 tree_point(const float *__restrict__ tc,
-                                          const u32 *__restrict__ torig, u32 m,
+__device__ __forceinline__ u32 tree_point(const float *__restrict__ tc, u32 m,
                                           float (&pv)[KNN_DIMS]) {
     const float *p = tc + (size_t)m * KNN_ROW;
 #if KNN_ROW == 4
@@ -294,7 +293,7 @@ __device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *
                                        u32 m, const float *q, int dim, bool offer_point, B &b,
                                        float &limit, bool unique) {
     float pv[KNN_DIMS];
-    const u32 idx = tree_point(tc, torig, m, pv);
+    const u32 idx = tree_point(tc, m, pv);
     const float s = sq_dist(q, pv);
     if (offer_point && s <= limit) {
         offer(b, __fsqrt_rn(s), kept_index(torig, m, idx), unique);

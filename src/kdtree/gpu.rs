@@ -613,7 +613,6 @@ impl DeviceTree {
     }
 }
 
-/// Tree-layout copies of the coordinates and first-copy indices.
 /// Floats per tree-layout row (kernels/kdtree.cu's `tree_row`): 3-D rows are padded to 16
 /// bytes, the fourth float holding the point's first-copy index.
 fn tree_row(dims: usize) -> usize {
@@ -624,6 +623,7 @@ fn tree_row(dims: usize) -> usize {
     }
 }
 
+/// Tree-layout copies of the coordinates and first-copy indices.
 fn layout(
     rt: &Arc<CudaRuntime>,
     coords: &CudaSlice<f32>,
