@@ -8,6 +8,7 @@
 //   iota_u32, fill_u32                                  fills
 //   flags_to_u32, compact_scatter                       stream compaction
 //   radix_global_hist                                   digit counts (passes to skip)
+//   radix_digit_bases                                   where each digit starts, on the device
 //   radix_upsweep, radix_downsweep                      three-kernel radix pass
 //   radix_onesweep                                      one-sweep radix pass (decoupled look-back)
 
@@ -176,6 +177,16 @@ extern "C" __global__ void radix_global_hist(const u64 *__restrict__ keys, u32 n
     __syncthreads();
     for (u32 i = threadIdx.x; i < 8 * RADIX; i += blockDim.x)
         if (h[i]) atomicAdd(&hist[i], h[i]);
+}
+
+// Where each digit value starts in the sorted output, for each of the 8 digit positions: an
+// exclusive scan of radix_global_hist's counts, one block of RADIX threads per position. With
+// it a sort reads nothing back, so the host never waits for it.
+extern "C" __global__ void radix_digit_bases(const u32 *__restrict__ hist, u32 *__restrict__ bases) {
+    __shared__ u32 warp_sums[32];
+    u32 total;
+    const u32 at = blockIdx.x * RADIX + threadIdx.x;
+    bases[at] = block_exclusive_scan(hist[at], warp_sums, &total);
 }
 
 extern "C" __global__ void radix_upsweep(const u64 *__restrict__ keys, u32 n, u32 shift,

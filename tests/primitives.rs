@@ -108,7 +108,11 @@ fn gpu_sort_matches_cpu_reference() {
             let keys = keys_of(kind, n, &mut rng);
             let values: Vec<u32> = (0..n as u32).collect();
             let (ck, cv) = cpu::sort_pairs(&keys, &values);
-            for method in [SortMethod::Onesweep, SortMethod::ThreeKernel] {
+            for method in [
+                SortMethod::Onesweep,
+                SortMethod::ThreeKernel,
+                SortMethod::Queued,
+            ] {
                 let (gk, gv) = p.sort_pairs_host_with(&keys, &values, method).unwrap();
                 assert_eq!(gk, ck, "keys differ: n={n} kind={kind} {method:?}");
                 assert_eq!(gv, cv, "values differ: n={n} kind={kind} {method:?}");

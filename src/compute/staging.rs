@@ -28,6 +28,9 @@ struct Chunk {
 /// Two pinned chunks, made on first use by a stream's runtime view.
 pub struct Staging {
     chunks: [Chunk; 2],
+    /// The chunk the next piece goes through: consecutive copies (a batched call's) alternate
+    /// too, so one copy's first piece need not wait for the previous copy's last.
+    next: usize,
 }
 
 impl Staging {
@@ -43,7 +46,15 @@ impl Staging {
         };
         Ok(Staging {
             chunks: [chunk()?, chunk()?],
+            next: 0,
         })
+    }
+
+    /// The chunk for the next piece, in turn.
+    fn take_turn(&mut self) -> usize {
+        let c = self.next;
+        self.next = 1 - c;
+        c
     }
 
     /// Copies `src` to device address `dst` on `stream`. Returns once every byte is in a
@@ -59,7 +70,7 @@ impl Staging {
         dst: sys::CUdeviceptr,
     ) -> Result<()> {
         for (c, piece) in src.chunks(CHUNK_BYTES).enumerate() {
-            let chunk = &mut self.chunks[c % 2];
+            let chunk = &mut self.chunks[self.take_turn()];
             chunk.done.synchronize().map_err(gpu_err)?;
             let buf = chunk.buf.as_mut_slice().map_err(gpu_err)?;
             parallel_copy(piece, &mut buf[..piece.len()]);
@@ -86,7 +97,8 @@ impl Staging {
     ) -> Result<()> {
         let mut pending: Option<(usize, &mut [u8])> = None;
         for (c, piece) in dst.chunks_mut(CHUNK_BYTES).enumerate() {
-            let chunk = &mut self.chunks[c % 2];
+            let turn = self.take_turn();
+            let chunk = &mut self.chunks[turn];
             // The host finished draining this chunk (two pieces ago) before this point: its
             // copies are synchronous. Its event only orders it after earlier uploads.
             chunk.done.synchronize().map_err(gpu_err)?;
@@ -101,7 +113,7 @@ impl Staging {
             if let Some((p, out)) = pending.take() {
                 self.drain(p, out)?;
             }
-            pending = Some((c, piece));
+            pending = Some((turn, piece));
         }
         if let Some((p, out)) = pending {
             self.drain(p, out)?;
@@ -110,7 +122,7 @@ impl Staging {
     }
 
     fn drain(&mut self, c: usize, out: &mut [u8]) -> Result<()> {
-        let chunk = &mut self.chunks[c % 2];
+        let chunk = &mut self.chunks[c];
         chunk.done.synchronize().map_err(gpu_err)?;
         let buf = chunk.buf.as_slice().map_err(gpu_err)?;
         parallel_copy(&buf[..out.len()], out);

@@ -2,8 +2,9 @@
 //! foundation's stable sort), dedupe by run starts, then one sort per breadth-first level keyed
 //! by (open range, rank in the level's dimension), which puts every range's median in place.
 //! The layout equals the CPU builder's. Queries: answered in the Morton order of the queries
-//! (codes and sort on the device), one thread per query, an explicit stack, the k best in
-//! registers up to [`REGISTER_K`] and in a heap in the answer row up to [`MAX_K`].
+//! (codes and sort on the device, nothing read back in between), one thread per query, an
+//! explicit stack, subtrees of up to 8 points scanned whole, the k best in registers up to
+//! [`REGISTER_K`] and in a heap in the answer row up to [`MAX_K`].
 
 use std::sync::Arc;
 
@@ -42,6 +43,11 @@ pub struct KnnRows {
     pub rows: usize,
     pub distances: Vec<f32>,
     pub indices: Vec<u32>,
+}
+
+/// Milliseconds of a [`DeviceTree::knn_timed`] call's phases, each synchronised.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct KnnTimes {
     /// Device work (query order and search), by CUDA events.
     pub device_ms: f64,
     /// The queries' upload and the answers' download, host clock.
@@ -50,6 +56,15 @@ pub struct KnnRows {
 }
 
 impl KnnRows {
+    fn empty(rows: usize, k: usize) -> KnnRows {
+        KnnRows {
+            k,
+            rows,
+            distances: vec![],
+            indices: vec![],
+        }
+    }
+
     pub fn nested(&self) -> Vec<Neighbors> {
         (0..self.rows)
             .map(|r| {
@@ -369,13 +384,48 @@ impl DeviceTree {
 
     /// k nearest of every query, k <= [`MAX_K`] (k above the distinct points: all of them).
     pub fn knn(&self, queries: &[f32], k: usize, metric: Metric) -> Result<Vec<Neighbors>> {
-        let r = self.knn_timed(queries, k, metric)?;
-        Ok(r.nested())
+        Ok(self.knn_rows(queries, k, metric)?.nested())
     }
 
-    /// [`Self::knn`] as flat rows, and the milliseconds of device work (query order and
-    /// search, queries uploaded, results not yet downloaded).
-    pub fn knn_timed(&self, queries: &[f32], k: usize, metric: Metric) -> Result<KnnRows> {
+    /// [`Self::knn`] as flat rows: the queries' upload, their order and search, and the
+    /// answers' download, one after another on the stream (the answers' host pages mapped
+    /// while the device searches).
+    pub fn knn_rows(&self, queries: &[f32], k: usize, metric: Metric) -> Result<KnnRows> {
+        match self.knn_shape(queries, k, metric)? {
+            Some((nq, k)) => Ok(self.knn_phased(queries, nq, k, metric, false)?.0),
+            None => Ok(KnnRows::empty(
+                queries.len() / self.dims.max(1),
+                k.min(self.len),
+            )),
+        }
+    }
+
+    /// [`Self::knn`] as flat rows, one phase after another, synchronised between them, with
+    /// each phase's time: the device work (query order and search, by CUDA events) apart from
+    /// the copies, for the benchmark.
+    pub fn knn_timed(
+        &self,
+        queries: &[f32],
+        k: usize,
+        metric: Metric,
+    ) -> Result<(KnnRows, KnnTimes)> {
+        match self.knn_shape(queries, k, metric)? {
+            Some((nq, k)) => self.knn_phased(queries, nq, k, metric, true),
+            None => Ok((
+                KnnRows::empty(queries.len() / self.dims.max(1), k.min(self.len)),
+                KnnTimes::default(),
+            )),
+        }
+    }
+
+    /// Checks a kNN call; (queries, k clamped to the tree's points), or None when there is
+    /// nothing to search.
+    fn knn_shape(
+        &self,
+        queries: &[f32],
+        k: usize,
+        metric: Metric,
+    ) -> Result<Option<(usize, usize)>> {
         check_query_dims(self.dims, queries, k, metric)?;
         if k > MAX_K {
             return Err(Error::invalid(
@@ -384,98 +434,71 @@ impl DeviceTree {
             ));
         }
         let nq = queries.len() / self.dims;
-        let k = k.min(self.len);
-        if nq == 0 || k == 0 {
-            return Ok(KnnRows {
-                k,
-                distances: vec![],
-                indices: vec![],
-                rows: nq,
-                device_ms: 0.0,
-                upload_ms: 0.0,
-                download_ms: 0.0,
-            });
-        }
         if nq > u32::MAX as usize {
             return Err(Error::invalid(
                 "queries",
                 format!("{nq} queries: at most {} per call", u32::MAX),
             ));
         }
+        let k = k.min(self.len);
+        Ok((nq > 0 && k > 0).then_some((nq, k)))
+    }
+
+    /// Upload, search, download, one after another; `timed`: synchronised between them.
+    fn knn_phased(
+        &self,
+        queries: &[f32],
+        nq: usize,
+        k: usize,
+        metric: Metric,
+        timed: bool,
+    ) -> Result<(KnnRows, KnnTimes)> {
         let rt = &self.rt;
+        let mut times = KnnTimes::default();
         let clock = std::time::Instant::now();
         let q = rt.upload(queries)?;
-        rt.synchronize()?;
-        let upload_ms = clock.elapsed().as_secs_f64() * 1e3;
+        if timed {
+            rt.synchronize()?;
+            times.upload_ms = clock.elapsed().as_secs_f64() * 1e3;
+        }
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let started = rt.stream().record_event(timing).map_err(gpu_err)?;
-        let (mut keys, mut perm) = self.morton_order(&q, nq)?;
-        Primitives::new(rt)?.sort_pairs(&mut keys, &mut perm, nq)?;
-        drop(keys);
-        // SAFETY: kd_knn / kd_knn_heap write k entries of both for every query.
-        let mut d = unsafe { rt.alloc::<f32>(nq * k) }?;
-        // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
-        let mut i = unsafe { rt.alloc::<u32>(nq * k) }?;
-        // Up to REGISTER_K the k best live in registers (one module per k); above, in a heap
-        // in the answer row (one module per dimension count, shared with k = 1).
-        let (name, defines) = if k <= REGISTER_K {
-            ("kd_knn", knn_defines(k, self.dims))
-        } else {
-            ("kd_knn_heap", knn_defines(1, self.dims))
-        };
-        let f = rt.function_with(&KDTREE, &defines, name)?;
-        let (n, nq32, ki, so3) = (
-            self.len as u32,
-            nq as u32,
-            k as i32,
-            (metric == Metric::So3) as i32,
-        );
-        let mut b = rt.stream().launch_builder(&f);
-        b.arg(&self.tcoords).arg(&self.torig).arg(&n);
-        b.arg(&q)
-            .arg(&perm)
-            .arg(&nq32)
-            .arg(&ki)
-            .arg(&so3)
-            .arg(&mut d)
-            .arg(&mut i);
-        let cfg = LaunchConfig {
-            grid_dim: (nq.div_ceil(KNN_THREADS as usize) as u32, 1, 1),
-            block_dim: (KNN_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: kd_knn / kd_knn_heap: as declared; write k distances and indices per query, nq * k allocated
-        unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+        let (d, i) = self.search(&q, nq, k, metric)?;
         let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
         // While the device searches, the answers' host pages are mapped.
         let mut distances = host_vec::<f32>(nq * k);
         let mut indices = host_vec::<u32>(nq * k);
-        rt.synchronize()?;
-        let device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
+        if timed {
+            rt.synchronize()?;
+            times.device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
+        }
         let clock = std::time::Instant::now();
         rt.download_into(&d, 0, &mut distances)?;
         rt.download_into(&i, 0, &mut indices)?;
-        Ok(KnnRows {
+        times.download_ms = clock.elapsed().as_secs_f64() * 1e3;
+        let rows = KnnRows {
             k,
+            rows: nq,
             distances,
             indices,
-            rows: nq,
-            device_ms,
-            upload_ms,
-            download_ms: clock.elapsed().as_secs_f64() * 1e3,
-        })
+        };
+        Ok((rows, times))
     }
 
-    /// Morton codes of the device-resident queries over their own bounds, and 0..nq, ready
-    /// to be sorted into the order the queries are answered in.
-    fn morton_order(
+    /// Queues the search of `nq` device-resident queries: Morton codes over their bounds,
+    /// their order (a sort that reads nothing back, so nothing here waits for the device),
+    /// and kd_knn / kd_knn_heap in that order. Returns the answers' (distances, indices).
+    fn search(
         &self,
         q: &CudaSlice<f32>,
         nq: usize,
-    ) -> Result<(CudaSlice<u64>, CudaSlice<u32>)> {
+        k: usize,
+        metric: Metric,
+    ) -> Result<(CudaSlice<f32>, CudaSlice<u32>)> {
         let rt = &self.rt;
         let (dims, n32) = (self.dims, nq as u32);
         let di = dims as i32;
+        // Per dimension the least at its greatest value and the greatest at 0.
         let mut start = vec![u32::MAX; dims];
         start.resize(2 * dims, 0);
         let mut bounds = rt.upload(&start)?;
@@ -498,7 +521,38 @@ impl DeviceTree {
             .arg(&mut perm);
         // SAFETY: kd_morton: as declared; writes keys[0..nq) and perm[0..nq)
         unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_morton"))?;
-        Ok((keys, perm))
+        Primitives::new(rt)?.sort_pairs_queued(&mut keys, &mut perm, nq)?;
+        drop(keys);
+        // SAFETY: kd_knn / kd_knn_heap write k entries of both for every query.
+        let mut d = unsafe { rt.alloc::<f32>(nq * k) }?;
+        // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
+        let mut i = unsafe { rt.alloc::<u32>(nq * k) }?;
+        // Up to REGISTER_K the k best live in registers (one module per k); above, in a heap
+        // in the answer row (one module per dimension count, shared with k = 1).
+        let (name, defines) = if k <= REGISTER_K {
+            ("kd_knn", knn_defines(k, dims))
+        } else {
+            ("kd_knn_heap", knn_defines(1, dims))
+        };
+        let f = rt.function_with(&KDTREE, &defines, name)?;
+        let (n, ki, so3) = (self.len as u32, k as i32, (metric == Metric::So3) as i32);
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(&self.tcoords).arg(&self.torig).arg(&n);
+        b.arg(q)
+            .arg(&perm)
+            .arg(&n32)
+            .arg(&ki)
+            .arg(&so3)
+            .arg(&mut d)
+            .arg(&mut i);
+        let cfg = LaunchConfig {
+            grid_dim: (nq.div_ceil(KNN_THREADS as usize) as u32, 1, 1),
+            block_dim: (KNN_THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: kd_knn / kd_knn_heap: as declared; write k distances and indices per query, nq * k allocated
+        unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+        Ok((d, i))
     }
 }
 

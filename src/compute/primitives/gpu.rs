@@ -62,6 +62,7 @@ pub struct Primitives {
     flags_to_u32: CudaFunction,
     compact_scatter: CudaFunction,
     radix_global_hist: CudaFunction,
+    radix_digit_bases: CudaFunction,
     radix_upsweep: CudaFunction,
     radix_downsweep: CudaFunction,
     radix_onesweep: CudaFunction,
@@ -76,6 +77,8 @@ pub enum SortMethod {
     Onesweep,
     /// Upsweep (tile counts), scan, downsweep: reads the keys twice per pass.
     ThreeKernel,
+    /// One-sweep over every digit, nothing read back (see [`Primitives::sort_pairs_queued`]).
+    Queued,
 }
 
 /// Largest n the one-sweep path accepts.
@@ -114,6 +117,7 @@ impl Primitives {
             flags_to_u32: f("flags_to_u32")?,
             compact_scatter: f("compact_scatter")?,
             radix_global_hist: f("radix_global_hist")?,
+            radix_digit_bases: f("radix_digit_bases")?,
             radix_upsweep: f("radix_upsweep")?,
             radix_downsweep: f("radix_downsweep")?,
             radix_onesweep: f("radix_onesweep")?,
@@ -234,6 +238,10 @@ impl Primitives {
             return Ok(0);
         }
         let onesweep = match method {
+            SortMethod::Queued => {
+                self.sort_pairs_queued(keys, values, n)?;
+                return Ok(DIGITS);
+            }
             SortMethod::Auto => n <= ONESWEEP_MAX_N,
             SortMethod::Onesweep if n > ONESWEEP_MAX_N => {
                 return Err(Error::invalid(
@@ -246,16 +254,11 @@ impl Primitives {
         };
         let stream = self.rt.stream();
         let n32 = n as u32;
-        let mut hist = self.rt.alloc_zeros::<u32>(DIGITS * RADIX)?;
-        let mut b = stream.launch_builder(&self.radix_global_hist);
-        b.arg(&*keys).arg(&n32).arg(&mut hist);
-        // SAFETY: radix_global_hist: (keys, n, hist) as declared; atomically adds into the 8 x RADIX counts allocated
-        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }
-            .map_err(launch_err("radix_global_hist"))?;
-        let hist = self.rt.download(&hist, DIGITS * RADIX)?;
+        let hist = self.global_hist(keys, n)?;
+        let hist_host = self.rt.download(&hist, DIGITS * RADIX)?;
         let passes: Vec<usize> = (0..DIGITS)
             .filter(|&d| {
-                !hist[d * RADIX..(d + 1) * RADIX]
+                !hist_host[d * RADIX..(d + 1) * RADIX]
                     .iter()
                     .any(|&c| c as usize == n)
             })
@@ -264,41 +267,14 @@ impl Primitives {
             return Ok(0);
         }
         let tiles = n.div_ceil(self.sort_tile);
-        // SAFETY: every buffer below is fully written by the kernel that first uses it.
-        let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
-        // SAFETY: uninitialised; radix_onesweep writes all of it before anything reads it.
-        let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
         if onesweep {
-            // Where each digit starts in the output, per digit position: an exclusive scan of
-            // the global counts (tiny, so done here).
-            let bases: Vec<u32> = hist
-                .chunks(RADIX)
-                .flat_map(|h| super::cpu::exclusive_scan(h).0)
-                .collect();
-            let bases = self.rt.upload(&bases)?;
-            let mut status = self.rt.alloc_zeros::<u32>(passes.len() * tiles * RADIX)?;
-            let mut counters = self.rt.alloc_zeros::<u32>(passes.len())?;
-            for (i, &digit) in passes.iter().enumerate() {
-                let shift = (8 * digit) as u32;
-                let base = bases.slice(digit * RADIX..(digit + 1) * RADIX);
-                let mut st = status.slice_mut(i * tiles * RADIX..(i + 1) * tiles * RADIX);
-                let mut counter = counters.slice_mut(i..i + 1);
-                let mut b = stream.launch_builder(&self.radix_onesweep);
-                b.arg(&*keys)
-                    .arg(&*values)
-                    .arg(&mut keys_alt)
-                    .arg(&mut values_alt)
-                    .arg(&n32)
-                    .arg(&shift)
-                    .arg(&base)
-                    .arg(&mut st)
-                    .arg(&mut counter);
-                // SAFETY: radix_onesweep: as declared; reads n pairs, writes n pairs to the alternate buffers (both n long) and its look-back slots (tiles x RADIX)
-                unsafe { b.launch(cfg(tiles as u32)) }.map_err(launch_err("radix_onesweep"))?;
-                std::mem::swap(keys, &mut keys_alt);
-                std::mem::swap(values, &mut values_alt);
-            }
+            let bases = self.digit_bases(&hist)?;
+            self.onesweep_passes(keys, values, n, &passes, &bases)?;
         } else {
+            // SAFETY: every buffer below is fully written by the kernel that first uses it.
+            let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
+            // SAFETY: uninitialised; radix_downsweep writes all of it before anything reads it.
+            let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
             let tiles32 = tiles as u32;
             // SAFETY: uninitialised; radix_upsweep writes all of it before anything reads it.
             let mut tile_hist = unsafe { self.rt.alloc::<u32>(RADIX * tiles) }?;
@@ -329,6 +305,100 @@ impl Primitives {
             }
         }
         Ok(passes.len())
+    }
+
+    /// Stable sort of the first `n` pairs by key, in place, that reads nothing back: every
+    /// digit pass runs (none is skipped, which would need the counts on the host), so the host
+    /// never waits for the device and can queue more work, or fill the next copy, while it
+    /// sorts. One-sweep only: n <= [`ONESWEEP_MAX_N`].
+    pub fn sort_pairs_queued(
+        &self,
+        keys: &mut CudaSlice<u64>,
+        values: &mut CudaSlice<u32>,
+        n: usize,
+    ) -> Result<()> {
+        if n <= 1 {
+            return Ok(());
+        }
+        if n > ONESWEEP_MAX_N {
+            return Err(Error::invalid(
+                "n",
+                format!("{n} pairs exceed the one-sweep limit of {ONESWEEP_MAX_N}"),
+            ));
+        }
+        let hist = self.global_hist(keys, n)?;
+        let bases = self.digit_bases(&hist)?;
+        let passes: Vec<usize> = (0..DIGITS).collect();
+        self.onesweep_passes(keys, values, n, &passes, &bases)
+    }
+
+    /// Counts of every digit value at each of the 8 digit positions of the first `n` keys.
+    fn global_hist(&self, keys: &CudaSlice<u64>, n: usize) -> Result<CudaSlice<u32>> {
+        let n32 = n as u32;
+        let mut hist = self.rt.alloc_zeros::<u32>(DIGITS * RADIX)?;
+        let mut b = self.rt.stream().launch_builder(&self.radix_global_hist);
+        b.arg(keys).arg(&n32).arg(&mut hist);
+        // SAFETY: radix_global_hist: (keys, n, hist) as declared; atomically adds into the 8 x RADIX counts allocated
+        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }
+            .map_err(launch_err("radix_global_hist"))?;
+        Ok(hist)
+    }
+
+    /// Where each digit value starts in the output, per digit position, from `global_hist`.
+    fn digit_bases(&self, hist: &CudaSlice<u32>) -> Result<CudaSlice<u32>> {
+        // SAFETY: radix_digit_bases writes all DIGITS * RADIX entries.
+        let mut bases = unsafe { self.rt.alloc::<u32>(DIGITS * RADIX) }?;
+        let mut b = self.rt.stream().launch_builder(&self.radix_digit_bases);
+        b.arg(hist).arg(&mut bases);
+        let cfg = LaunchConfig {
+            grid_dim: (DIGITS as u32, 1, 1),
+            block_dim: (RADIX as u32, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        // SAFETY: radix_digit_bases: as declared; block d scans hist[d * RADIX..][..RADIX] into bases, both DIGITS * RADIX long
+        unsafe { b.launch(cfg) }.map_err(launch_err("radix_digit_bases"))?;
+        Ok(bases)
+    }
+
+    /// One-sweep passes over the given digit positions, least significant first.
+    fn onesweep_passes(
+        &self,
+        keys: &mut CudaSlice<u64>,
+        values: &mut CudaSlice<u32>,
+        n: usize,
+        passes: &[usize],
+        bases: &CudaSlice<u32>,
+    ) -> Result<()> {
+        let stream = self.rt.stream();
+        let n32 = n as u32;
+        let tiles = n.div_ceil(self.sort_tile);
+        // SAFETY: every buffer below is fully written by the kernel that first uses it.
+        let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
+        // SAFETY: uninitialised; radix_onesweep writes all of it before anything reads it.
+        let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
+        let mut status = self.rt.alloc_zeros::<u32>(passes.len() * tiles * RADIX)?;
+        let mut counters = self.rt.alloc_zeros::<u32>(passes.len())?;
+        for (i, &digit) in passes.iter().enumerate() {
+            let shift = (8 * digit) as u32;
+            let base = bases.slice(digit * RADIX..(digit + 1) * RADIX);
+            let mut st = status.slice_mut(i * tiles * RADIX..(i + 1) * tiles * RADIX);
+            let mut counter = counters.slice_mut(i..i + 1);
+            let mut b = stream.launch_builder(&self.radix_onesweep);
+            b.arg(&*keys)
+                .arg(&*values)
+                .arg(&mut keys_alt)
+                .arg(&mut values_alt)
+                .arg(&n32)
+                .arg(&shift)
+                .arg(&base)
+                .arg(&mut st)
+                .arg(&mut counter);
+            // SAFETY: radix_onesweep: as declared; reads n pairs, writes n pairs to the alternate buffers (both n long) and its look-back slots (tiles x RADIX)
+            unsafe { b.launch(cfg(tiles as u32)) }.map_err(launch_err("radix_onesweep"))?;
+            std::mem::swap(keys, &mut keys_alt);
+            std::mem::swap(values, &mut values_alt);
+        }
+        Ok(())
     }
 
     pub fn exclusive_scan_host(&self, input: &[u32]) -> Result<(Vec<u32>, u32)> {
