@@ -414,6 +414,9 @@ fn decodes_as_peer(
     assert_eq!(lines.len(), files.len());
     let (mut decoded, mut refused) = (0, 0);
     for (path, line) in files.iter().zip(lines) {
+        if line == "skip" {
+            continue;
+        }
         let ours = gpu_planning::kdtree::io::read_points(path);
         if line == "error" {
             assert!(
@@ -441,9 +444,9 @@ fn decodes_as_peer(
 
 /// laspy's test clouds (tests/data/clouds/laspy: LAS 1.1 to 1.4, point formats 0 to 7, extra
 /// bytes, extended VLRs, a LAZ file) as a conformance suite against laspy, an independent
-/// reader: where it decodes a file, ours gives the same x y z (its f64 coordinates rounded to
-/// f32) bit for bit; where it refuses one (LAZ without a decompressor), ours refuses it too.
-/// Skips without python3 and laspy, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+/// reader (with its lazrs backend for LAZ): ours gives the same x y z (its f64 coordinates
+/// rounded to f32) bit for bit on every file. Skips without python3 and laspy, unless
+/// GPU_PLANNING_REQUIRE_INTEROP=1 (CI, which installs lazrs too).
 #[test]
 fn laspy_test_clouds_decode_as_laspy_does() {
     let dir = gpu_planning::testing::repo().join("tests/data/clouds/laspy");
@@ -453,7 +456,11 @@ fn laspy_test_clouds_decode_as_laspy_does() {
 import sys
 import numpy as np
 import laspy
+lazrs = laspy.LazBackend.Lazrs in laspy.LazBackend.detect_available()
 for f in sys.argv[1:]:
+    if f.endswith('.laz') and not lazrs:
+        print('skip')
+        continue
     try:
         l = laspy.read(f)
         a = np.stack([np.asarray(l.x), np.asarray(l.y), np.asarray(l.z)], axis=1).astype('<f4')
@@ -461,9 +468,54 @@ for f in sys.argv[1:]:
     except Exception:
         print('error')
 "#;
-    if let Some((decoded, _)) = decodes_as_peer("laspy", &files, script) {
-        assert_eq!(decoded, 9, "every uncompressed file decodes");
+    if let Some((decoded, refused)) = decodes_as_peer("laspy", &files, script) {
+        assert_eq!(refused, 0, "laspy decodes every file");
+        let interop =
+            std::env::var(gpu_planning::testing::REQUIRE_INTEROP_ENV).is_ok_and(|v| v == "1");
+        if decoded < 10 {
+            assert!(
+                !interop,
+                "laspy without its lazrs backend: the LAZ file was not compared"
+            );
+            gpu_planning::testing::announce_skip(
+                "laspy on simple.laz",
+                "laspy has no lazrs backend (pip install lazrs)",
+            );
+        }
     }
+}
+
+/// A LAZ file decodes to the coordinates of the LAS file it compresses (laspy's simple.laz
+/// and simple.las, 1,065 points of format 3), bit for bit, without any peer; a cut or
+/// overclaiming LAZ file is refused with the file's name and the reason, never a panic.
+#[test]
+fn laz_decodes_as_its_las_twin_and_bad_laz_is_refused() {
+    use gpu_planning::kdtree::las::read_las;
+    let dir = gpu_planning::testing::repo().join("tests/data/clouds/laspy");
+    let (dl, las) = gpu_planning::kdtree::io::read_points(&dir.join("simple.las")).unwrap();
+    let (dz, laz) = gpu_planning::kdtree::io::read_points(&dir.join("simple.laz")).unwrap();
+    assert_eq!((dl, dz), (3, 3));
+    assert_eq!(las.len(), 3 * 1065);
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&laz), bits(&las));
+    let bytes = std::fs::read(dir.join("simple.laz")).unwrap();
+    let refuse = |b: &[u8], words: &str| {
+        let e = read_las("s.laz", b).unwrap_err().to_string();
+        assert!(e.contains("s.laz") && e.contains(words), "{e}");
+    };
+    for cut in [bytes.len() - 1, bytes.len() / 2, 400] {
+        let e = read_las("s.laz", &bytes[..cut]);
+        assert!(e.is_err(), "cut at {cut} decoded");
+    }
+    // Twice the points the data holds: the decoder runs out after the real ones.
+    let mut more = bytes.clone();
+    more[107..111].copy_from_slice(&(2 * 1065u32).to_le_bytes());
+    refuse(&more, "of 2130 points");
+    // The record length the laszip VLR describes must be the header's.
+    let mut other = bytes.clone();
+    let len = u16::from_le_bytes([other[105], other[106]]);
+    other[105..107].copy_from_slice(&(len + 1).to_le_bytes());
+    refuse(&other, "laszip VLR describes");
 }
 
 /// pypcd4's own test clouds (tests/data/clouds/pypcd4: ascii, binary, binary_compressed,

@@ -44,7 +44,7 @@ pub struct Args {
     /// for the peer scripts.
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
-    /// Real point files (.pcd, .ply, .las) searched after the cases: every finite point is
+    /// Real point files (.pcd, .ply, .las, .laz) searched after the cases: every finite point is
     /// a point and a query (each point's neighbours, as normal estimation asks), at each k of
     /// --cloud-k.
     #[arg(long, value_delimiter = ',')]

@@ -16,10 +16,10 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
 pub struct KnnArgs {
-    /// Points: .npy (N, D) float32/float64, or .pcd / .ply / .las (x, y, z).
+    /// Points: .npy (N, D) float32/float64, or .pcd / .ply / .las / .laz (x, y, z).
     #[arg(long)]
     pub points: PathBuf,
-    /// Queries: .npy (M, D), or .pcd / .ply / .las.
+    /// Queries: .npy (M, D), or .pcd / .ply / .las / .laz.
     #[arg(long)]
     pub queries: PathBuf,
     /// Neighbours per query.

@@ -29,12 +29,8 @@ pub fn read_points(path: &std::path::Path) -> Result<(usize, Vec<f32>)> {
         }
         "pcd" => read_pcd(&name, &bytes).map(|v| (3, v)),
         "ply" => read_ply(&name, &bytes).map(|v| (3, v)),
-        "las" => super::las::read_las(&name, &bytes).map(|v| (3, v)),
-        "laz" => Err(Error::invalid(
-            name,
-            "LAZ (compressed LAS) is not read: decompress it to .las first (laszip, PDAL)",
-        )),
-        _ => Err(Error::invalid(name, "not .npy, .pcd, .ply or .las")),
+        "las" | "laz" => super::las::read_las(&name, &bytes).map(|v| (3, v)),
+        _ => Err(Error::invalid(name, "not .npy, .pcd, .ply, .las or .laz")),
     }
 }
 

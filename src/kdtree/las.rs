@@ -3,9 +3,11 @@
 //! `X * scale + offset` with the header's scales and offsets, computed in f64 as laspy does
 //! and then rounded to f32 like every other cloud here. f32 keeps about 7 digits: coordinates
 //! in a projected system (UTM: 637,012.25 m) keep centimetres at best, which is why many LAS
-//! users shift their clouds to a local origin first. LAZ (compressed LAS) is refused by name.
+//! users shift their clouds to a local origin first. LAZ (LASzip-compressed LAS, the format
+//! most airborne LiDAR is published in) is decompressed with the `laz` crate, as las-rs does.
 
 use byteorder::{ByteOrder, LittleEndian as Le};
+use laz::{LasZipDecompressor, LazVlr};
 
 use crate::error::{Error, Result};
 
@@ -13,6 +15,14 @@ use crate::error::{Error, Result};
 const SIGNATURE: &[u8; 4] = b"LASF";
 const LEGACY_HEADER: usize = 227;
 const HEADER_1_4: usize = 375;
+
+/// A variable-length record's header: reserved (2), user id (16), record id (2), length after
+/// the header (2), description (32).
+const VLR_HEADER: usize = 54;
+
+/// Points a LAZ file is decompressed in at a time (so a header that claims more points than
+/// the data holds costs no more memory than the points actually there).
+const LAZ_BATCH: usize = 4096;
 
 /// The smallest record of each point data record format 0..=10 (X, Y, Z and the rest).
 const RECORD_BYTES: [usize; 11] = [20, 28, 26, 34, 57, 63, 30, 36, 38, 59, 67];
@@ -35,13 +45,8 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     let data_at = Le::read_u32(&bytes[96..]) as usize;
     let format_byte = bytes[104];
     // Bit 7 (and bit 6 in older writers) of the format marks LAZ-compressed records.
-    if format_byte & 0xC0 != 0 {
-        return Err(bad(format!(
-            "point data format byte {format_byte:#04x} marks LAZ-compressed records: decompress \
-             the file first (laszip, PDAL)"
-        )));
-    }
-    let format = format_byte as usize;
+    let compressed = format_byte & 0xC0 != 0;
+    let format = (format_byte & 0x3F) as usize;
     let Some(&least) = RECORD_BYTES.get(format) else {
         return Err(bad(format!(
             "point data record format {format}: 0 to 10 are defined"
@@ -79,6 +84,15 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
             "header size {header_size} / offset to point data {data_at} are inconsistent"
         )));
     }
+    let to_xyz = |r: &[u8], out: &mut Vec<f32>| {
+        for axis in 0..3 {
+            let raw = Le::read_i32(&r[4 * axis..]);
+            out.push((raw as f64 * scale[axis] + offset[axis]) as f32);
+        }
+    };
+    if compressed {
+        return read_laz(name, bytes, header_size, data_at, count, record, to_xyz);
+    }
     let need = (count as u128) * record as u128 + data_at as u128;
     if need > bytes.len() as u128 {
         return Err(bad(format!(
@@ -90,10 +104,73 @@ pub fn read_las(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     let records = &bytes[data_at..data_at + count as usize * record];
     let mut out = Vec::with_capacity(count as usize * 3);
     for r in records.chunks_exact(record) {
-        for axis in 0..3 {
-            let raw = Le::read_i32(&r[4 * axis..]);
-            out.push((raw as f64 * scale[axis] + offset[axis]) as f32);
+        to_xyz(r, &mut out);
+    }
+    Ok(out)
+}
+
+/// The records of a LAZ file, decompressed with the laszip VLR's description of them, each
+/// handed to `to_xyz`.
+fn read_laz(
+    name: &str,
+    bytes: &[u8],
+    header_size: usize,
+    data_at: usize,
+    count: u64,
+    record: usize,
+    to_xyz: impl Fn(&[u8], &mut Vec<f32>),
+) -> Result<Vec<f32>> {
+    let bad = |why: String| Error::invalid(name.to_string(), why);
+    let vlrs = Le::read_u32(&bytes[100..]) as usize;
+    let mut at = header_size;
+    let mut laszip = None;
+    for _ in 0..vlrs {
+        let Some(head) = bytes.get(at..at + VLR_HEADER) else {
+            break;
+        };
+        let len = Le::read_u16(&head[20..]) as usize;
+        let Some(body) = bytes.get(at + VLR_HEADER..at + VLR_HEADER + len) else {
+            break;
+        };
+        let user = head[2..18].split(|&b| b == 0).next().unwrap_or_default();
+        if user == LazVlr::USER_ID.as_bytes() && Le::read_u16(&head[18..]) == LazVlr::RECORD_ID {
+            laszip = Some(body);
+            break;
         }
+        at += VLR_HEADER + len;
+    }
+    let Some(vlr) = laszip else {
+        return Err(bad(
+            "LAZ-compressed records without the laszip VLR that describes them".into(),
+        ));
+    };
+    let vlr = LazVlr::from_buffer(vlr).map_err(|e| bad(format!("laszip VLR: {e}")))?;
+    if vlr.items_size() != record as u64 {
+        return Err(bad(format!(
+            "the laszip VLR describes {}-byte records, the header {record}",
+            vlr.items_size()
+        )));
+    }
+    let mut source = std::io::Cursor::new(bytes);
+    source.set_position(data_at as u64);
+    let mut laz =
+        LasZipDecompressor::new(source, vlr).map_err(|e| bad(format!("LAZ data: {e}")))?;
+    let mut out = Vec::with_capacity((count as usize).min(bytes.len()) * 3);
+    let mut buf = vec![0u8; LAZ_BATCH * record];
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(LAZ_BATCH as u64) as usize;
+        let batch = &mut buf[..n * record];
+        laz.decompress_many(batch).map_err(|e| {
+            bad(format!(
+                "LAZ data: {e} after {} of {count} points",
+                count - left
+            ))
+        })?;
+        for r in batch.chunks_exact(record) {
+            to_xyz(r, &mut out);
+        }
+        left -= n as u64;
     }
     Ok(out)
 }
@@ -164,8 +241,8 @@ mod tests {
         b[25] = 5;
         refuse(&b, "version 1.5");
         let mut b = good.clone();
-        b[104] = 0x83;
-        refuse(&b, "LAZ-compressed");
+        b[104] = 0x80;
+        refuse(&b, "without the laszip VLR");
         let mut b = good.clone();
         b[104] = 11;
         refuse(&b, "format 11");
