@@ -391,31 +391,18 @@ impl DeviceTree {
     /// answers' download, one after another on the stream (the answers' host pages mapped
     /// while the device searches).
     pub fn knn_rows(&self, queries: &[f32], k: usize, metric: Metric) -> Result<KnnRows> {
-        match self.knn_shape(queries, k, metric)? {
-            Some((nq, k)) => Ok(self.knn_phased(queries, nq, k, metric, false)?.0),
-            None => Ok(KnnRows::empty(
-                queries.len() / self.dims.max(1),
-                k.min(self.len),
-            )),
-        }
+        Ok(self.knn_call(queries, k, metric, false)?.0)
     }
 
-    /// [`Self::knn`] as flat rows, one phase after another, synchronised between them, with
-    /// each phase's time: the device work (query order and search, by CUDA events) apart from
-    /// the copies, for the benchmark.
+    /// [`Self::knn_rows`] synchronised between its phases, with each phase's time: the device
+    /// work (query order and search, by CUDA events) apart from the copies, for the benchmark.
     pub fn knn_timed(
         &self,
         queries: &[f32],
         k: usize,
         metric: Metric,
     ) -> Result<(KnnRows, KnnTimes)> {
-        match self.knn_shape(queries, k, metric)? {
-            Some((nq, k)) => self.knn_phased(queries, nq, k, metric, true),
-            None => Ok((
-                KnnRows::empty(queries.len() / self.dims.max(1), k.min(self.len)),
-                KnnTimes::default(),
-            )),
-        }
+        self.knn_call(queries, k, metric, true)
     }
 
     /// Checks a kNN call; (queries, k clamped to the tree's points), or None when there is
@@ -445,14 +432,17 @@ impl DeviceTree {
     }
 
     /// Upload, search, download, one after another; `timed`: synchronised between them.
-    fn knn_phased(
+    fn knn_call(
         &self,
         queries: &[f32],
-        nq: usize,
         k: usize,
         metric: Metric,
         timed: bool,
     ) -> Result<(KnnRows, KnnTimes)> {
+        let Some((nq, k)) = self.knn_shape(queries, k, metric)? else {
+            let rows = queries.len() / self.dims.max(1);
+            return Ok((KnnRows::empty(rows, k.min(self.len)), KnnTimes::default()));
+        };
         let rt = &self.rt;
         let mut times = KnnTimes::default();
         let clock = std::time::Instant::now();
