@@ -28,8 +28,9 @@ struct Chunk {
 /// Two pinned chunks, made on first use by a stream's runtime view.
 pub struct Staging {
     chunks: [Chunk; 2],
-    /// The chunk the next piece goes through: consecutive copies (a batched call's) alternate
-    /// too, so one copy's first piece need not wait for the previous copy's last.
+    /// The chunk the next piece goes through: consecutive copies (a kNN call's distances, then
+    /// its indices) alternate too, so one copy's first piece need not wait for the previous
+    /// copy's last.
     next: usize,
 }
 

@@ -84,6 +84,16 @@ pub enum SortMethod {
 /// Largest n the one-sweep path accepts.
 pub const ONESWEEP_MAX_N: usize = (1 << 30) - 1;
 
+fn onesweep_fits(n: usize) -> Result<()> {
+    if n > ONESWEEP_MAX_N {
+        return Err(Error::invalid(
+            "n",
+            format!("{n} pairs exceed the one-sweep limit of {ONESWEEP_MAX_N}"),
+        ));
+    }
+    Ok(())
+}
+
 fn cfg(grid: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (grid, 1, 1),
@@ -243,13 +253,10 @@ impl Primitives {
                 return Ok(DIGITS);
             }
             SortMethod::Auto => n <= ONESWEEP_MAX_N,
-            SortMethod::Onesweep if n > ONESWEEP_MAX_N => {
-                return Err(Error::invalid(
-                    "n",
-                    format!("{n} pairs exceed the one-sweep limit of {ONESWEEP_MAX_N}"),
-                ))
+            SortMethod::Onesweep => {
+                onesweep_fits(n)?;
+                true
             }
-            SortMethod::Onesweep => true,
             SortMethod::ThreeKernel => false,
         };
         let stream = self.rt.stream();
@@ -271,10 +278,7 @@ impl Primitives {
             let bases = self.digit_bases(&hist)?;
             self.onesweep_passes(keys, values, n, &passes, &bases)?;
         } else {
-            // SAFETY: every buffer below is fully written by the kernel that first uses it.
-            let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
-            // SAFETY: uninitialised; radix_downsweep writes all of it before anything reads it.
-            let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
+            let (mut keys_alt, mut values_alt) = self.alternates(n)?;
             let tiles32 = tiles as u32;
             // SAFETY: uninitialised; radix_upsweep writes all of it before anything reads it.
             let mut tile_hist = unsafe { self.rt.alloc::<u32>(RADIX * tiles) }?;
@@ -320,12 +324,7 @@ impl Primitives {
         if n <= 1 {
             return Ok(());
         }
-        if n > ONESWEEP_MAX_N {
-            return Err(Error::invalid(
-                "n",
-                format!("{n} pairs exceed the one-sweep limit of {ONESWEEP_MAX_N}"),
-            ));
-        }
+        onesweep_fits(n)?;
         let hist = self.global_hist(keys, n)?;
         let bases = self.digit_bases(&hist)?;
         let passes: Vec<usize> = (0..DIGITS).collect();
@@ -360,6 +359,15 @@ impl Primitives {
         Ok(bases)
     }
 
+    /// The buffers a sort's passes write into and then swap with the keys and values.
+    fn alternates(&self, n: usize) -> Result<(CudaSlice<u64>, CudaSlice<u32>)> {
+        // SAFETY: every pass writes all n pairs of its output before anything reads them.
+        let keys = unsafe { self.rt.alloc::<u64>(n) }?;
+        // SAFETY: as above.
+        let values = unsafe { self.rt.alloc::<u32>(n) }?;
+        Ok((keys, values))
+    }
+
     /// One-sweep passes over the given digit positions, least significant first.
     fn onesweep_passes(
         &self,
@@ -372,10 +380,7 @@ impl Primitives {
         let stream = self.rt.stream();
         let n32 = n as u32;
         let tiles = n.div_ceil(self.sort_tile);
-        // SAFETY: every buffer below is fully written by the kernel that first uses it.
-        let mut keys_alt = unsafe { self.rt.alloc::<u64>(n) }?;
-        // SAFETY: uninitialised; radix_onesweep writes all of it before anything reads it.
-        let mut values_alt = unsafe { self.rt.alloc::<u32>(n) }?;
+        let (mut keys_alt, mut values_alt) = self.alternates(n)?;
         let mut status = self.rt.alloc_zeros::<u32>(passes.len() * tiles * RADIX)?;
         let mut counters = self.rt.alloc_zeros::<u32>(passes.len())?;
         for (i, &digit) in passes.iter().enumerate() {
