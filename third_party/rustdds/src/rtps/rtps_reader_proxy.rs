@@ -403,6 +403,23 @@ impl RtpsReaderProxy {
   ///    *only* that one locator (today the fallback and multicast-to-all paths
   ///    reuse one datagram across many locators).
   pub fn resolve_path_mtu(&mut self, local_interfaces: &[IfAddr]) {
+    // gpu_planning patch: a same-host reader routed over its loopback locator
+    // alone (no fallback, no multicast) gets every datagram at that one
+    // locator, so the loopback MTU alone bounds them. Without this a host
+    // with any 1500-MTU interface sent one 1344-byte fragment per datagram to
+    // same-host readers: a 1.4 MB sample took ~1000 sendto calls. Capped at
+    // 60 KiB so DDS Security's prefixes and postfixes (SRTPS, SEC) still fit
+    // the 65,507-octet UDP payload.
+    const LOOPBACK_BUDGET_CAP: usize = 60 * 1024;
+    let route = self.send_route;
+    if !route.fallback && route.multicast.is_none() {
+      if let Some(lo) = route.unicast.filter(|l| l.is_udp() && l.is_loopback()) {
+        self.max_datagram_payload =
+          path_mtu_payload_for_peer(local_interfaces, SocketAddr::from(lo).ip())
+            .min(LOOPBACK_BUDGET_CAP);
+        return;
+      }
+    }
     let budget = self
       .unicast_locator_list
       .iter()
@@ -908,5 +925,42 @@ mod route_tests {
     let route = rp.send_route();
     assert!(!route.fallback);
     assert_eq!(route.unicast, Some(udp([127, 0, 0, 1], 7413)));
+  }
+
+  // gpu_planning patch: the loopback route's budget is the loopback MTU's
+  // (capped), not the minimum over every advertised locator.
+  #[test]
+  fn same_host_loopback_route_gets_the_loopback_budget() {
+    use crate::network::util::IfAddr;
+    let iface = |ip: [u8; 4], mask: [u8; 4], mtu: u32, is_loopback: bool| IfAddr {
+      ip: IpAddr::V4(Ipv4Addr::from(ip)),
+      index: 0,
+      is_loopback,
+      is_multicast: !is_loopback,
+      netmask: Some(Ipv4Addr::from(mask)),
+      mtu: Some(mtu),
+    };
+    let local = [
+      iface([127, 0, 0, 1], [255, 0, 0, 0], 65536, true),
+      iface([10, 0, 0, 2], [255, 255, 255, 0], 1500, false),
+    ];
+    let prefix = GuidPrefix::new(&[8; 12]);
+    let mut rp = proxy_with_prefix(prefix);
+    rp.unicast_locator_list = vec![udp([10, 0, 0, 5], 7413)];
+    rp.loopback_unicast_locators = vec![udp([127, 0, 0, 1], 7413)];
+
+    // Route not narrowed yet: every locator may get the datagram.
+    rp.resolve_path_mtu(&local);
+    assert_eq!(rp.max_datagram_payload(), 1500 - 48);
+
+    let mut observations = InterfaceObservations::new();
+    observations.record(
+      prefix,
+      None,
+      SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 7410),
+    );
+    rp.resolve_send_route(&observations, &[], &DefaultRouteSelector::default());
+    rp.resolve_path_mtu(&local);
+    assert_eq!(rp.max_datagram_payload(), 60 * 1024);
   }
 }
