@@ -353,7 +353,9 @@ impl UDPSender {
   /// multicast interface (legacy reachability). Datagrams are queued (never
   /// dropped) if the socket is congested.
   pub fn send_to_locator(&self, buffer: &[u8], locator: &Locator) {
-    if buffer.len() > 1500 {
+    // gpu_planning patch: loopback datagrams are sized to the loopback MTU
+    // (rtps_reader_proxy.rs, resolve_path_mtu); only others risk IP fragments.
+    if buffer.len() > 1500 && !locator.is_loopback() {
       warn!("send_to_locator: Message size = {}", buffer.len());
     }
     let Some(socket_address) = self.locator_socket_addr(locator, "send_to_locator") else {
@@ -438,7 +440,9 @@ impl UDPSender {
   /// Bulk send to a locator. Returns the sockets that could not accept the
   /// datagram (WouldBlock), so the caller can stop and arm write readiness.
   pub(crate) fn try_send_to_locator(&self, buffer: &[u8], locator: &Locator) -> Vec<SocketId> {
-    if buffer.len() > 1500 {
+    // gpu_planning patch: loopback datagrams are sized to the loopback MTU
+    // (rtps_reader_proxy.rs, resolve_path_mtu); only others risk IP fragments.
+    if buffer.len() > 1500 && !locator.is_loopback() {
       warn!("try_send_to_locator: Message size = {}", buffer.len());
     }
     let mut blocked = Vec::new();
