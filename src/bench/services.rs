@@ -102,10 +102,15 @@ impl Args {
             } else {
                 self.calls
             };
-            let cases = run_backend(kind, self.domain_id + i as u16, &inputs, self.warmup, calls)?;
+            let (cases, delivered) =
+                run_backend(kind, self.domain_id + i as u16, &inputs, self.warmup, calls)?;
             for c in &cases {
                 print_row(kind, c);
             }
+            println!(
+                "({kind}: each input in use this long after its first publication: {})",
+                delivered.join(", ")
+            );
             match &reference {
                 None => reference = Some(cases),
                 Some(r) => compare(r, &cases, kind)?,
@@ -313,7 +318,7 @@ fn run_backend(
     inputs: &Inputs,
     warmup: usize,
     calls: usize,
-) -> Result<Vec<Case>> {
+) -> Result<(Vec<Case>, Vec<String>)> {
     let mut args = RosArgs::default();
     args.params
         .push(("backend".into(), serde_yaml::Value::from(kind.to_string())));
@@ -338,7 +343,13 @@ fn run_backend(
     result
 }
 
-async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) -> Result<Vec<Case>> {
+/// The timed cases, and how long each input took to be in use (for the table's footnote).
+async fn cases(
+    rt: &RosRuntime,
+    inputs: &Inputs,
+    warmup: usize,
+    calls: usize,
+) -> Result<(Vec<Case>, Vec<String>)> {
     let mut peer = NodeContext::new(rt, "bench_services")?;
     let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map())?;
     let plan = peer.client::<GetPlan>("/lee_planner/get_plan")?;
@@ -358,11 +369,12 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
     within(ten, extract.wait_for_service(peer.node())).await;
     within(ten, build.wait_for_service(peer.node())).await;
     let mut out = Vec::new();
+    let mut delivered = Vec::new();
     for (map, reqs) in &inputs.maps {
         map_pub.async_publish(map.clone()).await.map_err(dds)?;
         let side = map.info.width;
         // The planner has this map once a plan comes back non-empty.
-        ready(
+        let ms = ready(
             "get_plan",
             &plan,
             reqs[0].clone(),
@@ -372,6 +384,7 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
             },
         )
         .await?;
+        delivered.push(format!("map {side}x{side} {ms:.0} ms"));
         out.push(
             timed(
                 format!("get_plan {side}x{side}, {GOALS} goals in turn"),
@@ -400,7 +413,7 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
         .async_publish(inputs.cloud.clone())
         .await
         .map_err(dds)?;
-    ready(
+    let knn_ms = ready(
         "knn",
         &knn,
         inputs.knn.clone(),
@@ -410,6 +423,10 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
         },
     )
     .await?;
+    delivered.push(format!(
+        "cloud {} points {knn_ms:.0} ms",
+        inputs.cloud.width
+    ));
     out.push(
         timed(
             format!(
@@ -482,7 +499,7 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
         .async_publish(inputs.image.clone())
         .await
         .map_err(dds)?;
-    ready(
+    let extract_ms = ready(
         "extract",
         &extract,
         inputs.extract.clone(),
@@ -492,6 +509,7 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
         },
     )
     .await?;
+    delivered.push(format!("image {extract_ms:.0} ms"));
     out.push(
         timed(
             format!(
@@ -545,7 +563,7 @@ async fn cases(rt: &RosRuntime, inputs: &Inputs, warmup: usize, calls: usize) ->
         )
         .await?,
     );
-    Ok(out)
+    Ok((out, delivered))
 }
 
 fn dds(e: impl std::fmt::Debug) -> Error {
@@ -560,20 +578,23 @@ async fn within<T>(limit: Duration, f: impl std::future::Future<Output = T>) -> 
     }
 }
 
-/// Calls until `done` holds (the node has its input): a request or a topic sample sent
-/// before discovery settled can be lost, so both are sent again while waiting (60 s at most).
+/// Calls until `done` holds (the node has its input) and returns how long that took (ms) from
+/// the input's first publication: a request or a topic sample sent before discovery settled can be
+/// lost, so the input is published again when 2 s pass without a usable answer (60 s at most).
+/// Sooner would pile a 16 MB input's copies onto the link still repairing the first.
 async fn ready<Req, Resp>(
     what: &str,
     client: &Client<Req, Resp>,
     req: Req,
     done: impl Fn(&Resp) -> bool,
     resend: impl Fn(),
-) -> Result<()>
+) -> Result<f64>
 where
     Req: Message + Clone + 'static,
     Resp: Message + 'static,
 {
     let t = Instant::now();
+    let mut sent = Instant::now();
     while t.elapsed() < Duration::from_secs(60) {
         if let Some(Ok(r)) = within(
             Duration::from_secs(5),
@@ -582,11 +603,14 @@ where
         .await
         {
             if done(&r) {
-                return Ok(());
+                return Ok(t.elapsed().as_secs_f64() * 1e3);
             }
         }
-        resend();
-        smol::Timer::after(Duration::from_millis(200)).await;
+        if sent.elapsed() >= Duration::from_secs(2) {
+            resend();
+            sent = Instant::now();
+        }
+        smol::Timer::after(Duration::from_millis(20)).await;
     }
     Err(Error::Ros(format!("{what}: no usable answer within 60 s")))
 }
