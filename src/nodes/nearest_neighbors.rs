@@ -20,7 +20,7 @@ use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
 use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
-use crate::kdtree::gpu::{DeviceTree, MAX_K};
+use crate::kdtree::gpu::{DeviceTree, KnnRows, MAX_K};
 use crate::kdtree::{check_result_size, check_unit_quaternions, ResultSize};
 use crate::kdtree::{cpu, KdTree, Metric, Neighbors as Rows, Points};
 use crate::nodes::cloud_convert::xyz_from_cloud;
@@ -74,11 +74,11 @@ impl Tree {
     }
 
     /// Runs a device query; out of memory answers from the host tree when allowed.
-    fn on_device_or_host(
+    fn on_device_or_host<T>(
         &self,
-        device: impl FnOnce(&DeviceTree) -> Result<Vec<Rows>>,
-        host: impl FnOnce(&KdTree) -> Result<Vec<Rows>>,
-    ) -> Result<Vec<Rows>> {
+        device: impl FnOnce(&DeviceTree) -> Result<T>,
+        host: impl FnOnce(&KdTree) -> Result<T>,
+    ) -> Result<T> {
         let Some(d) = &self.device else {
             return host(&self.host);
         };
@@ -96,38 +96,89 @@ impl Tree {
         }
     }
 
-    /// Renames tree input indices to the indices of the cloud as published.
-    fn as_input_indices(&self, mut rows: Vec<Rows>) -> Vec<Rows> {
-        crate::kdtree::points::to_cloud_indices(self.origin.as_deref(), &mut rows);
-        rows
-    }
-
-    fn radius(&self, queries: &[f32], r: f32, max_count: usize, cap: u64) -> Result<Vec<Rows>> {
+    fn radius(&self, queries: &[f32], r: f32, max_count: usize, cap: u64) -> Result<Answer> {
         check_result_size(&self.host, queries, ResultSize::Radius { max_count }, cap)?;
         let rows = self.on_device_or_host(
             |d| d.radius(queries, r, max_count, self.metric),
             |h| cpu::radius(h, queries, r, max_count, self.metric),
         )?;
-        Ok(self.as_input_indices(rows))
+        Ok(self.as_input_indices(Answer::from_rows(&rows)))
     }
 
-    fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Vec<Rows>> {
+    fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Answer> {
         check_result_size(&self.host, queries, ResultSize::Nearest { k }, cap)?;
-        let rows = if k > MAX_K {
+        let answer = if k > MAX_K {
             if self.device.is_some() {
                 tracing::warn!(
                     "{NODE_NAME}: k = {k} is above the device query's limit of {MAX_K}: \
                      answered on the CPU"
                 );
             }
-            cpu::knn(&self.host, queries, k, self.metric)?
+            Answer::from_rows(&cpu::knn(&self.host, queries, k, self.metric)?)
         } else {
             self.on_device_or_host(
-                |d| d.knn(queries, k, self.metric),
-                |h| cpu::knn(h, queries, k, self.metric),
+                |d| Ok(Answer::from_knn(d.knn_rows(queries, k, self.metric)?)),
+                |h| Ok(Answer::from_rows(&cpu::knn(h, queries, k, self.metric)?)),
             )?
         };
-        Ok(self.as_input_indices(rows))
+        Ok(self.as_input_indices(answer))
+    }
+
+    /// Renames tree input indices to the indices of the cloud as published.
+    fn as_input_indices(&self, mut answer: Answer) -> Answer {
+        if let Some(origin) = &self.origin {
+            for i in &mut answer.indices {
+                *i = origin[*i as usize];
+            }
+        }
+        answer
+    }
+}
+
+/// Neighbours in the message's flat layout, row i at `offsets[i]..offsets[i + 1]`. The
+/// device's k-NN rows arrive flat and go into the message as they are: a row per query as
+/// its own vector cost an allocation per query (10,000 per call of `bench services`).
+struct Answer {
+    indices: Vec<u32>,
+    distances: Vec<f32>,
+    offsets: Vec<u32>,
+}
+
+impl Answer {
+    fn from_rows(rows: &[Rows]) -> Answer {
+        let total = rows.iter().map(Vec::len).sum();
+        let mut a = Answer {
+            indices: Vec::with_capacity(total),
+            distances: Vec::with_capacity(total),
+            offsets: Vec::with_capacity(rows.len() + 1),
+        };
+        a.offsets.push(0);
+        for r in rows {
+            a.indices.extend(r.iter().map(|e| e.1));
+            a.distances.extend(r.iter().map(|e| e.0));
+            a.offsets.push(a.indices.len() as u32);
+        }
+        a
+    }
+
+    fn from_knn(r: KnnRows) -> Answer {
+        Answer {
+            offsets: (0..=r.rows).map(|i| (i * r.k) as u32).collect(),
+            indices: r.indices,
+            distances: r.distances,
+        }
+    }
+
+    fn message(self, header: Header, k: u32, radius: f32) -> Neighbors {
+        Neighbors {
+            header,
+            k,
+            radius,
+            indices: self.indices,
+            distances: self.distances,
+            offsets: self.offsets,
+            ..Default::default()
+        }
     }
 }
 
@@ -241,14 +292,14 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 };
                 let header = msg.header.clone();
                 let p = params.clone();
-                let r = smol::unblock(move || -> Result<(Vec<Rows>, usize)> {
+                let r = smol::unblock(move || -> Result<(Answer, usize)> {
                     let q = xyz_from_cloud(&msg, p.max_queries as usize)?;
                     Ok((tree.knn(&q.coords, p.k as usize, p.max_results)?, q.dropped))
                 })
                 .await;
                 match r {
-                    Ok((rows, dropped)) => {
-                        let mut m = message(header, &rows, params.k, 0.0);
+                    Ok((answer, dropped)) => {
+                        let mut m = answer.message(header, params.k, 0.0);
                         m.dropped_queries = u32::try_from(dropped).unwrap_or(u32::MAX);
                         if let Err(e) = out.publish(m) {
                             tracing::warn!("{NODE_NAME}: publishing ~/neighbors failed: {e:?}");
@@ -270,7 +321,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();
                 async move {
-                    let rows = cancel::unblock(&cancel, move || -> Result<Vec<Rows>> {
+                    let answer = cancel::unblock(&cancel, move || -> Result<Answer> {
                         let tree = tree?;
                         check_batch(&p, req.dimensions, &req.points)?;
                         if req.k == 0 {
@@ -282,7 +333,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     Ok(KNearestResponse {
                         success: true,
                         error: String::new(),
-                        neighbors: message(Header::default(), &rows, 0, 0.0),
+                        neighbors: answer.message(Header::default(), 0, 0.0),
                     })
                 }
             },
@@ -300,7 +351,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let p = params.clone();
                 let rad = req.radius;
                 async move {
-                    let rows = cancel::unblock(&cancel, move || -> Result<Vec<Rows>> {
+                    let answer = cancel::unblock(&cancel, move || -> Result<Answer> {
                         let tree = tree?;
                         check_batch(&p, req.dimensions, &req.points)?;
                         tree.radius(
@@ -314,7 +365,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     Ok(RadiusSearchResponse {
                         success: true,
                         error: String::new(),
-                        neighbors: message(Header::default(), &rows, 0, rad),
+                        neighbors: answer.message(Header::default(), 0, rad),
                     })
                 }
             },
@@ -373,20 +424,4 @@ fn check_batch(p: &NearestNeighborsParams, dims: u32, points: &[f32]) -> Result<
         ));
     }
     Ok(())
-}
-
-fn message(header: Header, rows: &[Rows], k: u32, radius: f32) -> Neighbors {
-    let mut m = Neighbors {
-        header,
-        k,
-        radius,
-        offsets: vec![0],
-        ..Default::default()
-    };
-    for r in rows {
-        m.indices.extend(r.iter().map(|e| e.1));
-        m.distances.extend(r.iter().map(|e| e.0));
-        m.offsets.push(m.indices.len() as u32);
-    }
-    m
 }
