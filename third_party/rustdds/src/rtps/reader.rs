@@ -1020,7 +1020,14 @@ impl Reader {
             let mut missing_frags = this.missing_frags_for(writer_guid, sn);
             let first_missing = missing_frags.next();
             if let Some(first) = first_missing {
-              let missing_frags_set = iter::once(first).chain(missing_frags).collect(); // "undo" the .next() above
+              // gpu_planning patch: one NACK_FRAG names at most 256 fragments from its
+              // base (RTPS 8.3.5.5); the rest are asked for after this round's repair.
+              // Handing from_base_and_set every missing fragment of a large sample
+              // logged an ERROR per NACK_FRAG before it truncated the set.
+              let limit = i64::from(first) + 256;
+              let missing_frags_set = iter::once(first) // "undo" the .next() above
+                .chain(missing_frags.take_while(|f| i64::from(*f) < limit))
+                .collect();
               let nf = NackFrag {
                 reader_id,
                 writer_id: writer_proxy.remote_writer_guid.entity_id,

@@ -620,11 +620,12 @@ mod tests {
     assert!(buf.get_by_sn(SequenceNumber::new(1)).is_none());
   }
 
-  // A durable (non-VOLATILE) reliable writer must NOT drop on insert even before
-  // a reader matches: it retains samples for late-joining readers. The
-  // `max_retain` bound does not apply to it.
+  // gpu_planning patch (PATCHED.md, the memory fix): a durable (non-VOLATILE)
+  // reliable writer with no reliable reader matched trims to its KeepLast depth
+  // on insert too, so a late joiner gets exactly the last `max_retain` samples
+  // (upstream kept every one, and a writer nobody read grew without bound).
   #[test]
-  fn durable_reliable_writer_not_trimmed_before_match() {
+  fn durable_reliable_writer_keeps_its_depth_before_match() {
     let max_retain = 2;
     let buf = WriterSendBuffer::new(
       GUID::GUID_UNKNOWN,
@@ -640,9 +641,7 @@ mod tests {
     for _ in 0..10 {
       assert!(admit_now(&buf, WriteOptions::default()));
     }
-    // Durable path keeps everything for potential late-joiner delivery / repair
-    // despite tiny max_retain.
-    assert_eq!(buf.retained_len(), 10);
+    assert_eq!(buf.retained_len(), max_retain);
   }
 
   // A VOLATILE reliable writer with no matched reliable reader trims KeepLast on
@@ -672,12 +671,14 @@ mod tests {
     }
     assert_eq!(buf.retained_len(), max_retain);
 
-    // A reliable reader matches: from now on the writer retains everything for
-    // repair (no trimming), even past max_retain.
+    // A reliable reader matches, having acknowledged everything so far: the
+    // writer retains every unacknowledged sample for repair, even past
+    // max_retain, and (gpu_planning patch) drops the acknowledged ones beyond the
+    // depth on insert.
     buf.set_acked_frontier(Some(SequenceNumber::new(101)));
     for _ in 0..10 {
       assert!(admit_now(&buf, WriteOptions::default()));
     }
-    assert_eq!(buf.retained_len(), max_retain + 10);
+    assert_eq!(buf.retained_len(), 10);
   }
 }
