@@ -101,15 +101,21 @@ impl FiniteRows {
 
     /// Renames the tree's point indices in `rows` to indices of the cloud as given.
     pub fn to_cloud_indices(&self, rows: &mut [super::Neighbors]) {
-        to_cloud_indices(self.origin.as_deref(), rows);
+        to_cloud_indices(
+            self.origin.as_deref(),
+            rows.iter_mut().flatten().map(|e| &mut e.1),
+        );
     }
 }
 
 /// Renames tree point indices to cloud indices through `origin` (`FiniteRows::origin`).
-pub fn to_cloud_indices(origin: Option<&[u32]>, rows: &mut [super::Neighbors]) {
+pub fn to_cloud_indices<'a>(
+    origin: Option<&[u32]>,
+    indices: impl IntoIterator<Item = &'a mut u32>,
+) {
     if let Some(origin) = origin {
-        for e in rows.iter_mut().flatten() {
-            e.1 = origin[e.1 as usize];
+        for i in indices {
+            *i = origin[*i as usize];
         }
     }
 }

@@ -126,11 +126,7 @@ impl Tree {
 
     /// Renames tree input indices to the indices of the cloud as published.
     fn as_input_indices(&self, mut answer: Answer) -> Answer {
-        if let Some(origin) = &self.origin {
-            for i in &mut answer.indices {
-                *i = origin[*i as usize];
-            }
-        }
+        crate::kdtree::points::to_cloud_indices(self.origin.as_deref(), &mut answer.indices);
         answer
     }
 }

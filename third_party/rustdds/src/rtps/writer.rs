@@ -1279,24 +1279,7 @@ impl Writer {
           // Answer now instead of at the next heartbeat period.
           if an.reader_sn_state.iter().next().is_none() && reader_proxy.all_acked_before <= last_seq
           {
-            let hb_message = MessageBuilder::new()
-              .ts_msg(self.endianness, Some(Timestamp::now()))
-              .heartbeat_msg(
-                self.entity_id(),
-                self.send_buffer.first_change_sequence_number(),
-                last_seq,
-                self.next_heartbeat_count(),
-                self.endianness,
-                reader_guid.entity_id,
-                false, // final_flag: request ACKNACK
-                false, // liveliness_flag
-              )
-              .add_header_and_build(self.my_guid.prefix);
-            self.send_control_to_readers(
-              DeliveryMode::Unicast,
-              hb_message,
-              &mut std::iter::once(reader_proxy),
-            );
+            self.send_heartbeat_to(reader_proxy);
           }
         }
       } // AckNack
@@ -1662,26 +1645,31 @@ impl Writer {
     // next periodic heartbeat: a 16 MB sample that lost most of its burst was
     // repaired 256 fragments per heartbeat period.
     if sent_any {
-      let hb_message = MessageBuilder::new()
-        .ts_msg(self.endianness, Some(Timestamp::now()))
-        .heartbeat_msg(
-          self.entity_id(),
-          self.send_buffer.first_change_sequence_number(),
-          self.send_buffer.last_change_sequence_number(),
-          self.next_heartbeat_count(),
-          self.endianness,
-          reader_guid.entity_id,
-          false, // final_flag: request ACKNACK
-          false, // liveliness_flag
-        )
-        .add_header_and_build(self.my_guid.prefix);
-      self.send_control_to_readers(
-        DeliveryMode::Unicast,
-        hb_message,
-        &mut std::iter::once(&*reader_proxy),
-      );
+      self.send_heartbeat_to(reader_proxy);
     }
   } // fn
+
+  /// A HEARTBEAT (final flag clear: an ACKNACK is requested) to one reader.
+  fn send_heartbeat_to(&self, reader_proxy: &RtpsReaderProxy) {
+    let hb_message = MessageBuilder::new()
+      .ts_msg(self.endianness, Some(Timestamp::now()))
+      .heartbeat_msg(
+        self.entity_id(),
+        self.send_buffer.first_change_sequence_number(),
+        self.send_buffer.last_change_sequence_number(),
+        self.next_heartbeat_count(),
+        self.endianness,
+        reader_proxy.remote_reader_guid.entity_id,
+        false, // final_flag: request ACKNACK
+        false, // liveliness_flag
+      )
+      .add_header_and_build(self.my_guid.prefix);
+    self.send_control_to_readers(
+      DeliveryMode::Unicast,
+      hb_message,
+      &mut std::iter::once(reader_proxy),
+    );
+  }
 
   /// Removes permanently cacheChanges from DDSCache.
   /// CacheChanges can be safely removed only if they are acked by all readers.
