@@ -28,7 +28,11 @@ ros_message! {
 
 ros_message! {
     "gpu_planning" / "QuadricArrangement"
-    pub struct QuadricArrangement { pub header: Header, pub count: u32, pub coefficients: Vec<f64> }
+    pub struct QuadricArrangement {
+        pub header: Header,
+        pub count: u32,
+        #[serde(with = "super::bulk")] pub coefficients: Vec<f64>,
+    }
 }
 
 ros_message! {
@@ -37,12 +41,12 @@ ros_message! {
         pub header: Header,
         pub constraint_count: u32,
         pub words_per_cell: u32,
-        pub cells: Vec<u64>,
-        pub sample_counts: Vec<u32>,
-        pub representatives: Vec<u32>,
-        pub edge_from: Vec<u32>,
-        pub edge_to: Vec<u32>,
-        pub edge_bits: Vec<u32>,
+        #[serde(with = "super::bulk")] pub cells: Vec<u64>,
+        #[serde(with = "super::bulk")] pub sample_counts: Vec<u32>,
+        #[serde(with = "super::bulk")] pub representatives: Vec<u32>,
+        #[serde(with = "super::bulk")] pub edge_from: Vec<u32>,
+        #[serde(with = "super::bulk")] pub edge_to: Vec<u32>,
+        #[serde(with = "super::bulk")] pub edge_bits: Vec<u32>,
         pub sample_count: u32,
         pub algorithm: String,
         pub compute_time_s: f64,
@@ -55,9 +59,9 @@ ros_message! {
         pub header: Header,
         pub k: u32,
         pub radius: f32,
-        pub offsets: Vec<u32>,
-        pub indices: Vec<u32>,
-        pub distances: Vec<f32>,
+        #[serde(with = "super::bulk")] pub offsets: Vec<u32>,
+        #[serde(with = "super::bulk")] pub indices: Vec<u32>,
+        #[serde(with = "super::bulk")] pub distances: Vec<f32>,
         pub dropped_queries: u32,
     }
 }
@@ -83,10 +87,10 @@ ros_message! {
     pub struct WeightedGraph {
         pub header: Header,
         pub vertex_count: u32,
-        pub edge_from: Vec<u32>,
-        pub edge_to: Vec<u32>,
-        pub weights: Vec<f32>,
-        pub integer_weights: Vec<i32>,
+        #[serde(with = "super::bulk")] pub edge_from: Vec<u32>,
+        #[serde(with = "super::bulk")] pub edge_to: Vec<u32>,
+        #[serde(with = "super::bulk")] pub weights: Vec<f32>,
+        #[serde(with = "super::bulk")] pub integer_weights: Vec<i32>,
         pub vertex_names: Vec<String>,
         pub vertex_poses: Vec<Pose>,
     }
@@ -131,7 +135,7 @@ ros_message! {
         pub success: bool,
         pub error: String,
         pub reachable: bool,
-        pub cells: Vec<u32>,
+        #[serde(with = "super::bulk")] pub cells: Vec<u32>,
         pub waypoints: Vec<Quaternion>,
     }
 }
@@ -142,7 +146,11 @@ ros_service! {
 
 ros_message! {
     "gpu_planning" / "KNearest_Request"
-    pub struct KNearestRequest { pub dimensions: u32, pub points: Vec<f32>, pub k: u32 }
+    pub struct KNearestRequest {
+        pub dimensions: u32,
+        #[serde(with = "super::bulk")] pub points: Vec<f32>,
+        pub k: u32,
+    }
 }
 ros_message! {
     "gpu_planning" / "KNearest_Response"
@@ -154,7 +162,7 @@ ros_message! {
     "gpu_planning" / "RadiusSearch_Request"
     pub struct RadiusSearchRequest {
         pub dimensions: u32,
-        pub points: Vec<f32>,
+        #[serde(with = "super::bulk")] pub points: Vec<f32>,
         pub radius: f32,
         pub max_count: u32,
     }
@@ -170,17 +178,20 @@ ros_service! {
 
 ros_message! {
     "gpu_planning" / "ShortestPath_Request"
-    pub struct ShortestPathRequest { pub sources: Vec<u32>, pub targets: Vec<u32> }
+    pub struct ShortestPathRequest {
+        #[serde(with = "super::bulk")] pub sources: Vec<u32>,
+        #[serde(with = "super::bulk")] pub targets: Vec<u32>,
+    }
 }
 ros_message! {
     "gpu_planning" / "ShortestPath_Response"
     pub struct ShortestPathResponse {
         pub success: bool,
         pub error: String,
-        pub distances: Vec<f64>,
+        #[serde(with = "super::bulk")] pub distances: Vec<f64>,
         pub reachable: Vec<bool>,
-        pub path_offsets: Vec<u32>,
-        pub path_vertices: Vec<u32>,
+        #[serde(with = "super::bulk")] pub path_offsets: Vec<u32>,
+        #[serde(with = "super::bulk")] pub path_vertices: Vec<u32>,
     }
 }
 ros_service! {

@@ -1,13 +1,14 @@
 //! Rust mirrors of the ROS 2 message types the nodes use. Field order and types follow the ROS
 //! definitions exactly, because CDR has no field names: the serde order *is* the wire format.
 //! Every type also describes its fields ([`RosMessage::fields`]) so tests can check it against
-//! the `.msg` / `.srv` files.
+//! the `.msg` / `.srv` files. Vectors of numbers go on the wire in one piece ([`bulk`]).
 
 #[macro_use]
 mod define;
 pub mod action_msgs;
 pub mod bond;
 pub mod builtin_interfaces;
+pub mod bulk;
 pub mod geometry_msgs;
 pub mod gpu_planning;
 pub mod grid_map_msgs;

@@ -20,7 +20,11 @@ ros_message! {
     /// nav2_msgs/Costmap: what nav2's costmaps publish on `costmap_raw` (row-major from cell
     /// (0, 0); 254 lethal, 253 inscribed, 255 unknown, 0..=252 free to inflated).
     "nav2_msgs" / "Costmap"
-    pub struct Costmap { pub header: Header, pub metadata: CostmapMetaData, pub data: Vec<u8> }
+    pub struct Costmap {
+        pub header: Header,
+        pub metadata: CostmapMetaData,
+        #[serde(with = "super::bulk")] pub data: Vec<u8>,
+    }
 }
 
 // nav2's planner actions (nav2_msgs/action/ComputePathToPose, ComputePathThroughPoses). The

@@ -17,7 +17,11 @@ ros_message! {
 ros_message! {
     /// nav_msgs/OccupancyGrid: row-major, row 0 at the origin; -1 unknown, 0..100 occupancy.
     "nav_msgs" / "OccupancyGrid"
-    pub struct OccupancyGrid { pub header: Header, pub info: MapMetaData, pub data: Vec<i8> }
+    pub struct OccupancyGrid {
+        pub header: Header,
+        pub info: MapMetaData,
+        #[serde(with = "super::bulk")] pub data: Vec<i8>,
+    }
 }
 
 ros_message! {

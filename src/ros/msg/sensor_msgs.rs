@@ -28,7 +28,7 @@ ros_message! {
         pub is_bigendian: bool,
         pub point_step: u32,
         pub row_step: u32,
-        pub data: Vec<u8>,
+        #[serde(with = "super::bulk")] pub data: Vec<u8>,
         pub is_dense: bool,
     }
 }
@@ -43,12 +43,16 @@ ros_message! {
         pub encoding: String,
         pub is_bigendian: u8,
         pub step: u32,
-        pub data: Vec<u8>,
+        #[serde(with = "super::bulk")] pub data: Vec<u8>,
     }
 }
 
 ros_message! {
     /// sensor_msgs/CompressedImage (inside visualization_msgs/Marker's texture).
     "sensor_msgs" / "CompressedImage"
-    pub struct CompressedImage { pub header: Header, pub format: String, pub data: Vec<u8> }
+    pub struct CompressedImage {
+        pub header: Header,
+        pub format: String,
+        #[serde(with = "super::bulk")] pub data: Vec<u8>,
+    }
 }

@@ -21,7 +21,10 @@ ros_message! {
 ros_message! {
     /// std_msgs/Float32MultiArray
     "std_msgs" / "Float32MultiArray"
-    pub struct Float32MultiArray { pub layout: MultiArrayLayout, pub data: Vec<f32> }
+    pub struct Float32MultiArray {
+        pub layout: MultiArrayLayout,
+        #[serde(with = "super::bulk")] pub data: Vec<f32>,
+    }
 }
 
 ros_message! {

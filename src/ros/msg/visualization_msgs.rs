@@ -16,7 +16,7 @@ ros_message! {
 ros_message! {
     /// visualization_msgs/MeshFile
     "visualization_msgs" / "MeshFile"
-    pub struct MeshFile { pub filename: String, pub data: Vec<u8> }
+    pub struct MeshFile { pub filename: String, #[serde(with = "super::bulk")] pub data: Vec<u8> }
 }
 
 ros_message! {
