@@ -515,6 +515,15 @@ impl DPEventLoop {
         DpTimerEvent::Writer { entity_id, event } => {
           if let Some(writer) = self.writers.get_mut(&entity_id) {
             writer.handle_timed_event(event);
+            if event == crate::rtps::writer::TimedEvent::ResumePush {
+              // Patched (gpu_planning): a paced push goes on as the doorbell's does.
+              let blocked = writer.take_blocked_sockets();
+              let local_readers = writer.local_readers();
+              for sid in blocked {
+                self.mark_writer_willing(sid, entity_id);
+              }
+              self.message_receiver.notify_data_to_readers(local_readers);
+            }
           } else if !preparing_to_stop {
             trace!("Timed event for unknown writer {entity_id:?}");
           }

@@ -48,6 +48,17 @@ impl Message {
     self.submessages.push(submessage);
   }
 
+  /// Serialized size of this message (header and submessages), as `write_to_vec_fast`
+  /// sizes its buffer. Patched (gpu_planning): the writer's pacing counts sent bytes with it.
+  pub(crate) fn len_serialized(&self) -> usize {
+    RTPS_MESSAGE_HEADER_SIZE
+      + self
+        .submessages
+        .iter()
+        .map(|s| SUBMESSAGE_HEADER_SIZE + s.header.content_length as usize)
+        .sum::<usize>()
+  }
+
   /// Serialize this outbound message into a single datagram buffer, copying the
   /// payload exactly once.
   ///

@@ -5,6 +5,7 @@ use std::{
   ops::Bound::Included,
   rc::Rc,
   sync::{atomic, mpsc::TrySendError},
+  time::Instant,
 };
 
 #[allow(unused_imports)]
@@ -108,6 +109,89 @@ pub(crate) enum SendProgress {
     cursor: SampleCursor,
     blocked: BTreeSet<SocketId>,
   },
+  /// The pacing budget ran out (see `Pacing`); resume at `cursor` on a timer.
+  Paced { cursor: SampleCursor },
+}
+
+/// Patched (gpu_planning): a token bucket over a user writer's pushed bytes, as Fast DDS's
+/// flow controllers (bytes per period) do. A multi-megabyte sample pushed as one burst
+/// overflows the reader's socket buffer (the kernel clamps it to `net.core.rmem_max`, often
+/// 4 MiB or less; Fast DDS readers keep the 208 KiB default) and most of it then arrives by
+/// NACK_FRAG repair, 256 fragments a round: a 16 MB OccupancyGrid took 550-700 ms on
+/// loopback. A writer now pushes up to `PACE_BURST` bytes at once and then at `PACE_RATE`,
+/// so samples of a megabyte or two go out as before and larger ones at a rate loopback
+/// readers keep up with. Repairs and control traffic are not paced. The environment
+/// variable GPU_PLANNING_DDS_PACE=BURST_BYTES:BYTES_PER_SECOND sets both (a rate of 0: off).
+const PACE_BURST: f64 = 2.0 * 1024.0 * 1024.0;
+const PACE_RATE: f64 = 1.0e9; // bytes per second
+/// The least budget a paced push resumes with (so a resume sends more than a datagram).
+const PACE_STEP: f64 = 256.0 * 1024.0;
+
+pub(crate) struct Pacing {
+  burst: f64,
+  rate: f64,
+  tokens: f64,
+  refilled: Instant,
+  /// A `ResumePush` is on the timer.
+  resume_scheduled: bool,
+}
+
+impl Pacing {
+  fn new() -> Self {
+    let (burst, rate) = std::env::var("GPU_PLANNING_DDS_PACE")
+      .ok()
+      .and_then(|v| Self::parse(&v))
+      .unwrap_or((PACE_BURST, PACE_RATE));
+    Self::with(burst, rate)
+  }
+
+  fn parse(v: &str) -> Option<(f64, f64)> {
+    let (b, r) = v.split_once(':')?;
+    let (b, r): (f64, f64) = (b.trim().parse().ok()?, r.trim().parse().ok()?);
+    (b.is_finite() && r.is_finite() && b >= 0.0 && r >= 0.0).then_some((b, r))
+  }
+
+  fn with(burst: f64, rate: f64) -> Self {
+    Self {
+      burst,
+      rate,
+      tokens: burst,
+      refilled: Instant::now(),
+      resume_scheduled: false,
+    }
+  }
+
+  /// Bytes that may go now (0: wait).
+  fn budget(&mut self) -> usize {
+    self.budget_at(Instant::now())
+  }
+
+  fn budget_at(&mut self, now: Instant) -> usize {
+    if self.rate <= 0.0 {
+      return usize::MAX;
+    }
+    let dt = now.saturating_duration_since(self.refilled).as_secs_f64();
+    self.tokens = (self.tokens + dt * self.rate).min(self.burst);
+    self.refilled = now;
+    if self.tokens < 1.0 {
+      0
+    } else {
+      self.tokens as usize
+    }
+  }
+
+  /// `left` of the budget was not used.
+  fn spent_down_to(&mut self, left: usize) {
+    if self.rate > 0.0 {
+      self.tokens = (left as f64).min(self.tokens);
+    }
+  }
+
+  /// How long until the budget holds `PACE_STEP` again.
+  fn wait(&self) -> std::time::Duration {
+    let missing = (PACE_STEP.min(self.burst) - self.tokens).max(0.0);
+    std::time::Duration::from_secs_f64(missing / self.rate)
+  }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +200,8 @@ pub(crate) enum TimedEvent {
   CacheCleaning,
   SendRepairData { to_reader: GUID },
   SendRepairFrags { to_reader: GUID },
+  /// A push stopped by `Pacing` goes on.
+  ResumePush,
 }
 
 // This is used to construct an actual Writer.
@@ -250,6 +336,8 @@ pub(crate) struct Writer {
   /// WouldBlock. Drained by the event loop, which enqueues this writer on those
   /// sockets' round-robin queues and arms write readiness.
   blocked_sockets: BTreeSet<SocketId>,
+  /// Patched (gpu_planning): the pushed bytes' token bucket.
+  pacing: Pacing,
 
   /// Contains timer that needs to be set to timeout with duration of
   /// self.heartbeat_period timed_event_handler sends notification when timer
@@ -357,6 +445,7 @@ impl Writer {
       last_sent: SequenceNumber::zero(),
       sample_cursor: SampleCursor::Fresh,
       blocked_sockets: BTreeSet::new(),
+      pacing: Pacing::new(),
       timed_event_timer,
       like_stateless: i.like_stateless,
       qos_policies: i.qos_policies,
@@ -412,6 +501,14 @@ impl Writer {
         event,
       },
     );
+  }
+
+  // A push stopped by pacing goes on once the budget holds PACE_STEP again.
+  fn schedule_push_resume(&mut self) {
+    if !self.pacing.resume_scheduled {
+      self.pacing.resume_scheduled = true;
+      self.schedule_timed_event(self.pacing.wait(), TimedEvent::ResumePush);
+    }
   }
 
   // Time between repair rounds for one reader. See REPAIR_INTERVAL_DEFAULT.
@@ -522,6 +619,10 @@ impl Writer {
         {
           self.schedule_repair_data(reader_guid, self.repair_interval());
         }
+      }
+      TimedEvent::ResumePush => {
+        self.pacing.resume_scheduled = false;
+        self.process_pending();
       }
       TimedEvent::SendRepairFrags {
         to_reader: reader_guid,
@@ -857,6 +958,13 @@ impl Writer {
         // every DATA). Only reliable writers piggyback a heartbeat here;
         // best-effort skips it entirely.
         let send_also_heartbeat = self.is_reliable();
+        // User data is paced (see `Pacing`); discovery is not.
+        let paced = !self.my_guid.entity_id.kind().is_built_in();
+        let mut budget = if paced { self.pacing.budget() } else { usize::MAX };
+        if budget == 0 {
+          self.schedule_push_resume();
+          return;
+        }
         let (_fragmented, progress) = {
           let target_reader_opt = match write_options.to_single_reader() {
             Some(guid) => self.readers.get(&guid), // Sending only to this reader
@@ -883,9 +991,18 @@ impl Writer {
             target_reader_opt,
             cursor,
             push_class,
+            paced.then_some(&mut budget),
           )
         };
+        if paced {
+          self.pacing.spent_down_to(budget);
+        }
         match progress {
+          SendProgress::Paced { cursor } => {
+            self.sample_cursor = cursor;
+            self.schedule_push_resume();
+            return;
+          }
           SendProgress::Complete => {
             self.last_sent = sequence_number;
             self.sample_cursor = SampleCursor::Fresh;
@@ -970,13 +1087,15 @@ impl Writer {
       target_reader_opt,
       SampleCursor::Fresh,
       TrafficClass::Control,
+      None,
     );
     fragmentation_needed
   }
 
   // Resumable bulk send of one cache change starting at `cursor`. Returns
   // whether the sample is fragmented and how far the send got (Complete, or
-  // Blocked with the cursor to resume from and the sockets that blocked).
+  // Blocked with the cursor to resume from and the sockets that blocked, or
+  // Paced once `budget` bytes went out and more remain).
   fn send_cache_change_from(
     &self,
     cc: &CacheChange,
@@ -984,6 +1103,7 @@ impl Writer {
     target_reader_opt: Option<&RtpsReaderProxy>,
     cursor: SampleCursor,
     class: TrafficClass,
+    mut budget: Option<&mut usize>,
   ) -> (bool, SendProgress) {
     // First make sure that if the data is meant for a single reader only, we do
     // not accidentally send it to everyone.
@@ -1015,7 +1135,9 @@ impl Writer {
 
     // Send the messages, either to all readers or just one, stopping at the
     // first message that a socket could not accept.
-    for (resume_cursor, msg) in messages_to_send {
+    let mut messages_to_send = messages_to_send.peekable();
+    while let Some((resume_cursor, msg)) = messages_to_send.next() {
+      let size = msg.len_serialized();
       let blocked = match target_reader_opt {
         None => self.send_message_to_readers(
           DeliveryMode::Multicast,
@@ -1038,6 +1160,14 @@ impl Writer {
             blocked,
           },
         );
+      }
+      if let Some(b) = budget.as_deref_mut() {
+        *b = b.saturating_sub(size);
+        if *b == 0 {
+          if let Some(&(next, _)) = messages_to_send.peek() {
+            return (fragmentation_needed, SendProgress::Paced { cursor: next });
+          }
+        }
       }
     }
     (fragmentation_needed, SendProgress::Complete)
@@ -2622,7 +2752,41 @@ mod tests {
   use byteorder::LittleEndian;
   use log::info;
 
-  use super::frags_per_datafrag;
+  use super::{frags_per_datafrag, Pacing, PACE_STEP};
+
+  // Patched (gpu_planning): the push pacing's token bucket.
+  #[test]
+  fn pacing_lets_a_burst_go_then_meters_the_rest() {
+    // 10 bytes at once, then one byte per millisecond.
+    let mut p = Pacing::with(10.0, 1.0e3);
+    let t0 = p.refilled;
+    let ms = |n: u64| t0 + std::time::Duration::from_millis(n);
+    assert_eq!(p.budget_at(t0), 10);
+    p.spent_down_to(0);
+    assert_eq!(p.budget_at(t0), 0);
+    // Refills at the rate, never above the burst.
+    assert_eq!(p.budget_at(ms(4)), 4);
+    p.spent_down_to(1);
+    assert_eq!(p.budget_at(ms(6)), 3);
+    assert_eq!(p.budget_at(ms(100)), 10);
+    // The wait for the next resume: PACE_STEP (or the burst, if smaller) at the rate.
+    p.spent_down_to(0);
+    assert_eq!(p.wait(), std::time::Duration::from_millis(10));
+    let big = Pacing::with(4.0 * PACE_STEP, 1.0e9);
+    assert_eq!(big.wait(), std::time::Duration::ZERO, "full bucket");
+    // A rate of 0 is no pacing.
+    let mut off = Pacing::with(0.0, 0.0);
+    assert_eq!(off.budget(), usize::MAX);
+  }
+
+  #[test]
+  fn pacing_parses_burst_and_rate() {
+    assert_eq!(Pacing::parse("2097152:1e9"), Some((2097152.0, 1e9)));
+    assert_eq!(Pacing::parse(" 0 : 0 "), Some((0.0, 0.0)));
+    for bad in ["", "1", "a:b", "-1:5", "1:inf", "1:-2"] {
+      assert_eq!(Pacing::parse(bad), None, "{bad}");
+    }
+  }
 
   // At a 1500-byte-MTU budget, a two-fragment "1 KB" sample (its serialized form
   // is slightly over the 1024-byte fragment size) packs BOTH fragments into one
@@ -2923,7 +3087,7 @@ mod tests {
               let to_reader = match event {
                 TimedEvent::SendRepairData { to_reader }
                 | TimedEvent::SendRepairFrags { to_reader } => Some(to_reader),
-                TimedEvent::Heartbeat | TimedEvent::CacheCleaning => None,
+                TimedEvent::Heartbeat | TimedEvent::CacheCleaning | TimedEvent::ResumePush => None,
               };
               if to_reader == Some(self.reader_guid) {
                 found.push(event);
