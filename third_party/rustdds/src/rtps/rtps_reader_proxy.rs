@@ -75,6 +75,9 @@ pub(crate) struct RtpsReaderProxy {
   // each reader to one repair round at a time, however many ACKNACKs arrive.
   pub repair_data_scheduled: bool,
   pub repair_frags_scheduled: bool,
+  // Patched (gpu_planning): a large sample a repair round sends in paced parts (the
+  // writer's Pacing): its sequence number and the fragment to go on from.
+  pub(crate) repair_cursor: Option<(SequenceNumber, super::writer::SampleCursor)>,
   // Count of the last ACKNACK / NACK_FRAG accepted from this reader. A reader
   // sends one ACKNACK to each of our locators; the copies carry the same count.
   pub last_acknack_count: Option<i32>,
@@ -113,6 +116,7 @@ impl RtpsReaderProxy {
       repair_mode: false,
       repair_data_scheduled: false,
       repair_frags_scheduled: false,
+      repair_cursor: None,
       last_acknack_count: None,
       last_nackfrag_count: None,
       qos,
@@ -242,6 +246,7 @@ impl RtpsReaderProxy {
       repair_mode: false,
       repair_data_scheduled: false,
       repair_frags_scheduled: false,
+      repair_cursor: None,
       last_acknack_count: None,
       last_nackfrag_count: None,
       qos: reader.qos_policy.clone(),
@@ -320,6 +325,7 @@ impl RtpsReaderProxy {
       repair_mode: false,
       repair_data_scheduled: false,
       repair_frags_scheduled: false,
+      repair_cursor: None,
       last_acknack_count: None,
       last_nackfrag_count: None,
       qos: discovered_reader_data.subscription_topic_data.qos(),

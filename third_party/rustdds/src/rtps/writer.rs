@@ -612,6 +612,14 @@ impl Writer {
         if !self.repair_backlogged(reader_guid) {
           self.handle_repair_data_send(reader_guid);
         }
+        // A sample sent in paced parts goes on as soon as the budget is back.
+        if self
+          .readers
+          .get(&reader_guid)
+          .is_some_and(|rp| rp.repair_cursor.is_some())
+        {
+          self.schedule_repair_data(reader_guid, self.pacing.wait());
+        }
         if self
           .readers
           .get(&reader_guid)
@@ -1067,31 +1075,6 @@ impl Writer {
     std::mem::take(&mut self.blocked_sockets)
   }
 
-  // Returns a boolean telling if the data had to be fragmented. This one-shot
-  // wrapper is used by the repair path (ACKNACK response). Repair is a
-  // reliability action: it must actually reach the reader, so it goes through
-  // the never-dropped `Control` queue rather than the best-effort `Bulk` path.
-  // Dropping repair on WouldBlock livelocks under sustained send congestion -
-  // the reader re-NACKs, the retransmit is dropped again, and reliable data
-  // (e.g. builtin SEDP DiscoveredWriterData) never gets delivered while a
-  // flat-out writer keeps the socket blocked.
-  fn send_cache_change(
-    &self,
-    cc: &CacheChange,
-    send_also_heartbeat: bool,
-    target_reader_opt: Option<&RtpsReaderProxy>,
-  ) -> bool {
-    let (fragmentation_needed, _progress) = self.send_cache_change_from(
-      cc,
-      send_also_heartbeat,
-      target_reader_opt,
-      SampleCursor::Fresh,
-      TrafficClass::Control,
-      None,
-    );
-    fragmentation_needed
-  }
-
   // Resumable bulk send of one cache change starting at `cursor`. Returns
   // whether the sample is fragmented and how far the send got (Complete, or
   // Blocked with the cursor to resume from and the sockets that blocked, or
@@ -1541,6 +1524,8 @@ impl Writer {
     let mut ts_active = false;
     let mut pending_gap_sent = false;
     let mut round_bytes = 0;
+    // Where the last round's paced part stopped (kept only if this round stops again).
+    let mut resume = reader_proxy.repair_cursor.take();
 
     while round_bytes < REPAIR_BATCH_MAX_BYTES {
       let Some(unsent_sn) = reader_proxy.first_unsent_change() else {
@@ -1613,9 +1598,41 @@ impl Writer {
         // Keep the order: whatever is packed so far goes first.
         self.flush_repair_datagram(&mut datagram, reader_proxy);
         ts_active = false;
-        // This emits the whole sample, including every fragment when it does
-        // not fit one datagram. A later NACK_FRAG is what arms SendRepairFrags.
-        self.send_cache_change(&cc, false, Some(reader_proxy));
+        // This emits the sample, including every fragment when it does not fit
+        // one datagram. A later NACK_FRAG is what arms SendRepairFrags.
+        // Patched (gpu_planning): metered by the writer's Pacing, as pushes are,
+        // so a late joiner's multi-megabyte historical sample (a map_server map)
+        // does not overflow its socket buffer; a part that spends the budget
+        // leaves a cursor, and the next round goes on from it.
+        let cursor = match resume.take() {
+          Some((sn, c)) if sn == unsent_sn => c,
+          _ => SampleCursor::Fresh,
+        };
+        let mut budget = self.pacing.budget();
+        if budget == 0 {
+          reader_proxy.repair_cursor = Some((unsent_sn, cursor));
+          break;
+        }
+        // Repair goes through the never-dropped Control queue: dropped on
+        // WouldBlock, it would livelock under congestion (the reader NACKs
+        // again, the retransmit is dropped again).
+        let (_, progress) = self.send_cache_change_from(
+          &cc,
+          false,
+          Some(reader_proxy),
+          cursor,
+          TrafficClass::Control,
+          Some(&mut budget),
+        );
+        self.pacing.spent_down_to(budget);
+        if let SendProgress::Paced { cursor } = progress {
+          reader_proxy.repair_cursor = Some((unsent_sn, cursor));
+          break;
+        }
+        // The last fragment is out: a HEARTBEAT now makes the reader name any it
+        // missed (NACK_FRAG) at once, not at the next periodic heartbeat, which
+        // left a late joiner's 16 MB map waiting about a second.
+        self.send_heartbeat_to(reader_proxy);
         round_bytes += payload_size + DATA_SUBMESSAGE_OVERHEAD;
       } else {
         let source_timestamp = cc.write_options.source_timestamp();
