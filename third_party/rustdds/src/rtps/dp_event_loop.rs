@@ -471,12 +471,18 @@ impl DPEventLoop {
           (writer.take_blocked_sockets(), writer.local_readers())
         }
       };
-      for sid in blocked {
-        self.mark_writer_willing(sid, eid);
-      }
-      self.message_receiver.notify_data_to_readers(local_readers);
+      self.after_push(eid, (blocked, local_readers));
     }
     false
+  }
+
+  // After a writer pushed: queue it on the sockets that blocked, and tell the
+  // participant's own readers of the new data.
+  fn after_push(&mut self, eid: EntityId, (blocked, local_readers): (BTreeSet<SocketId>, Vec<EntityId>)) {
+    for sid in blocked {
+      self.mark_writer_willing(sid, eid);
+    }
+    self.message_receiver.notify_data_to_readers(local_readers);
   }
 
   fn drain_timers(&mut self, preparing_to_stop: bool) {
@@ -517,12 +523,8 @@ impl DPEventLoop {
             writer.handle_timed_event(event);
             if event == crate::rtps::writer::TimedEvent::ResumePush {
               // Patched (gpu_planning): a paced push goes on as the doorbell's does.
-              let blocked = writer.take_blocked_sockets();
-              let local_readers = writer.local_readers();
-              for sid in blocked {
-                self.mark_writer_willing(sid, entity_id);
-              }
-              self.message_receiver.notify_data_to_readers(local_readers);
+              let pushed = (writer.take_blocked_sockets(), writer.local_readers());
+              self.after_push(entity_id, pushed);
             }
           } else if !preparing_to_stop {
             trace!("Timed event for unknown writer {entity_id:?}");

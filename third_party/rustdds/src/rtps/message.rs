@@ -78,13 +78,7 @@ impl Message {
     // Capacity hint only: `content_length` already includes the 4-byte payload
     // padding (see `Data::len_serialized`). If it were ever off the `Vec` simply
     // grows, so correctness does not depend on it being exact.
-    let total = RTPS_MESSAGE_HEADER_SIZE
-      + self
-        .submessages
-        .iter()
-        .map(|s| SUBMESSAGE_HEADER_SIZE + s.header.content_length as usize)
-        .sum::<usize>();
-
+    let total = self.len_serialized();
     let mut buf = Vec::with_capacity(total);
     self.header.write_to_stream_with_ctx(endianness, &mut buf)?;
     for sm in &self.submessages {

@@ -966,8 +966,22 @@ impl Writer {
         // every DATA). Only reliable writers piggyback a heartbeat here;
         // best-effort skips it entirely.
         let send_also_heartbeat = self.is_reliable();
-        // User data is paced (see `Pacing`); discovery is not.
-        let paced = !self.my_guid.entity_id.kind().is_built_in();
+        // Built-in (discovery) writers carry low-volume, delivery-critical
+        // SEDP/SPDP data. Their initial push must not be dropped on WouldBlock:
+        // under a flat-out user writer the send socket is perpetually congested,
+        // so a dropped DiscoveredWriterData would have to be recovered by the
+        // reliable heartbeat/ACKNACK/repair chain - which is itself starved
+        // (the shared timer barely fires under load), leaving the remote
+        // endpoint permanently undiscovered. Route discovery pushes through the
+        // never-dropped Control queue (strict priority in on_socket_writable)
+        // so discovery completes regardless of user-data congestion. User
+        // writers keep the flow-controlled Bulk path, and are paced (`Pacing`).
+        let push_class = if self.my_guid.entity_id.kind().is_built_in() {
+          TrafficClass::Control
+        } else {
+          TrafficClass::Bulk
+        };
+        let paced = push_class == TrafficClass::Bulk;
         let mut budget = if paced { self.pacing.budget() } else { usize::MAX };
         if budget == 0 {
           self.schedule_push_resume();
@@ -977,21 +991,6 @@ impl Writer {
           let target_reader_opt = match write_options.to_single_reader() {
             Some(guid) => self.readers.get(&guid), // Sending only to this reader
             None => None,                          // Sending to all matched readers
-          };
-          // Built-in (discovery) writers carry low-volume, delivery-critical
-          // SEDP/SPDP data. Their initial push must not be dropped on WouldBlock:
-          // under a flat-out user writer the send socket is perpetually congested,
-          // so a dropped DiscoveredWriterData would have to be recovered by the
-          // reliable heartbeat/ACKNACK/repair chain - which is itself starved
-          // (the shared timer barely fires under load), leaving the remote
-          // endpoint permanently undiscovered. Route discovery pushes through the
-          // never-dropped Control queue (strict priority in on_socket_writable)
-          // so discovery completes regardless of user-data congestion. User
-          // writers keep the flow-controlled Bulk path.
-          let push_class = if self.my_guid.entity_id.kind().is_built_in() {
-            TrafficClass::Control
-          } else {
-            TrafficClass::Bulk
           };
           self.send_cache_change_from(
             &cc,
