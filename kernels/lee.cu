@@ -15,6 +15,10 @@
 //   lee_bitwave_queue   the same tile runs taken from a work queue without rounds, where the
 //                       default schedule goes once rounds run narrow (corridors, mazes);
 //                       lee_bitwave_rounds_to_queue sets it up from the rounds' list
+//   lee_portal_*        the wave over the tiles' portals (cells with a move out of their tile)
+//                       on the same queue, a table of distances inside each tile crossing it
+//                       in one step, then every tile filled from its border (see below): where
+//                       the adaptive default goes instead of the queue when the tables fit
 //   lee_descend         the path from the start down the labels, in one block
 //   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same path when it is long
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
@@ -337,6 +341,11 @@ __device__ __forceinline__ void bw_load_labels(const u32 *labels, u32 w, u32 h, 
 // until the end; then writes the labels it improved and returns bit k set when the tile in
 // direction k must run again (bw_sides). `old` is this warp's 32 x BW_ROW labels of shared
 // memory.
+//
+// FILL (lee_portal_fill): the border cells' own labels are the seeds instead of the outside
+// offers, and the goal seeds whatever its label: the portals' labels are final there (see the
+// portal schedule below), and the run fills the tile's inside from them.
+template <bool FILL>
 __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h, u32 wwords,
                        u32 ndirs, u32 tiles_x, u32 t, u64 goal, u32 *old) {
     const u32 lane = threadIdx.x & 31;
@@ -363,30 +372,43 @@ __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h
     u32 sl = UNREACHED, sr = UNREACHED, st0 = UNREACHED, st1 = UNREACHED, sb0 = UNREACHED,
         sb1 = UNREACHED, sg = UNREACHED;
     u64 gbit = 0;
-    if (row_in) {
+    if (FILL) {
+        // Own labels (below, once loaded); only cells on the grid may seed.
+    } else if (row_in) {
         sl = bw_offer(bw_moves(P, 0), labels, w, x0, y, x0, y0);
         if (x0 + 63 < w) sr = bw_offer(bw_moves(P, 63), labels, w, x0 + 63, y, x0, y0);
     }
-    if (x0 + lane < w) {
+    if (!FILL && x0 + lane < w) {
         st0 = bw_offer(mt0, labels, w, x0 + lane, y0, x0, y0);
         // A tile cut by the grid's bottom edge has no cell below it: its last row only has
         // outside neighbours to the sides, which the left/right seeds cover.
         if (rlast == 31) sb0 = bw_offer(mb0, labels, w, x0 + lane, ylast, x0, y0);
     }
-    if (x0 + lane + 32 < w) {
+    if (!FILL && x0 + lane + 32 < w) {
         st1 = bw_offer(mt1, labels, w, x0 + lane + 32, y0, x0, y0);
         if (rlast == 31) sb1 = bw_offer(mb1, labels, w, x0 + lane + 32, ylast, x0, y0);
     }
     // The tile's labels: all loads are issued before any is used.
     bw_load_labels(labels, w, h, x0, y0, old);
-    const auto beats = [](u32 offer, u32 label) { return offer < label ? offer : UNREACHED; };
-    sl = beats(sl, old[lane * BW_ROW]);
-    sr = beats(sr, old[lane * BW_ROW + 63]);
-    st0 = beats(st0, old[lane]);
-    st1 = beats(st1, old[lane + 32]);
-    sb0 = beats(sb0, old[31 * BW_ROW + lane]);
-    sb1 = beats(sb1, old[31 * BW_ROW + lane + 32]);
-    if (row_in && goal / w == y && goal % w - x0 < 64u && old[lane * BW_ROW + (goal % w - x0)] > 0) {
+    if (FILL) {
+        const bool in0 = x0 + lane < w, in1 = x0 + lane + 32 < w;
+        if (row_in) sl = old[lane * BW_ROW];
+        if (row_in && x0 + 63 < w) sr = old[lane * BW_ROW + 63];
+        if (in0) st0 = old[lane];
+        if (in1) st1 = old[lane + 32];
+        if (rlast == 31 && in0) sb0 = old[31 * BW_ROW + lane];
+        if (rlast == 31 && in1) sb1 = old[31 * BW_ROW + lane + 32];
+    } else {
+        const auto beats = [](u32 offer, u32 label) { return offer < label ? offer : UNREACHED; };
+        sl = beats(sl, old[lane * BW_ROW]);
+        sr = beats(sr, old[lane * BW_ROW + 63]);
+        st0 = beats(st0, old[lane]);
+        st1 = beats(st1, old[lane + 32]);
+        sb0 = beats(sb0, old[31 * BW_ROW + lane]);
+        sb1 = beats(sb1, old[31 * BW_ROW + lane + 32]);
+    }
+    if (row_in && goal / w == y && goal % w - x0 < 64u &&
+        (FILL || old[lane * BW_ROW + (goal % w - x0)] > 0)) {
         sg = 0;
         gbit = 1ull << (goal % w - x0);
     }
@@ -399,12 +421,14 @@ __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h
     for (int o = 16; o > 0; o >>= 1) hi = max(hi, __shfl_xor_sync(FULL_MASK, hi, o));
 
     // Cells already at or below the smallest seed cannot improve: the wave treats them as
-    // visited (cells outside the grid hold 0).
+    // visited (cells outside the grid hold 0). A FILL run's seeds hold their own labels, so
+    // there only cells below the smallest seed are.
     u64 V = 0;
+    const u32 settled = FILL ? lo : lo + 1;
 #pragma unroll 8
     for (u32 r = 0; r < 32; ++r) {
-        const u64 blk = (u64)__ballot_sync(FULL_MASK, old[r * BW_ROW + lane] <= lo) |
-                        ((u64)__ballot_sync(FULL_MASK, old[r * BW_ROW + lane + 32] <= lo) << 32);
+        const u64 blk = (u64)__ballot_sync(FULL_MASK, old[r * BW_ROW + lane] < settled) |
+                        ((u64)__ballot_sync(FULL_MASK, old[r * BW_ROW + lane + 32] < settled) << 32);
         if (lane == r) V = blk;
     }
 
@@ -559,7 +583,7 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
         // Entry e goes to block e % gridDim.x: a round with few tiles spreads over all SMs.
         for (u32 e = warp * gridDim.x + blockIdx.x; e < count; e += gridDim.x * warps) {
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
-            const u32 flags = bw_tile(planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
+            const u32 flags = bw_tile<false>(planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
             // Tell the neighbours on whose side a border cell improved (next round).
             const u32 nb = bw_neighbour(t, flags, threadIdx.x & 31, ndirs, tiles_x, tiles_y);
             if (nb != UNREACHED) bw_push(nb, lists, counts, queued, ntiles, round);
@@ -680,10 +704,11 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
     }
 }
 
-extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
+// The queue's loop, whatever a tile run is: `run(t)` runs tile t on this warp and returns bit
+// k set when the tile in direction k must run again.
+template <typename Run>
+__device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
     const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
-    extern __shared__ u32 smem[];
-    u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
     u32 visits = 0;
     while (true) {
         u32 t = lane == 0 ? bwq_take(a, ntiles) : 0u;
@@ -694,8 +719,7 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
         // this run misses sets QUEUED, and the tile runs again.
         __threadfence();
         __syncwarp();
-        const u32 flags =
-            bw_tile(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t, a.goal, old);
+        const u32 flags = run(t);
         // The labels reach L2 before any neighbour can be told of them.
         __threadfence();
         __syncwarp();
@@ -714,6 +738,292 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
         ++visits;
     }
     if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
+}
+
+extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
+    extern __shared__ u32 smem[];
+    u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
+    bwq_loop(a, [&](u32 t) {
+        return bw_tile<false>(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t,
+                              a.goal, old);
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Portals (where the adaptive default goes once rounds run narrow, and the portals-only
+// schedule throughout). On a maze the queue's tile runs step through every level of the wave
+// inside each tile, one dependent step per level, and the wave needs dozens of levels to cross
+// a tile. Here a tile is crossed in one step. A portal is a cell with an allowed move out of
+// its tile; for every tile the distances inside it between its portals are found once per map
+// (lee_portal_dist: a BFS from each portal, all tiles at once). The wave then runs over the
+// portals alone, on the work queue above: a tile run takes the portals whose labels fell since
+// the tile last applied them, lowers the tile's other portals through its table, and lowers
+// the cells those portals move to in other tiles (atomicMin; such a cell is a portal too, as
+// moves are symmetric), queueing their tiles. When nothing is queued every portal holds its
+// distance: a shortest path is a chain of stretches inside tiles between portals and moves
+// between tiles, and each link was applied by a run that started after its first end's label
+// was final. lee_portal_fill then fills every tile from its border labels (bw_tile<true>).
+//
+// Per map: poff[t] where tile t's portals start (poff[ntiles] = all portals); pinfo[i] = the
+// portal's cell in its tile (row * 64 + column) | its moves out of the tile << 16, in row-major
+// order; doff[t] where tile t's k x k table starts in dist (PT_FAR: not connected inside the
+// tile). Per query: mark[i] = the label portal i had when a run last applied it.
+// ---------------------------------------------------------------------------------------------
+
+#define PT_MAX 192 /* portals a 64 x 32 tile can have: 2 x 64 + 2 x 30 = 188 */
+#define PT_CHUNKS (PT_MAX / 32)
+#define PT_FAR 0xffffu
+#define PT_DIST_THREADS 256
+
+// This lane's row of tile column tx (row y of the grid) as bit planes.
+__device__ __forceinline__ void pt_planes(const u64 *__restrict__ planes, u32 h, u32 wwords,
+                                          u32 ndirs, u32 tx, u32 y, u64 (&P)[8]) {
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k)
+        P[k] = (k < ndirs && y < h) ? planes[((u64)k * h + y) * wwords + tx] : 0ull;
+}
+
+// The cells of this lane's row (planes P, row `lane` of its tile) with a move out of the tile.
+__device__ __forceinline__ u64 pt_row(const u64 (&P)[8], u32 lane, u32 ndirs) {
+    constexpr u64 FIRST = 1ull, LAST = 1ull << 63;
+    u64 m = (P[0] & FIRST) | (P[2] & LAST);
+    if (lane == 0) m |= P[1];
+    if (lane == 31) m |= P[3];
+    if (ndirs == 8) {
+        m |= ((P[4] | P[7]) & FIRST) | ((P[5] | P[6]) & LAST);
+        if (lane == 0) m |= P[4] | P[5];
+        if (lane == 31) m |= P[6] | P[7];
+    }
+    return m;
+}
+
+__device__ __forceinline__ u32 warp_exclusive_sum(u32 v) {
+    const u32 lane = threadIdx.x & 31;
+    u32 s = v;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        const u32 n = __shfl_up_sync(FULL_MASK, s, o);
+        if (lane >= o) s += n;
+    }
+    return s - v;
+}
+
+// Warps stride over the tiles (the loop is warp-uniform).
+#define PT_FOR_EACH_TILE(t, ntiles)                                                                \
+    for (u32 t = (u32)(((u64)blockIdx.x * blockDim.x + threadIdx.x) >> 5); t < (ntiles);         \
+         t += (u32)(((u64)gridDim.x * blockDim.x) >> 5))
+
+extern "C" __global__ void lee_portal_count(const u64 *__restrict__ planes, u32 h, u32 wwords,
+                                            u32 ndirs, u32 tiles_x, u32 tiles_y, u32 *pcount) {
+    const u32 lane = threadIdx.x & 31;
+    PT_FOR_EACH_TILE(t, tiles_x * tiles_y) {
+        u64 P[8];
+        pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
+        const u32 c = __reduce_add_sync(FULL_MASK, (u32)__popcll(pt_row(P, lane, ndirs)));
+        if (lane == 0) pcount[t] = c;
+    }
+}
+
+extern "C" __global__ void lee_portal_list(const u64 *__restrict__ planes, u32 h, u32 wwords,
+                                           u32 ndirs, u32 tiles_x, u32 tiles_y,
+                                           const u32 *__restrict__ poff, u32 *pinfo) {
+    const u32 lane = threadIdx.x & 31;
+    PT_FOR_EACH_TILE(t, tiles_x * tiles_y) {
+        u64 P[8];
+        pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
+        u64 m = pt_row(P, lane, ndirs);
+        u32 at = poff[t] + warp_exclusive_sum((u32)__popcll(m));
+        while (m) {
+            const u32 j = __ffsll((long long)m) - 1;
+            m &= m - 1;
+            u32 out = 0;
+            for (u32 k = 0; k < ndirs; ++k) {
+                const int cx = (int)j + DX[k], cy = (int)lane + DY[k];
+                if (((P[k] >> j) & 1ull) && (cx < 0 || cx >= 64 || cy < 0 || cy >= 32))
+                    out |= 1u << k;
+            }
+            pinfo[at++] = (lane * 64 + j) | (out << 16);
+        }
+    }
+}
+
+// One warp per portal: a BFS inside its tile from it, on the tile's bit planes; row i of the
+// tile's table holds the level at which each portal was reached.
+extern "C" __global__ void __launch_bounds__(PT_DIST_THREADS)
+lee_portal_dist(const u64 *__restrict__ planes, u32 h, u32 wwords, u32 ndirs, u32 tiles_x,
+                u32 tiles_y, const u32 *__restrict__ poff, const u32 *__restrict__ pinfo,
+                const u64 *__restrict__ doff, unsigned short *dist, u32 total) {
+    __shared__ unsigned short found_all[PT_DIST_THREADS / 32][PT_MAX];
+    const u32 lane = threadIdx.x & 31, ntiles = tiles_x * tiles_y;
+    unsigned short *found = found_all[threadIdx.x >> 5];
+    PT_FOR_EACH_TILE(g, total) {
+        // The tile of portal g: the last t with poff[t] <= g (tiles without portals share
+        // their successor's start).
+        u32 lo = 0, hi = ntiles;
+        while (hi - lo > 1) {
+            const u32 mid = (lo + hi) / 2;
+            if (poff[mid] <= g) lo = mid; else hi = mid;
+        }
+        const u32 t = lo, base = poff[t], k = poff[t + 1] - base, i = g - base;
+        u64 P[8];
+        pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
+        const u64 m = pt_row(P, lane, ndirs);
+        const u32 before = warp_exclusive_sum((u32)__popcll(m));
+        for (u32 j = lane; j < k; j += 32) found[j] = PT_FAR;
+        __syncwarp();
+        const u32 src = pinfo[g] & 0xffffu;
+        u64 F = lane == src / 64 ? 1ull << (src % 64) : 0ull, V = F;
+        if (F) found[i] = 0;
+        for (u32 L = 1;; ++L) {
+            u64 up = __shfl_up_sync(FULL_MASK, F, 1), down = __shfl_down_sync(FULL_MASK, F, 1);
+            if (lane == 0) up = 0;
+            if (lane == 31) down = 0;
+            u64 c = (P[0] & (F << 1)) | (P[1] & up) | (P[2] & (F >> 1)) | (P[3] & down);
+            if (ndirs == 8)
+                c |= (P[4] & (up << 1)) | (P[5] & (up >> 1)) | (P[6] & (down >> 1)) |
+                     (P[7] & (down << 1));
+            c &= ~V;
+            V |= c;
+            F = c;
+            for (u64 hit = c & m; hit; hit &= hit - 1) {
+                const u32 j = __ffsll((long long)hit) - 1;
+                found[before + __popcll(m & ((1ull << j) - 1))] = (unsigned short)L;
+            }
+            if (!__any_sync(FULL_MASK, F != 0)) break;
+        }
+        __syncwarp();
+        unsigned short *row = dist + doff[t] + (u64)i * k;
+        for (u32 j = lane; j < k; j += 32) row[j] = found[j];
+        __syncwarp();
+    }
+}
+
+// Every tile queued (each applies its portals once: labels the rounds or the goal's tile
+// already set), every mark cleared.
+extern "C" __global__ void lee_portal_queue_all(u64 *ring, u32 *tile_state, u32 *ctl, u32 *mark,
+                                                u32 ntiles, u32 total) {
+    GRID_STRIDE(i, max(ntiles, total)) {
+        if (i < ntiles) {
+            ring[i] = ((u64)(i + 1) << 32) | i;
+            tile_state[i] = BWQ_QUEUED;
+        }
+        if (i < total) mark[i] = UNREACHED;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctl[BWQ_HEAD] = 0;
+        ctl[BWQ_TAIL] = ntiles;
+        ctl[BWQ_PENDING] = ntiles;
+        ctl[BWQ_VISITS] = 0;
+    }
+}
+
+// lee_portal_queue's arguments (src/lee/gpu/portals.rs's PortalArgs, #[repr(C)], the same
+// fields in the same order).
+struct PortalArgs {
+    BitwaveQueueArgs q;
+    const u32 *poff, *pinfo;
+    const u64 *doff;
+    const unsigned short *dist;
+    u32 *mark;
+};
+
+// Direction index (DX, DY order) of the neighbouring tile at offset (dx, dy).
+__device__ __forceinline__ u32 pt_dir(int dx, int dy) {
+    if (dy == 0) return dx < 0 ? 0u : 2u;
+    if (dx == 0) return dy < 0 ? 1u : 3u;
+    if (dy < 0) return dx < 0 ? 4u : 5u;
+    return dx > 0 ? 6u : 7u;
+}
+
+// One run of tile t over its portals (lab, info: this warp's PT_MAX words each of shared
+// memory); returns bit k set when the tile in direction k had a cell lowered.
+__device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
+    const BitwaveQueueArgs &a = p.q;
+    const u32 lane = threadIdx.x & 31, base = p.poff[t], k = p.poff[t + 1] - base;
+    if (k == 0) return 0;
+    const u32 x0 = (t % a.tiles_x) * 64, y0 = (t / a.tiles_x) * 32;
+    // The portals' labels, and which fell since this tile last applied them.
+    u32 changed[PT_CHUNKS], any = 0;
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        const u32 j = c * 32 + lane;
+        bool fell = false;
+        if (j < k) {
+            const u32 in = p.pinfo[base + j], cell = in & 0xffffu;
+            const u32 l = __ldcg(&a.labels[(u64)(y0 + cell / 64) * a.w + x0 + cell % 64]);
+            info[j] = in;
+            lab[j] = l;
+            fell = l < __ldcg(&p.mark[base + j]);
+        }
+        changed[c] = __ballot_sync(FULL_MASK, fell);
+        any |= changed[c];
+    }
+    if (!any) return 0;
+    __syncwarp();
+    // Through the table: each fallen portal's row offers its label plus the distance inside.
+    u32 best[PT_CHUNKS];
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = c * 32 + lane < k ? lab[c * 32 + lane] : UNREACHED;
+    const unsigned short *table = p.dist + p.doff[t];
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        for (u32 bits = changed[c]; bits; bits &= bits - 1) {
+            const u32 i = c * 32 + __ffs(bits) - 1, li = lab[i];
+            const unsigned short *row = table + (u64)i * k;
+#pragma unroll
+            for (u32 c2 = 0; c2 < PT_CHUNKS; ++c2) {
+                const u32 j = c2 * 32 + lane;
+                if (j < k) {
+                    const u32 d = row[j];
+                    if (d != PT_FAR) best[c2] = min(best[c2], li + d);
+                }
+            }
+        }
+    }
+    // Lower what the table improved; then every portal that fell or was lowered offers its
+    // label + 1 to the cells it moves to in other tiles.
+    u32 flags = 0;
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        const u32 j = c * 32 + lane;
+        if (j >= k) continue;
+        const u32 in = info[j], cell = in & 0xffffu;
+        const u32 cx = x0 + cell % 64, cy = y0 + cell / 64;
+        u32 l = lab[j];
+        bool offer = (changed[c] >> lane) & 1u;
+        if (best[c] < l) {
+            atomicMin(&a.labels[(u64)cy * a.w + cx], best[c]);
+            l = best[c];
+            offer = true;
+        }
+        if (!offer) continue;
+        p.mark[base + j] = l;
+        const u32 out = in >> 16;
+        for (u32 d = 0; d < 8; ++d) {
+            if (!((out >> d) & 1u)) continue;
+            const u32 nx = cx + DX[d], ny = cy + DY[d];
+            if (atomicMin(&a.labels[(u64)ny * a.w + nx], l + 1) > l + 1) {
+                const int dx = nx < x0 ? -1 : (nx >= x0 + 64 ? 1 : 0);
+                const int dy = ny < y0 ? -1 : (ny >= y0 + 32 ? 1 : 0);
+                flags |= 1u << pt_dir(dx, dy);
+            }
+        }
+    }
+    return __reduce_or_sync(FULL_MASK, flags);
+}
+
+extern "C" __global__ void lee_portal_queue(const PortalArgs p) {
+    extern __shared__ u32 smem[];
+    u32 *lab = smem + (threadIdx.x >> 5) * 2 * PT_MAX, *info = lab + PT_MAX;
+    bwq_loop(p.q, [&](u32 t) { return pt_run(p, t, lab, info); });
+}
+
+// Every tile filled from its border cells' labels (final at the portals) and the goal.
+extern "C" __global__ void lee_portal_fill(const BitwaveQueueArgs a) {
+    extern __shared__ u32 smem[];
+    u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
+    PT_FOR_EACH_TILE(t, a.tiles_x * a.tiles_y)
+        bw_tile<true>(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t, a.goal, old);
 }
 
 // ---------------------------------------------------------------------------------------------

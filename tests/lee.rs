@@ -291,7 +291,12 @@ fn check_every_schedule(
     what: &str,
     mut after: impl FnMut(Schedule),
 ) {
-    for schedule in [Schedule::Adaptive, Schedule::Queue, Schedule::Rounds] {
+    for schedule in [
+        Schedule::Adaptive,
+        Schedule::Queue,
+        Schedule::Rounds,
+        Schedule::Portals,
+    ] {
         p.set_bitwave_schedule(schedule);
         let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
         assert!(field == expected, "{what} {schedule:?}: labels differ");
@@ -359,7 +364,8 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
 
 /// The work queue's tiles run in whatever order the warps take them, so its races show only
 /// over many runs: fields on mid-size grids of every terrain from many goals, each equal to
-/// the CPU's, on every schedule (the maze's rounds hand over to the queue when adaptive).
+/// the CPU's, on every schedule (the maze's rounds hand over to the portals when adaptive,
+/// and the portals-only schedule runs on every terrain).
 #[test]
 fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     let Some(rt) = cuda_or_skip("gpu_bitwave_queue_matches_cpu_from_many_goals") else {
@@ -369,6 +375,9 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     let seed = gpu_planning::compute::testing::seed(0x9e7e);
     // Whether an adaptive field on the 1000² maze went from rounds to the queue.
     let mut handed_over = false;
+    // Whether an adaptive field on the 1000² maze went over the portals, and the portals-only
+    // fields on mazes: (all, those that went over the portals).
+    let (mut adaptive_portals, mut maze_fields) = (false, (0u32, 0u32));
     for (case, (w, h)) in [(517u32, 301u32), (1000, 1000), (2049, 127)]
         .into_iter()
         .enumerate()
@@ -400,17 +409,31 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
                 let expected = cpu::distance_field(&grid, goal);
                 let what = format!("{w}x{h} {conn:?} terrain {terrain} goal {goal:?}");
                 check_every_schedule(&p, goal, &expected, &what, |schedule| {
+                    let portals = p.last_used_portals() == Some(true);
                     if schedule == Schedule::Adaptive && terrain == 2 && w == 1000 {
                         handed_over |=
                             p.last_rounds().unwrap_or(0) > 0 && p.last_tile_runs().unwrap_or(0) > 0;
+                        adaptive_portals |= portals;
+                    }
+                    if schedule == Schedule::Portals && terrain == 2 {
+                        maze_fields.0 += 1;
+                        maze_fields.1 += portals as u32;
                     }
                 });
             }
         }
     }
     assert!(
-        handed_over,
-        "no adaptive field on the 1000² maze handed its rounds over to the work queue"
+        handed_over && adaptive_portals,
+        "no adaptive field on the 1000² maze handed its rounds over to the portals"
+    );
+    // A maze spans its grid, and every grid here is many tiles: the goal's tile alone never
+    // holds the whole field.
+    assert!(
+        maze_fields.0 > 0 && maze_fields.1 == maze_fields.0,
+        "{} of {} portals-only maze fields went over the portals",
+        maze_fields.1,
+        maze_fields.0
     );
 }
 

@@ -30,9 +30,9 @@ pub struct Args {
     /// Write the terrains as .npy here, for the peer scripts.
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
-    /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds and
-    /// bitwave-queue are bitwave on one schedule only (bitwave: rounds, then the work queue
-    /// once rounds run narrow).
+    /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds,
+    /// bitwave-queue and bitwave-portals are bitwave on one schedule only (bitwave: rounds,
+    /// then the portals once rounds run narrow).
     #[arg(
         long,
         value_delimiter = ',',
@@ -81,6 +81,7 @@ impl Args {
             .map(|m| match m.as_str() {
                 "bitwave-rounds" => Ok((MemoryModel::Bitwave, Schedule::Rounds)),
                 "bitwave-queue" => Ok((MemoryModel::Bitwave, Schedule::Queue)),
+                "bitwave-portals" => Ok((MemoryModel::Bitwave, Schedule::Portals)),
                 m => m.parse().map(|model| (model, Schedule::Adaptive)),
             })
             .collect::<Result<Vec<(MemoryModel, Schedule)>>>()?;
@@ -221,6 +222,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                     let label = match (model, schedule) {
                         (MemoryModel::Bitwave, Schedule::Rounds) => "cuda bitwave-rounds".into(),
                         (MemoryModel::Bitwave, Schedule::Queue) => "cuda bitwave-queue".into(),
+                        (MemoryModel::Bitwave, Schedule::Portals) => "cuda bitwave-portals".into(),
                         _ => format!("cuda {model:?}").to_lowercase(),
                     };
                     runs.push((label, backend.clone(), config, schedule));
@@ -267,12 +269,19 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                         "{terrain} {n}²: {label} labels differ from the CPU BFS"
                     )));
                 }
+                let runs = if planner.last_used_portals() == Some(true) {
+                    // The tables are built once per map, by the first query (the warm-up).
+                    let build = planner.portal_build_us().unwrap_or(0) as f64 / 1e3;
+                    format!("portal tile runs; tables built once in {build:.2} ms")
+                } else {
+                    "queued tile runs".to_string()
+                };
                 let label = match (planner.last_rounds(), planner.last_tile_runs()) {
                     (Some(r), Some(q)) if config.memory_model == MemoryModel::Bitwave => {
                         match (r, q) {
                             (r, 0) => format!("{label} ({r} rounds)"),
-                            (0, q) => format!("{label} ({q} queued tile runs)"),
-                            (r, q) => format!("{label} ({r} rounds, {q} queued tile runs)"),
+                            (0, q) => format!("{label} ({q} {runs})"),
+                            (r, q) => format!("{label} ({r} rounds, {q} {runs})"),
                         }
                     }
                     _ => label,

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::sync::lock;
 
 mod bitwave;
+mod portals;
 
 use bitwave::narrow_from_env;
 
@@ -106,6 +107,12 @@ struct Kernels {
     bitwave_rounds: CudaFunction,
     bitwave_rounds_to_queue: CudaFunction,
     bitwave_queue: CudaFunction,
+    portal_count: CudaFunction,
+    portal_list: CudaFunction,
+    portal_dist: CudaFunction,
+    portal_queue_all: CudaFunction,
+    portal_queue: CudaFunction,
+    portal_fill: CudaFunction,
     descend: CudaFunction,
     next: CudaFunction,
     jump: CudaFunction,
@@ -130,6 +137,9 @@ struct Scratch {
     /// Path cells of the last descent; grown when a path does not fit.
     path: CudaSlice<u32>,
     path_cap: usize,
+    /// Bitwave's portals and their tables, built on first use: Some(None) when they do not
+    /// fit (src/lee/gpu/portals.rs).
+    portals: Option<Option<portals::Portals>>,
 }
 
 pub struct DeviceGrid {
@@ -148,6 +158,10 @@ pub struct DeviceGrid {
     /// Bitwave rounds and work-queue tile runs of the last query, for benchmarks.
     rounds: std::sync::atomic::AtomicU32,
     tile_runs: std::sync::atomic::AtomicU32,
+    /// Whether the last query's wave went over the portals, and how long (µs) building their
+    /// tables took, for benchmarks.
+    portals_used: std::sync::atomic::AtomicBool,
+    portal_build_us: std::sync::atomic::AtomicU64,
     /// Bitwave's schedule, and the adaptive one's hand-over (tiles, rounds).
     schedule: Mutex<Schedule>,
     narrow: (u32, u32),
@@ -187,6 +201,12 @@ impl DeviceGrid {
             bitwave_rounds: f("lee_bitwave_rounds")?,
             bitwave_rounds_to_queue: f("lee_bitwave_rounds_to_queue")?,
             bitwave_queue: f("lee_bitwave_queue")?,
+            portal_count: f("lee_portal_count")?,
+            portal_list: f("lee_portal_list")?,
+            portal_dist: f("lee_portal_dist")?,
+            portal_queue_all: f("lee_portal_queue_all")?,
+            portal_queue: f("lee_portal_queue")?,
+            portal_fill: f("lee_portal_fill")?,
             descend: f("lee_descend")?,
             next: f("lee_next")?,
             jump: f("lee_jump")?,
@@ -244,9 +264,12 @@ impl DeviceGrid {
                 state: rt.alloc_zeros::<u32>(STATE_SLOTS)?,
                 path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
                 path_cap: PATH_CAP_START.min(n).max(1),
+                portals: None,
             }),
             rounds: std::sync::atomic::AtomicU32::new(0),
             tile_runs: std::sync::atomic::AtomicU32::new(0),
+            portals_used: std::sync::atomic::AtomicBool::new(false),
+            portal_build_us: std::sync::atomic::AtomicU64::new(0),
             schedule: Mutex::new(Schedule::from_env()),
             narrow: narrow_from_env(),
             long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
@@ -613,9 +636,20 @@ impl DeviceGrid {
         self.rounds.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Tiles the last query ran on the work queue.
+    /// Tiles the last query ran on the work queue (its own tiles or the portals').
     pub fn last_tile_runs(&self) -> u32 {
         self.tile_runs.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the last query's wave went over the portals.
+    pub fn last_used_portals(&self) -> bool {
+        self.portals_used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How long building the portals' tables took (µs; 0: not built), once per grid.
+    pub fn portal_build_us(&self) -> u64 {
+        self.portal_build_us
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     pub fn synchronize(&self) -> Result<()> {

@@ -179,6 +179,17 @@ impl Planner {
         self.device.as_ref().map(|d| d.last_tile_runs())
     }
 
+    /// Whether the last CUDA query's wave went over bitwave's portals (None on the CPU).
+    pub fn last_used_portals(&self) -> Option<bool> {
+        self.device.as_ref().map(|d| d.last_used_portals())
+    }
+
+    /// How long building bitwave's portal tables took on CUDA, in µs (None on the CPU, 0
+    /// before any query needed them).
+    pub fn portal_build_us(&self) -> Option<u64> {
+        self.device.as_ref().map(|d| d.portal_build_us())
+    }
+
     /// Wave numbers from `goal` over the whole grid.
     pub fn distance_field(&self, goal: (i64, i64)) -> Result<Vec<u32>> {
         let goal = self.grid.check_cell("goal", goal)?;

@@ -21,7 +21,7 @@ const BW_MAX_WARPS: u32 = 4;
 /// nothing); bounds how long one launch holds the device.
 const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
 /// The same bound for the work queue: tiles one launch may take.
-const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
+pub(super) const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
 
 /// The adaptive schedule hands the wave to the work queue after this many rounds in a row
 /// that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
@@ -58,34 +58,39 @@ fn parse_narrow(v: &str) -> Option<(u32, u32)> {
 /// How bitwave orders its tile runs (kernels/lee.cu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
-    /// The default: rounds while the wave is wide, the work queue once rounds run narrow
-    /// (corridors, mazes).
+    /// The default: rounds while the wave is wide, the portals once rounds run narrow
+    /// (corridors, mazes), or the work queue where the portals' tables do not fit.
     Adaptive,
     /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
     Rounds,
     /// The work queue only: a warp takes the next queued tile as soon as it is free.
     Queue,
+    /// The goal's tile, then the portals (src/lee/gpu/portals.rs) where their tables fit,
+    /// else the work queue.
+    Portals,
 }
 
 impl Schedule {
-    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds or queue (for
+    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds, queue or portals (for
     /// benchmarks that compare them); unset or adaptive, adaptive (anything else is logged).
     pub fn from_env() -> Schedule {
         let v = std::env::var("GPU_PLANNING_LEE_SCHEDULE").unwrap_or_default();
         Schedule::parse(&v).unwrap_or_else(|| {
             tracing::warn!(
-                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds or queue; using adaptive"
+                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds, queue or portals; \
+                 using adaptive"
             );
             Schedule::Adaptive
         })
     }
 
-    /// adaptive (or empty), rounds, queue.
+    /// adaptive (or empty), rounds, queue, portals.
     fn parse(v: &str) -> Option<Schedule> {
         match v {
             "" | "adaptive" => Some(Schedule::Adaptive),
             "rounds" => Some(Schedule::Rounds),
             "queue" => Some(Schedule::Queue),
+            "portals" => Some(Schedule::Portals),
             _ => None,
         }
     }
@@ -96,7 +101,7 @@ impl Schedule {
 /// six u32 is 40 bytes aligned to 8, so the fields after it sit where the flat C ones do.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct BitwaveGrid {
+pub(super) struct BitwaveGrid {
     planes: sys::CUdeviceptr,
     labels: sys::CUdeviceptr,
     w: u32,
@@ -132,20 +137,20 @@ unsafe impl DeviceRepr for BitwaveArgs {}
 /// same order).
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct BitwaveQueueArgs {
-    grid: BitwaveGrid,
-    ring: sys::CUdeviceptr,
-    tile_state: sys::CUdeviceptr,
-    ctl: sys::CUdeviceptr,
-    visit_limit: u32,
-    goal: u64,
+pub(super) struct BitwaveQueueArgs {
+    pub(super) grid: BitwaveGrid,
+    pub(super) ring: sys::CUdeviceptr,
+    pub(super) tile_state: sys::CUdeviceptr,
+    pub(super) ctl: sys::CUdeviceptr,
+    pub(super) visit_limit: u32,
+    pub(super) goal: u64,
 }
 
 // SAFETY: as for BitwaveArgs.
 unsafe impl DeviceRepr for BitwaveQueueArgs {}
 
 /// The launch of a grid-stride kernel over the tiles (the lists' and the queue's set-up).
-fn per_tile_launch(ntiles: u32) -> LaunchConfig {
+pub(super) fn per_tile_launch(ntiles: u32) -> LaunchConfig {
     LaunchConfig {
         grid_dim: (ntiles.div_ceil(256).clamp(1, 4096), 1, 1),
         block_dim: (256, 1, 1),
@@ -167,23 +172,35 @@ impl DeviceGrid {
         self.rounds.store(0, std::sync::atomic::Ordering::Relaxed);
         self.tile_runs
             .store(0, std::sync::atomic::Ordering::Relaxed);
+        self.portals_used
+            .store(false, std::sync::atomic::Ordering::Relaxed);
         if schedule == Schedule::Queue {
             // Round 1's list holds the goal's tile: the queue starts from it.
             self.bitwave_init(scratch, goal_idx)?;
             self.bitwave_queue(scratch, goal_idx, config, start, 1)
         } else {
-            self.bitwave_rounds(
-                scratch,
-                goal_idx,
-                config,
-                start,
-                schedule == Schedule::Adaptive,
-            )
+            self.bitwave_rounds(scratch, goal_idx, config, start, schedule)
+        }
+    }
+
+    /// Where a narrow wave goes on from the rounds' labels: the portals where their tables
+    /// fit, else the work queue from the tiles queued for round `next`.
+    fn after_rounds(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+        next: u32,
+    ) -> Result<Option<(u32, u32)>> {
+        match self.portal_field(scratch, goal_idx, config, start)? {
+            Some(header) => Ok(header),
+            None => self.bitwave_queue(scratch, goal_idx, config, start, next),
         }
     }
 
     /// The kernels' view of the grid (see [`BitwaveGrid`]).
-    fn bitwave_grid(
+    pub(super) fn bitwave_grid(
         &self,
         planes: sys::CUdeviceptr,
         labels: sys::CUdeviceptr,
@@ -202,7 +219,7 @@ impl DeviceGrid {
     }
 
     /// The goal's tile and the tile grid's shape.
-    fn bitwave_tiles(&self, goal_idx: u64) -> (u32, (u32, u32)) {
+    pub(super) fn bitwave_tiles(&self, goal_idx: u64) -> (u32, (u32, u32)) {
         let w = self.width;
         let tiles = (w.div_ceil(BW_TILE_W), self.height.div_ceil(BW_TILE_H));
         let goal_tile = (goal_idx / w as u64) as u32 / BW_TILE_H * tiles.0
@@ -214,7 +231,7 @@ impl DeviceGrid {
     /// whole warps, one tile per warp, at most BW_MAX_WARPS (small blocks spread a few tiles
     /// over more SMs), halved while a block would not fit an SM's registers; never more blocks
     /// than can be resident at once, which the grid barrier and the queue's waits need.
-    fn bitwave_launch(
+    pub(super) fn bitwave_launch(
         &self,
         f: &CudaFunction,
         config: &Config,
@@ -360,16 +377,23 @@ impl DeviceGrid {
         }
     }
 
-    /// Bitwave rounds until a round queues no tile (kernels/lee.cu), or with `adaptive` until
-    /// rounds run narrow, then the work queue.
+    /// Bitwave rounds until a round queues no tile (kernels/lee.cu); the adaptive schedule
+    /// goes on with [`DeviceGrid::after_rounds`] once rounds run narrow, the portal schedule
+    /// after the first round (the goal's tile).
     fn bitwave_rounds(
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,
         config: &Config,
         start: Option<u64>,
-        adaptive: bool,
+        schedule: Schedule,
     ) -> Result<Option<(u32, u32)>> {
+        let adaptive = schedule == Schedule::Adaptive;
+        let per_launch = if schedule == Schedule::Portals {
+            1
+        } else {
+            BW_ROUNDS_PER_LAUNCH
+        };
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
@@ -406,7 +430,7 @@ impl DeviceGrid {
                     counts,
                     queued,
                     first_round: round,
-                    max_rounds: BW_ROUNDS_PER_LAUNCH,
+                    max_rounds: per_launch,
                     goal: goal_idx,
                     bar,
                     narrow_tiles: self.narrow.0,
@@ -427,18 +451,23 @@ impl DeviceGrid {
             let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
             let next = st[STATE_ROUND];
             if st[STATE_SWITCH] != 0 {
-                // Rounds ran narrow: the queue takes the tiles queued for round `next` (the
-                // descent queued above ran on an unfinished field; the queue runs it again).
+                // Rounds ran narrow: the portals or the queue go on from here (the descent
+                // queued above ran on an unfinished field; they run it again).
                 self.rounds
                     .store(next - 1, std::sync::atomic::Ordering::Relaxed);
-                return self.bitwave_queue(scratch, goal_idx, config, start, next);
+                return self.after_rounds(scratch, goal_idx, config, start, next);
             }
             // A launch that stops before its round budget stopped on an empty list.
-            let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
+            let pending = if next - round < per_launch {
                 0
             } else {
                 self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
             };
+            if pending > 0 && schedule == Schedule::Portals {
+                self.rounds
+                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
+                return self.after_rounds(scratch, goal_idx, config, start, next);
+            }
             if pending == 0 {
                 self.rounds
                     .store(next - 1, std::sync::atomic::Ordering::Relaxed);
@@ -464,6 +493,7 @@ mod tests {
         assert_eq!(Schedule::parse("adaptive"), Some(Schedule::Adaptive));
         assert_eq!(Schedule::parse("rounds"), Some(Schedule::Rounds));
         assert_eq!(Schedule::parse("queue"), Some(Schedule::Queue));
+        assert_eq!(Schedule::parse("portals"), Some(Schedule::Portals));
         assert_eq!(Schedule::parse("regions"), None);
         assert_eq!(Schedule::parse("Queue"), None);
         assert_eq!(parse_narrow("8:64"), Some((8, 64)));

@@ -1,0 +1,318 @@
+//! Bitwave's portal schedule (kernels/lee.cu): the wave over the cells with a move out of
+//! their tile, each tile crossed in one step through a table of the distances inside it,
+//! then every tile filled from its border. The tables depend on the map only: they are built
+//! on the first query that needs them and kept with the grid.
+
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use cudarc::driver::sys;
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+
+use super::bitwave::{per_tile_launch, BitwaveQueueArgs, BWQ_VISITS_PER_LAUNCH};
+use super::{DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP};
+use super::{STATE_LENGTH, STATE_SLOTS, STATE_STATUS};
+use crate::compute::cuda::launch_err;
+use crate::error::{Error, Result};
+use crate::lee::config::Config;
+
+/// Table entries (u16 each) the portals of one grid may hold on the device: 512 MiB. A maze
+/// tile has a few dozen portals; an open tile up to 188, so an open 10000² map would need
+/// 3.4 GB, and a map whose wave stays narrow is what the schedule is for.
+const PORTAL_MAX_ENTRIES: u64 = 1 << 28;
+/// Threads of lee_portal_dist's blocks (its PT_DIST_THREADS).
+const PT_DIST_THREADS: u32 = 256;
+/// Warps per block of the per-tile kernels and the fill.
+const PT_WARPS: u32 = 4;
+
+/// One grid's portals and their tables (kernels/lee.cu describes each buffer).
+pub(super) struct Portals {
+    poff: CudaSlice<u32>,
+    doff: CudaSlice<u64>,
+    pinfo: CudaSlice<u32>,
+    dist: CudaSlice<u16>,
+    /// Per query: the label each portal had when a run last applied it.
+    mark: CudaSlice<u32>,
+    total: u32,
+}
+
+/// lee_portal_queue's one argument (kernels/lee.cu's PortalArgs: the queue's arguments, then
+/// the portals' buffers, in the same order).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct PortalArgs {
+    queue: BitwaveQueueArgs,
+    poff: sys::CUdeviceptr,
+    pinfo: sys::CUdeviceptr,
+    doff: sys::CUdeviceptr,
+    dist: sys::CUdeviceptr,
+    mark: sys::CUdeviceptr,
+}
+
+// SAFETY: plain old data of the C layout the kernel declares; the pointers stay valid for the
+// launch (their buffers live in the grid's scratch, guarded above the launch).
+unsafe impl DeviceRepr for PortalArgs {}
+
+/// Where each tile's portal list and table start, from the tiles' portal counts: (poff with
+/// the total last, doff, table entries).
+fn offsets(counts: &[u32]) -> (Vec<u32>, Vec<u64>, u64) {
+    let mut poff = Vec::with_capacity(counts.len() + 1);
+    let mut doff = Vec::with_capacity(counts.len());
+    let (mut p, mut d) = (0u32, 0u64);
+    for &k in counts {
+        poff.push(p);
+        doff.push(d);
+        p += k;
+        d += k as u64 * k as u64;
+    }
+    poff.push(p);
+    (poff, doff, d)
+}
+
+/// Warps striding over `items`, PT_WARPS to a block.
+fn per_warp_launch(items: u32, warps: u32, smem_per_warp: u32) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (items.div_ceil(warps).clamp(1, 1 << 16), 1, 1),
+        block_dim: (warps * 32, 1, 1),
+        shared_mem_bytes: warps * smem_per_warp,
+    }
+}
+
+impl DeviceGrid {
+    /// The grid's portals and tables, or None when the tables would not fit
+    /// [`PORTAL_MAX_ENTRIES`].
+    fn build_portals(&self) -> Result<Option<Portals>> {
+        let began = Instant::now();
+        let stream = self.rt.stream().clone();
+        let (_, tiles) = self.bitwave_tiles(0);
+        let ntiles = tiles.0 * tiles.1;
+        let (h, wwords, ndirs) = (self.height, tiles.0, self.ndirs);
+        // SAFETY: lee_portal_count writes every tile's count.
+        let mut pcount = unsafe { self.rt.alloc::<u32>(ntiles.max(1) as usize) }?;
+        {
+            let mut b = stream.launch_builder(&self.kernels.portal_count);
+            b.arg(&self.planes)
+                .arg(&h)
+                .arg(&wwords)
+                .arg(&ndirs)
+                .arg(&tiles.0)
+                .arg(&tiles.1)
+                .arg(&mut pcount);
+            // SAFETY: lee_portal_count: as declared; reads the planes, writes pcount[0..ntiles)
+            unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, 0)) }
+                .map_err(launch_err("lee_portal_count"))?;
+        }
+        let counts = self.rt.download(&pcount, ntiles as usize)?;
+        let (poff, doff, entries) = offsets(&counts);
+        let total = poff[ntiles as usize];
+        if entries > PORTAL_MAX_ENTRIES {
+            tracing::info!(
+                "lee bitwave: the portal tables would take {entries} entries (at most \
+                 {PORTAL_MAX_ENTRIES}); this grid's narrow waves run on the work queue"
+            );
+            return Ok(None);
+        }
+        let poff_d = self.rt.upload(&poff)?;
+        let doff_d = self.rt.upload(&doff)?;
+        // SAFETY: lee_portal_list writes every portal's entry, lee_portal_dist every table row
+        // (each portal's row, k entries); the marks are set by every query before use.
+        let (mut pinfo, mut dist, mark) = unsafe {
+            (
+                self.rt.alloc::<u32>(total.max(1) as usize)?,
+                self.rt.alloc::<u16>(entries.max(1) as usize)?,
+                self.rt.alloc::<u32>(total.max(1) as usize)?,
+            )
+        };
+        {
+            let mut b = stream.launch_builder(&self.kernels.portal_list);
+            b.arg(&self.planes)
+                .arg(&h)
+                .arg(&wwords)
+                .arg(&ndirs)
+                .arg(&tiles.0)
+                .arg(&tiles.1)
+                .arg(&poff_d)
+                .arg(&mut pinfo);
+            // SAFETY: lee_portal_list: as declared; writes pinfo[poff[t]..poff[t + 1]) for every tile
+            unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, 0)) }
+                .map_err(launch_err("lee_portal_list"))?;
+        }
+        if total > 0 {
+            let mut b = stream.launch_builder(&self.kernels.portal_dist);
+            b.arg(&self.planes)
+                .arg(&h)
+                .arg(&wwords)
+                .arg(&ndirs)
+                .arg(&tiles.0)
+                .arg(&tiles.1)
+                .arg(&poff_d)
+                .arg(&pinfo)
+                .arg(&doff_d)
+                .arg(&mut dist)
+                .arg(&total);
+            // SAFETY: lee_portal_dist: as declared, in blocks of PT_DIST_THREADS (its static shared
+            // memory); writes every tile's k x k table inside dist (sized by the same offsets)
+            unsafe { b.launch(per_warp_launch(total, PT_DIST_THREADS / 32, 0)) }
+                .map_err(launch_err("lee_portal_dist"))?;
+        }
+        self.rt.synchronize()?;
+        self.portal_build_us
+            .store(began.elapsed().as_micros() as u64, Ordering::Relaxed);
+        Ok(Some(Portals {
+            poff: poff_d,
+            doff: doff_d,
+            pinfo,
+            dist,
+            mark,
+            total,
+        }))
+    }
+
+    /// The field over the portals from the labels the rounds left (at least the goal's tile's),
+    /// then every tile filled, and the descent from `start` behind it. None when this grid's
+    /// tables do not fit: the caller runs the work queue instead.
+    pub(super) fn portal_field(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        config: &Config,
+        start: Option<u64>,
+    ) -> Result<Option<Option<(u32, u32)>>> {
+        if scratch.portals.is_none() {
+            scratch.portals = Some(self.build_portals()?);
+        }
+        let stream = self.rt.stream().clone();
+        let (_, tiles) = self.bitwave_tiles(goal_idx);
+        let ntiles = tiles.0 * tiles.1;
+        {
+            let Scratch {
+                portals,
+                queued,
+                ring,
+                ctl,
+                ..
+            } = &mut *scratch;
+            let Some(Some(p)) = portals.as_mut() else {
+                return Ok(None);
+            };
+            let mut b = stream.launch_builder(&self.kernels.portal_queue_all);
+            b.arg(ring)
+                .arg(queued)
+                .arg(ctl)
+                .arg(&mut p.mark)
+                .arg(&ntiles)
+                .arg(&p.total);
+            // SAFETY: lee_portal_queue_all: as declared; writes the ring and tile states (ntiles each), the marks (total) and the control words
+            unsafe { b.launch(per_tile_launch(ntiles.max(p.total))) }
+                .map_err(launch_err("lee_portal_queue_all"))?;
+        }
+        let launch = self.bitwave_launch(&self.kernels.portal_queue, config, ntiles)?;
+        // Every run that queues a tile lowered a label, and labels are bounded by the cells;
+        // this cap only turns a hang into an error.
+        let cap = 8 * self.cells() as u64 + 64 + ntiles as u64;
+        let mut taken = 0u32;
+        loop {
+            {
+                let Scratch {
+                    labels,
+                    queued,
+                    ring,
+                    ctl,
+                    portals,
+                    ..
+                } = &mut *scratch;
+                let Some(Some(p)) = portals.as_mut() else {
+                    return Ok(None);
+                };
+                // The guards keep each buffer's stream order (cudarc's events) until the launch.
+                let (planes, _g1) = self.planes.device_ptr(&stream);
+                let (labels, _g2) = labels.device_ptr_mut(&stream);
+                let (ring, _g3) = ring.device_ptr_mut(&stream);
+                let (tile_state, _g4) = queued.device_ptr_mut(&stream);
+                let (ctl, _g5) = ctl.device_ptr_mut(&stream);
+                let (poff, _g6) = p.poff.device_ptr(&stream);
+                let (pinfo, _g7) = p.pinfo.device_ptr(&stream);
+                let (doff, _g8) = p.doff.device_ptr(&stream);
+                let (dist, _g9) = p.dist.device_ptr(&stream);
+                let (mark, _g10) = p.mark.device_ptr_mut(&stream);
+                let args = PortalArgs {
+                    queue: BitwaveQueueArgs {
+                        grid: self.bitwave_grid(planes, labels, tiles),
+                        ring,
+                        tile_state,
+                        ctl,
+                        visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
+                        goal: goal_idx,
+                    },
+                    poff,
+                    pinfo,
+                    doff,
+                    dist,
+                    mark,
+                };
+                let mut b = stream.launch_builder(&self.kernels.portal_queue);
+                b.arg(&args);
+                // SAFETY: lee_portal_queue(PortalArgs): writes labels (w x h, at portals and the
+                // cells they move to), the ring and tile states, the marks and the control
+                // words; blocks <= the occupancy bound, as the queue's waits require (a
+                // cooperative launch checks it).
+                unsafe { b.launch_cooperative(launch) }
+                    .map_err(launch_err("lee_portal_queue"))?;
+            }
+            let ctl = self.rt.download(&scratch.ctl, BWQ_SLOTS)?;
+            let visits = ctl[BWQ_VISITS];
+            if ctl[BWQ_PENDING] == 0 {
+                self.tile_runs.store(visits, Ordering::Relaxed);
+                break;
+            }
+            if visits as u64 > cap {
+                return Err(Error::Gpu(format!(
+                    "lee bitwave: still {} portal tiles queued after {visits} runs",
+                    ctl[BWQ_PENDING]
+                )));
+            }
+            taken = ctl[BWQ_HEAD];
+        }
+        {
+            let labels = &mut scratch.labels;
+            let (planes, _g1) = self.planes.device_ptr(&stream);
+            let (labels, _g2) = labels.device_ptr_mut(&stream);
+            let args = BitwaveQueueArgs {
+                grid: self.bitwave_grid(planes, labels, tiles),
+                ring: 0,
+                tile_state: 0,
+                ctl: 0,
+                visit_limit: 0,
+                goal: goal_idx,
+            };
+            let mut b = stream.launch_builder(&self.kernels.portal_fill);
+            b.arg(&args);
+            // SAFETY: lee_portal_fill(BitwaveQueueArgs, only the grid and goal read): each warp
+            // writes the labels of the tiles it takes, nothing else; shared memory per warp as
+            // bw_tile needs
+            unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, BW_SMEM_PER_WARP)) }
+                .map_err(launch_err("lee_portal_fill"))?;
+        }
+        self.portals_used.store(true, Ordering::Relaxed);
+        let Some(s) = start else {
+            return Ok(Some(None));
+        };
+        self.launch_descend(scratch, s, goal_idx)?;
+        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+        Ok(Some(Some((st[STATE_STATUS], st[STATE_LENGTH]))))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_skip_tiles_without_portals() {
+        let (poff, doff, entries) = offsets(&[2, 0, 3, 0]);
+        assert_eq!(poff, vec![0, 2, 2, 5, 5]);
+        assert_eq!(doff, vec![0, 4, 4, 13]);
+        assert_eq!(entries, 13);
+        assert_eq!(offsets(&[]), (vec![0], vec![], 0));
+    }
+}
