@@ -704,17 +704,30 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
     }
 }
 
+// Tiles one warp may run in a row without the ring (see bwq_loop).
+#define BWQ_CHAIN 1024u
+
 // The queue's loop, whatever a tile run is: `run(t)` runs tile t on this warp and returns bit
 // k set when the tile in direction k must run again.
+//
+// A warp that tells an idle neighbour runs that tile next itself instead of putting it on the
+// ring (the other neighbours go on the ring): on a corridor the wave is a chain of tiles, and
+// the ring's round trips (a ticket, the entry, another warp's wait for it) were most of each
+// link. The claimed tile goes straight to RUNNING and inherits the finished tile's place in
+// the pending count, so the count never reaches 0 between the two.
 template <typename Run>
 __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
     const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
-    u32 visits = 0;
+    u32 visits = 0, chain = 0, kept = BWQ_EXIT;
     while (true) {
-        u32 t = lane == 0 ? bwq_take(a, ntiles) : 0u;
-        t = __shfl_sync(FULL_MASK, t, 0);
-        if (t == BWQ_EXIT) break;
-        if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
+        u32 t = kept;
+        if (t == BWQ_EXIT) {
+            chain = 0;
+            t = lane == 0 ? bwq_take(a, ntiles) : 0u;
+            t = __shfl_sync(FULL_MASK, t, 0);
+            if (t == BWQ_EXIT) break;
+            if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
+        }
         // The neighbours' labels are read after the tile is marked running: an improvement
         // this run misses sets QUEUED, and the tile runs again.
         __threadfence();
@@ -723,19 +736,34 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
         // The labels reach L2 before any neighbour can be told of them.
         __threadfence();
         __syncwarp();
-        // Lane k tells the neighbour in direction k.
+        // t goes idle unless a neighbour queued it meanwhile; issued here so that its round
+        // trip overlaps the neighbours'.
+        u32 end = BWQ_RUNNING;
+        if (lane == 0) end = atomicCAS(&a.tile_state[t], BWQ_RUNNING, 0u);
+        // Lane k tells the neighbour in direction k; the first told lane tries to claim its
+        // tile for this warp.
         const u32 nb = bw_neighbour(t, flags, lane, a.ndirs, a.tiles_x, a.tiles_y);
-        if (nb != UNREACHED && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u)
-            bwq_enqueue(a.ring, a.ctl, ntiles, nb);
-        __syncwarp();
+        const u32 told = __ballot_sync(FULL_MASK, nb != UNREACHED);
+        bool claimed = false;
+        if (nb != UNREACHED) {
+            if (chain < BWQ_CHAIN && lane == __ffs(told) - 1)
+                claimed = atomicCAS(&a.tile_state[nb], 0u, BWQ_RUNNING) == 0u;
+            if (!claimed && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u)
+                bwq_enqueue(a.ring, a.ctl, ntiles, nb);
+        }
+        const u32 claim = __ballot_sync(FULL_MASK, claimed);
+        kept = claim ? __shfl_sync(FULL_MASK, nb, __ffs(claim) - 1) : BWQ_EXIT;
         if (lane == 0) {
-            if (atomicCAS(&a.tile_state[t], BWQ_RUNNING, 0u) != BWQ_RUNNING) {
+            if (end != BWQ_RUNNING) {
                 atomicExch(&a.tile_state[t], BWQ_QUEUED);
                 bwq_enqueue(a.ring, a.ctl, ntiles, t);
             }
-            atomicAdd(bwq_counts(a.ctl), ~0ull); // pending - 1: it is at least 1 here
+            // pending - 1 for t, after its neighbours' + 1 (so the count cannot reach 0
+            // between), unless the claimed tile takes its place.
+            if (kept == BWQ_EXIT) atomicAdd(bwq_counts(a.ctl), ~0ull);
         }
         ++visits;
+        ++chain;
     }
     if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
 }
@@ -764,10 +792,12 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
 // between tiles, and each link was applied by a run that started after its first end's label
 // was final. lee_portal_fill then fills every tile from its border labels (bw_tile<true>).
 //
-// Per map: poff[t] where tile t's portals start (poff[ntiles] = all portals); pinfo[i] = the
-// portal's cell in its tile (row * 64 + column) | its moves out of the tile << 16, in row-major
-// order; doff[t] where tile t's k x k table starts in dist (PT_FAR: not connected inside the
-// tile). Per query: mark[i] = the label portal i had when a run last applied it.
+// Per map: pcount[t] tile t's portals and poff[t] their number in the tiles before it
+// (poff[ntiles] = all portals); slot s = t * PT_MAX + j holds tile t's portal j, in row-major
+// order: pinfo[s] = its cell in the tile (row * 64 + column) | its moves out of the tile << 16;
+// doff[t] where tile t's k x k table starts in dist (PT_FAR: not connected inside the tile).
+// Per query: mark[s] = the label portal s had when a run last applied it. Fixed slots let a run
+// load a tile's portals in the same round trip as their count.
 // ---------------------------------------------------------------------------------------------
 
 #define PT_MAX 192 /* portals a 64 x 32 tile can have: 2 x 64 + 2 x 30 = 188 */
@@ -826,13 +856,13 @@ extern "C" __global__ void lee_portal_count(const u64 *__restrict__ planes, u32 
 
 extern "C" __global__ void lee_portal_list(const u64 *__restrict__ planes, u32 h, u32 wwords,
                                            u32 ndirs, u32 tiles_x, u32 tiles_y,
-                                           const u32 *__restrict__ poff, u32 *pinfo) {
+                                           u32 *pinfo) {
     const u32 lane = threadIdx.x & 31;
     PT_FOR_EACH_TILE(t, tiles_x * tiles_y) {
         u64 P[8];
         pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
         u64 m = pt_row(P, lane, ndirs);
-        u32 at = poff[t] + warp_exclusive_sum((u32)__popcll(m));
+        u64 at = (u64)t * PT_MAX + warp_exclusive_sum((u32)__popcll(m));
         while (m) {
             const u32 j = __ffsll((long long)m) - 1;
             m &= m - 1;
@@ -871,7 +901,7 @@ lee_portal_dist(const u64 *__restrict__ planes, u32 h, u32 wwords, u32 ndirs, u3
         const u32 before = warp_exclusive_sum((u32)__popcll(m));
         for (u32 j = lane; j < k; j += 32) found[j] = PT_FAR;
         __syncwarp();
-        const u32 src = pinfo[g] & 0xffffu;
+        const u32 src = pinfo[(u64)t * PT_MAX + i] & 0xffffu;
         u64 F = lane == src / 64 ? 1ull << (src % 64) : 0ull, V = F;
         if (F) found[i] = 0;
         for (u32 L = 1;; ++L) {
@@ -901,13 +931,13 @@ lee_portal_dist(const u64 *__restrict__ planes, u32 h, u32 wwords, u32 ndirs, u3
 // Every tile queued (each applies its portals once: labels the rounds or the goal's tile
 // already set), every mark cleared.
 extern "C" __global__ void lee_portal_queue_all(u64 *ring, u32 *tile_state, u32 *ctl, u32 *mark,
-                                                u32 ntiles, u32 total) {
-    GRID_STRIDE(i, max(ntiles, total)) {
+                                                u32 ntiles) {
+    GRID_STRIDE(i, (u64)ntiles * PT_MAX) {
         if (i < ntiles) {
             ring[i] = ((u64)(i + 1) << 32) | i;
             tile_state[i] = BWQ_QUEUED;
         }
-        if (i < total) mark[i] = UNREACHED;
+        mark[i] = UNREACHED;
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[BWQ_HEAD] = 0;
@@ -921,7 +951,7 @@ extern "C" __global__ void lee_portal_queue_all(u64 *ring, u32 *tile_state, u32 
 // fields in the same order).
 struct PortalArgs {
     BitwaveQueueArgs q;
-    const u32 *poff, *pinfo;
+    const u32 *pcount, *pinfo;
     const u64 *doff;
     const unsigned short *dist;
     u32 *mark;
@@ -939,7 +969,18 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
 // memory); returns bit k set when the tile in direction k had a cell lowered.
 __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
     const BitwaveQueueArgs &a = p.q;
-    const u32 lane = threadIdx.x & 31, base = p.poff[t], k = p.poff[t + 1] - base;
+    const u32 lane = threadIdx.x & 31;
+    const u64 base = (u64)t * PT_MAX;
+    // One round trip for the count, the slots and the marks (slots past the count are loaded
+    // and not used), then one for the labels.
+    const u32 k = p.pcount[t];
+    const u64 dbase = p.doff[t];
+    u32 in_c[PT_CHUNKS], mark_c[PT_CHUNKS];
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        in_c[c] = p.pinfo[base + c * 32 + lane];
+        mark_c[c] = __ldcg(&p.mark[base + c * 32 + lane]);
+    }
     if (k == 0) return 0;
     const u32 x0 = (t % a.tiles_x) * 64, y0 = (t / a.tiles_x) * 32;
     // The portals' labels, and which fell since this tile last applied them.
@@ -949,11 +990,11 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
         const u32 j = c * 32 + lane;
         bool fell = false;
         if (j < k) {
-            const u32 in = p.pinfo[base + j], cell = in & 0xffffu;
+            const u32 in = in_c[c], cell = in & 0xffffu;
             const u32 l = __ldcg(&a.labels[(u64)(y0 + cell / 64) * a.w + x0 + cell % 64]);
             info[j] = in;
             lab[j] = l;
-            fell = l < __ldcg(&p.mark[base + j]);
+            fell = l < mark_c[c];
         }
         changed[c] = __ballot_sync(FULL_MASK, fell);
         any |= changed[c];
@@ -964,7 +1005,7 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
     u32 best[PT_CHUNKS];
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = c * 32 + lane < k ? lab[c * 32 + lane] : UNREACHED;
-    const unsigned short *table = p.dist + p.doff[t];
+    const unsigned short *table = p.dist + dbase;
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) {
         for (u32 bits = changed[c]; bits; bits &= bits - 1) {

@@ -24,16 +24,29 @@ const PORTAL_MAX_ENTRIES: u64 = 1 << 28;
 const PT_DIST_THREADS: u32 = 256;
 /// Warps per block of the per-tile kernels and the fill.
 const PT_WARPS: u32 = 4;
+/// Portal slots per tile (kernels/lee.cu's PT_MAX: a 64 x 32 tile has at most 188 portals).
+const PT_MAX: usize = 192;
+/// Tables of at most this many entries per tile on average (portals per tile squared) mark a
+/// grid of corridors: a maze's tiles have about 45 portals, an open map's up to 188.
+const PT_CORRIDOR_ENTRIES: u64 = 64 * 64;
 
 /// One grid's portals and their tables (kernels/lee.cu describes each buffer).
 pub(super) struct Portals {
-    poff: CudaSlice<u32>,
+    pcount: CudaSlice<u32>,
     doff: CudaSlice<u64>,
     pinfo: CudaSlice<u32>,
     dist: CudaSlice<u16>,
     /// Per query: the label each portal had when a run last applied it.
     mark: CudaSlice<u32>,
-    total: u32,
+    /// Whether the tables are those of corridors (see [`PT_CORRIDOR_ENTRIES`]).
+    corridors: bool,
+}
+
+impl Portals {
+    /// Whether the grid is corridors (a maze, an office): small tables, narrow waves.
+    pub(super) fn corridors(&self) -> bool {
+        self.corridors
+    }
 }
 
 /// lee_portal_queue's one argument (kernels/lee.cu's PortalArgs: the queue's arguments, then
@@ -42,7 +55,7 @@ pub(super) struct Portals {
 #[derive(Clone, Copy)]
 struct PortalArgs {
     queue: BitwaveQueueArgs,
-    poff: sys::CUdeviceptr,
+    pcount: sys::CUdeviceptr,
     pinfo: sys::CUdeviceptr,
     doff: sys::CUdeviceptr,
     dist: sys::CUdeviceptr,
@@ -114,13 +127,15 @@ impl DeviceGrid {
         }
         let poff_d = self.rt.upload(&poff)?;
         let doff_d = self.rt.upload(&doff)?;
-        // SAFETY: lee_portal_list writes every portal's entry, lee_portal_dist every table row
-        // (each portal's row, k entries); the marks are set by every query before use.
+        let slots = ntiles.max(1) as usize * PT_MAX;
+        // SAFETY: lee_portal_list writes every portal's slot (the slots past a tile's count are
+        // loaded by lee_portal_queue and never used), lee_portal_dist every table row (each
+        // portal's row, k entries); every query sets the marks before use.
         let (mut pinfo, mut dist, mark) = unsafe {
             (
-                self.rt.alloc::<u32>(total.max(1) as usize)?,
+                self.rt.alloc::<u32>(slots)?,
                 self.rt.alloc::<u16>(entries.max(1) as usize)?,
-                self.rt.alloc::<u32>(total.max(1) as usize)?,
+                self.rt.alloc::<u32>(slots)?,
             )
         };
         {
@@ -131,9 +146,8 @@ impl DeviceGrid {
                 .arg(&ndirs)
                 .arg(&tiles.0)
                 .arg(&tiles.1)
-                .arg(&poff_d)
                 .arg(&mut pinfo);
-            // SAFETY: lee_portal_list: as declared; writes pinfo[poff[t]..poff[t + 1]) for every tile
+            // SAFETY: lee_portal_list: as declared; writes pinfo[t * PT_MAX..][..count] for every tile
             unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, 0)) }
                 .map_err(launch_err("lee_portal_list"))?;
         }
@@ -159,12 +173,12 @@ impl DeviceGrid {
         self.portal_build_us
             .store(began.elapsed().as_micros() as u64, Ordering::Relaxed);
         Ok(Some(Portals {
-            poff: poff_d,
+            pcount,
             doff: doff_d,
             pinfo,
             dist,
             mark,
-            total,
+            corridors: entries <= PT_CORRIDOR_ENTRIES * ntiles as u64,
         }))
     }
 
@@ -200,10 +214,9 @@ impl DeviceGrid {
                 .arg(queued)
                 .arg(ctl)
                 .arg(&mut p.mark)
-                .arg(&ntiles)
-                .arg(&p.total);
-            // SAFETY: lee_portal_queue_all: as declared; writes the ring and tile states (ntiles each), the marks (total) and the control words
-            unsafe { b.launch(per_tile_launch(ntiles.max(p.total))) }
+                .arg(&ntiles);
+            // SAFETY: lee_portal_queue_all: as declared; writes the ring and tile states (ntiles each), the marks (ntiles x PT_MAX) and the control words
+            unsafe { b.launch(per_tile_launch(ntiles.saturating_mul(PT_MAX as u32))) }
                 .map_err(launch_err("lee_portal_queue_all"))?;
         }
         let launch = self.bitwave_launch(&self.kernels.portal_queue, config, ntiles)?;
@@ -230,7 +243,7 @@ impl DeviceGrid {
                 let (ring, _g3) = ring.device_ptr_mut(&stream);
                 let (tile_state, _g4) = queued.device_ptr_mut(&stream);
                 let (ctl, _g5) = ctl.device_ptr_mut(&stream);
-                let (poff, _g6) = p.poff.device_ptr(&stream);
+                let (pcount, _g6) = p.pcount.device_ptr(&stream);
                 let (pinfo, _g7) = p.pinfo.device_ptr(&stream);
                 let (doff, _g8) = p.doff.device_ptr(&stream);
                 let (dist, _g9) = p.dist.device_ptr(&stream);
@@ -244,7 +257,7 @@ impl DeviceGrid {
                         visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
                         goal: goal_idx,
                     },
-                    poff,
+                    pcount,
                     pinfo,
                     doff,
                     dist,
