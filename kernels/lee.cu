@@ -628,6 +628,9 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
 #define BWQ_QUEUED 1u
 #define BWQ_RUNNING 2u
 #define BWQ_EXIT 0xffffffffu
+#ifndef BWQ_NAP_MAX
+#define BWQ_NAP_MAX 1024 /* ns: the longest nap between two polls of a waiting warp */
+#endif
 
 // lee_bitwave_queue's arguments (src/lee/gpu/bitwave.rs's BitwaveQueueArgs, #[repr(C)], the
 // same fields in the same order). ctl: BWQ_HEAD (tickets taken), BWQ_TAIL (tickets issued),
@@ -693,6 +696,9 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
     if ((int)(ctl[BWQ_HEAD] - a.visit_limit) >= 0) return BWQ_EXIT;
     const u32 ticket = atomicAdd(&a.ctl[BWQ_HEAD], 1u);
     volatile u64 *slot = (volatile u64 *)&a.ring[ticket % ntiles];
+    // Waits back off: on a narrow wave most warps wait, and their polls of the control word
+    // slowed every atomic the working warps made on it.
+    u32 nap = 64;
     while (true) {
         const u64 e = *slot;
         if ((u32)(e >> 32) == ticket + 1u) {
@@ -700,7 +706,8 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
             return (u32)e;
         }
         if (bwq_pending(a.ctl) == 0) return BWQ_EXIT;
-        __nanosleep(64);
+        __nanosleep(nap);
+        nap = min(2u * nap, (u32)BWQ_NAP_MAX);
     }
 }
 
@@ -753,8 +760,14 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
         }
         const u32 claim = __ballot_sync(FULL_MASK, claimed);
         kept = claim ? __shfl_sync(FULL_MASK, nb, __ffs(claim) - 1) : BWQ_EXIT;
-        if (lane == 0) {
-            if (end != BWQ_RUNNING) {
+        // A neighbour queued t while it ran: with no neighbour claimed, this warp runs t again
+        // at once (it stays RUNNING and keeps its place in the count), else t goes on the ring.
+        const bool again = __shfl_sync(FULL_MASK, end, 0) != BWQ_RUNNING;
+        if (again && kept == BWQ_EXIT && chain < BWQ_CHAIN) {
+            if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
+            kept = t;
+        } else if (lane == 0) {
+            if (again) {
                 atomicExch(&a.tile_state[t], BWQ_QUEUED);
                 bwq_enqueue(a.ring, a.ctl, ntiles, t);
             }
@@ -981,17 +994,28 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
         in_c[c] = p.pinfo[base + c * 32 + lane];
         mark_c[c] = __ldcg(&p.mark[base + c * 32 + lane]);
     }
+    // (Loaded before the count arrives, so all six chunks: one round trip.)
     if (k == 0) return 0;
     const u32 x0 = (t % a.tiles_x) * 64, y0 = (t / a.tiles_x) * 32;
-    // The portals' labels, and which fell since this tile last applied them.
-    u32 changed[PT_CHUNKS], any = 0;
+    // The portals' labels, and which fell since this tile last applied them; beside them, in
+    // the same round trip, the labels of the cells they move to in other tiles (target[c][d]:
+    // portal c * 32 + lane, direction d), so that offers below need not wait for an answer.
+    u32 changed[PT_CHUNKS], any = 0, target[PT_CHUNKS][8];
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        changed[c] = 0;
+        if (c * 32 >= k) continue; // uniform: a maze tile's portals fill one or two chunks
         const u32 j = c * 32 + lane;
         bool fell = false;
         if (j < k) {
-            const u32 in = in_c[c], cell = in & 0xffffu;
-            const u32 l = __ldcg(&a.labels[(u64)(y0 + cell / 64) * a.w + x0 + cell % 64]);
+            const u32 in = in_c[c], cell = in & 0xffffu, out = in >> 16;
+            const u32 cx = x0 + cell % 64, cy = y0 + cell / 64;
+            const u32 l = __ldcg(&a.labels[(u64)cy * a.w + cx]);
+#pragma unroll
+            for (u32 d = 0; d < 8; ++d)
+                target[c][d] = (out >> d) & 1u
+                                   ? __ldcg(&a.labels[(u64)(cy + DY[d]) * a.w + cx + DX[d]])
+                                   : 0u;
             info[j] = in;
             lab[j] = l;
             fell = l < mark_c[c];
@@ -1014,6 +1038,7 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
 #pragma unroll
             for (u32 c2 = 0; c2 < PT_CHUNKS; ++c2) {
                 const u32 j = c2 * 32 + lane;
+                if (c2 * 32 >= k) break;
                 if (j < k) {
                     const u32 d = row[j];
                     if (d != PT_FAR) best[c2] = min(best[c2], li + d);
@@ -1022,11 +1047,15 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
         }
     }
     // Lower what the table improved; then every portal that fell or was lowered offers its
-    // label + 1 to the cells it moves to in other tiles.
+    // label + 1 to the cells it moves to in other tiles, where that beats what they held when
+    // loaded above. Labels only fall, so a cell that held as little needs nothing; one that
+    // fell since, below the offer, leaves the atomicMin without effect and its tile runs once
+    // for nothing. Neither atomic's answer is awaited.
     u32 flags = 0;
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) {
         const u32 j = c * 32 + lane;
+        if (c * 32 >= k) break;
         if (j >= k) continue;
         const u32 in = info[j], cell = in & 0xffffu;
         const u32 cx = x0 + cell % 64, cy = y0 + cell / 64;
@@ -1040,14 +1069,14 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
         if (!offer) continue;
         p.mark[base + j] = l;
         const u32 out = in >> 16;
+#pragma unroll
         for (u32 d = 0; d < 8; ++d) {
-            if (!((out >> d) & 1u)) continue;
+            if (!((out >> d) & 1u) || target[c][d] <= l + 1) continue;
             const u32 nx = cx + DX[d], ny = cy + DY[d];
-            if (atomicMin(&a.labels[(u64)ny * a.w + nx], l + 1) > l + 1) {
-                const int dx = nx < x0 ? -1 : (nx >= x0 + 64 ? 1 : 0);
-                const int dy = ny < y0 ? -1 : (ny >= y0 + 32 ? 1 : 0);
-                flags |= 1u << pt_dir(dx, dy);
-            }
+            atomicMin(&a.labels[(u64)ny * a.w + nx], l + 1);
+            const int dx = nx < x0 ? -1 : (nx >= x0 + 64 ? 1 : 0);
+            const int dy = ny < y0 ? -1 : (ny >= y0 + 32 ? 1 : 0);
+            flags |= 1u << pt_dir(dx, dy);
         }
     }
     return __reduce_or_sync(FULL_MASK, flags);

@@ -235,12 +235,14 @@ impl DeviceGrid {
     /// The launch of a bitwave kernel (`f`, rounds or queue): block_x * block_y threads in
     /// whole warps, one tile per warp, at most BW_MAX_WARPS (small blocks spread a few tiles
     /// over more SMs), halved while a block would not fit an SM's registers; never more blocks
-    /// than can be resident at once, which the grid barrier and the queue's waits need.
+    /// than can be resident at once, which the grid barrier and the queue's waits need, and
+    /// at most `per_sm_cap` blocks per SM.
     pub(super) fn bitwave_launch(
         &self,
         f: &CudaFunction,
         config: &Config,
         ntiles: u32,
+        per_sm_cap: u32,
     ) -> Result<LaunchConfig> {
         let mut warps = (config.block_x * config.block_y)
             .div_ceil(32)
@@ -258,7 +260,7 @@ impl DeviceGrid {
             }
             warps /= 2;
         };
-        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
+        let resident = per_sm.min(per_sm_cap) * self.rt.info().multiprocessors.max(1) as u32;
         if resident == 0 {
             return Err(Error::Gpu(
                 "lee bitwave: the tile kernel cannot be resident on this device".into(),
@@ -321,7 +323,7 @@ impl DeviceGrid {
             unsafe { b.launch(per_tile_launch(ntiles)) }
                 .map_err(launch_err("lee_bitwave_rounds_to_queue"))?;
         }
-        let launch = self.bitwave_launch(&self.kernels.bitwave_queue, config, ntiles)?;
+        let launch = self.bitwave_launch(&self.kernels.bitwave_queue, config, ntiles, u32::MAX)?;
         // Every tile run that changes anything lowers a label, and labels are bounded by the
         // cells; this cap only turns a hang into an error.
         let cap = 8 * self.cells() as u64 + 64;
@@ -403,7 +405,7 @@ impl DeviceGrid {
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
         self.bitwave_init(scratch, goal_idx)?;
-        let launch = self.bitwave_launch(&self.kernels.bitwave_rounds, config, ntiles)?;
+        let launch = self.bitwave_launch(&self.kernels.bitwave_rounds, config, ntiles, u32::MAX)?;
         self.rt
             .stream()
             .memset_zeros(&mut scratch.state)

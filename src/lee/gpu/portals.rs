@@ -24,6 +24,10 @@ const PORTAL_MAX_ENTRIES: u64 = 1 << 28;
 const PT_DIST_THREADS: u32 = 256;
 /// Warps per block of the per-tile kernels and the fill.
 const PT_WARPS: u32 = 4;
+/// Blocks of the portal queue per SM: a narrow wave keeps a few warps busy, and the others'
+/// waits slowed their atomics. On the H100 the 4000² maze's field took 144 ms with every
+/// block that fits (6 per SM), 120 with 2 and 118 with 1; the 1000² maze's 7.9 ms either way.
+const PT_QUEUE_PER_SM: u32 = 1;
 /// Portal slots per tile (kernels/lee.cu's PT_MAX: a 64 x 32 tile has at most 188 portals).
 const PT_MAX: usize = 192;
 /// Tables of at most this many entries per tile on average (portals per tile squared) mark a
@@ -219,7 +223,8 @@ impl DeviceGrid {
             unsafe { b.launch(per_tile_launch(ntiles.saturating_mul(PT_MAX as u32))) }
                 .map_err(launch_err("lee_portal_queue_all"))?;
         }
-        let launch = self.bitwave_launch(&self.kernels.portal_queue, config, ntiles)?;
+        let launch =
+            self.bitwave_launch(&self.kernels.portal_queue, config, ntiles, PT_QUEUE_PER_SM)?;
         // Every run that queues a tile lowered a label, and labels are bounded by the cells;
         // this cap only turns a hang into an error.
         let cap = 8 * self.cells() as u64 + 64 + ntiles as u64;
