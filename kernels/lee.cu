@@ -31,7 +31,9 @@
 //   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
 //                    lee_descend's status
 //   BWQ_HEAD, BWQ_TAIL, BWQ_PENDING, BWQ_VISITS   slots of the work queue's control words
-#if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS)
+//   PT_WARP_SMEM     shared bytes per warp of the portal queue
+#if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
+    !defined(PT_WARP_SMEM)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -817,6 +819,9 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
 #define PT_CHUNKS (PT_MAX / 32)
 #define PT_FAR 0xffffu
 #define PT_DIST_THREADS 256
+// PT_WARP_SMEM (set by the host): shared bytes per warp of lee_portal_queue, a multiple of 16:
+// the labels and slots of its tile's portals, then as much of its table as fits.
+#define PT_TABLE_CAP ((PT_WARP_SMEM - 8 * PT_MAX) / 2)
 
 // This lane's row of tile column tx (row y of the grid) as bit planes.
 __device__ __forceinline__ void pt_planes(const u64 *__restrict__ planes, u32 h, u32 wwords,
@@ -979,8 +984,9 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
 }
 
 // One run of tile t over its portals (lab, info: this warp's PT_MAX words each of shared
-// memory); returns bit k set when the tile in direction k had a cell lowered.
-__device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
+// memory, tbl: PT_TABLE_CAP entries for its table); returns bit k set when the tile in
+// direction k had a cell lowered.
+__device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, unsigned short *tbl) {
     const BitwaveQueueArgs &a = p.q;
     const u32 lane = threadIdx.x & 31;
     const u64 base = (u64)t * PT_MAX;
@@ -997,30 +1003,50 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
     // (Loaded before the count arrives, so all six chunks: one round trip.)
     if (k == 0) return 0;
     const u32 x0 = (t % a.tiles_x) * 64, y0 = (t / a.tiles_x) * 32;
-    // The portals' labels, and which fell since this tile last applied them; beside them, in
-    // the same round trip, the labels of the cells they move to in other tiles (target[c][d]:
-    // portal c * 32 + lane, direction d), so that offers below need not wait for an answer.
-    u32 changed[PT_CHUNKS], any = 0, target[PT_CHUNKS][8];
+    // One round trip for the rest: the portals' labels; beside them the labels of the cells
+    // they move to in other tiles (target[c][d]: portal c * 32 + lane, direction d), so that
+    // offers below need not wait for an answer; and the tile's table, into this warp's shared
+    // memory where it fits. Every chunk's loads go out before any is used. The per-chunk
+    // arrays are set whole first: the loops stop at the count (uniform: a maze tile's portals
+    // fill one or two chunks).
+    u32 l_c[PT_CHUNKS], target[PT_CHUNKS][8], changed[PT_CHUNKS], any = 0;
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        l_c[c] = UNREACHED;
         changed[c] = 0;
-        if (c * 32 >= k) continue; // uniform: a maze tile's portals fill one or two chunks
-        const u32 j = c * 32 + lane;
-        bool fell = false;
-        if (j < k) {
+    }
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        if (c * 32 >= k) break;
+        if (c * 32 + lane < k) {
             const u32 in = in_c[c], cell = in & 0xffffu, out = in >> 16;
             const u32 cx = x0 + cell % 64, cy = y0 + cell / 64;
-            const u32 l = __ldcg(&a.labels[(u64)cy * a.w + cx]);
+            l_c[c] = __ldcg(&a.labels[(u64)cy * a.w + cx]);
 #pragma unroll
             for (u32 d = 0; d < 8; ++d)
                 target[c][d] = (out >> d) & 1u
                                    ? __ldcg(&a.labels[(u64)(cy + DY[d]) * a.w + cx + DX[d]])
                                    : 0u;
-            info[j] = in;
-            lab[j] = l;
-            fell = l < mark_c[c];
         }
-        changed[c] = __ballot_sync(FULL_MASK, fell);
+    }
+    const unsigned short *table = p.dist + dbase;
+    if (k * k <= PT_TABLE_CAP) {
+        // doff is a multiple of 8 entries: 16-byte loads.
+        const uint4 *from = reinterpret_cast<const uint4 *>(table);
+        uint4 *to = reinterpret_cast<uint4 *>(tbl);
+        for (u32 i = lane; i < (k * k + 7) / 8; i += 32) to[i] = from[i];
+        table = tbl;
+    }
+    // Which labels fell since this tile last applied them.
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        if (c * 32 >= k) break;
+        const u32 j = c * 32 + lane;
+        if (j < k) {
+            info[j] = in_c[c];
+            lab[j] = l_c[c];
+        }
+        changed[c] = __ballot_sync(FULL_MASK, j < k && l_c[c] < mark_c[c]);
         any |= changed[c];
     }
     if (!any) return 0;
@@ -1028,10 +1054,10 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
     // Through the table: each fallen portal's row offers its label plus the distance inside.
     u32 best[PT_CHUNKS];
 #pragma unroll
-    for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = c * 32 + lane < k ? lab[c * 32 + lane] : UNREACHED;
-    const unsigned short *table = p.dist + dbase;
+    for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        if (c * 32 >= k) break;
         for (u32 bits = changed[c]; bits; bits &= bits - 1) {
             const u32 i = c * 32 + __ffs(bits) - 1, li = lab[i];
             const unsigned short *row = table + (u64)i * k;
@@ -1083,9 +1109,11 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info) {
 }
 
 extern "C" __global__ void lee_portal_queue(const PortalArgs p) {
-    extern __shared__ u32 smem[];
-    u32 *lab = smem + (threadIdx.x >> 5) * 2 * PT_MAX, *info = lab + PT_MAX;
-    bwq_loop(p.q, [&](u32 t) { return pt_run(p, t, lab, info); });
+    extern __shared__ uint4 smem16[];
+    u32 *lab = reinterpret_cast<u32 *>(smem16) + (threadIdx.x >> 5) * (PT_WARP_SMEM / 4),
+        *info = lab + PT_MAX;
+    unsigned short *tbl = reinterpret_cast<unsigned short *>(info + PT_MAX);
+    bwq_loop(p.q, [&](u32 t) { return pt_run(p, t, lab, info, tbl); });
 }
 
 // Every tile filled from its border cells' labels (final at the portals) and the goal.

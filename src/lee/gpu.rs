@@ -32,6 +32,9 @@ const BW_TILE_H: u32 = 32;
 const BW_ROW: u32 = 65;
 /// Shared bytes per bitwave warp: its tile's 32 rows of BW_ROW labels.
 const BW_SMEM_PER_WARP: u32 = BW_TILE_H * BW_ROW * 4;
+/// Shared bytes per warp of the portal queue (kernels/lee.cu's PT_WARP_SMEM): its tile's
+/// portals (1,536 bytes) and a table of up to 73 portals, 48 KB for a block of 4 warps.
+const PT_WARP_SMEM: u32 = 12 * 1024;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
@@ -74,8 +77,9 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 14] {
+fn kernel_defines() -> [(&'static str, String); 15] {
     [
+        ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
         ("STATE_SWITCH", STATE_SWITCH.to_string()),
         ("BWQ_HEAD", BWQ_HEAD.to_string()),
         ("BWQ_TAIL", BWQ_TAIL.to_string()),

@@ -236,13 +236,14 @@ impl DeviceGrid {
     /// whole warps, one tile per warp, at most BW_MAX_WARPS (small blocks spread a few tiles
     /// over more SMs), halved while a block would not fit an SM's registers; never more blocks
     /// than can be resident at once, which the grid barrier and the queue's waits need, and
-    /// at most `per_sm_cap` blocks per SM.
+    /// at most `per_sm_cap` blocks per SM; `smem_per_warp` shared bytes per warp.
     pub(super) fn bitwave_launch(
         &self,
         f: &CudaFunction,
         config: &Config,
         ntiles: u32,
         per_sm_cap: u32,
+        smem_per_warp: u32,
     ) -> Result<LaunchConfig> {
         let mut warps = (config.block_x * config.block_y)
             .div_ceil(32)
@@ -251,7 +252,7 @@ impl DeviceGrid {
             let per_sm = f
                 .occupancy_max_active_blocks_per_multiprocessor(
                     warps * 32,
-                    (warps * BW_SMEM_PER_WARP) as usize,
+                    (warps * smem_per_warp) as usize,
                     None,
                 )
                 .map_err(gpu_err)?;
@@ -269,7 +270,7 @@ impl DeviceGrid {
         Ok(LaunchConfig {
             grid_dim: (resident.min(ntiles.div_ceil(warps)).max(1), 1, 1),
             block_dim: (warps * 32, 1, 1),
-            shared_mem_bytes: warps * BW_SMEM_PER_WARP,
+            shared_mem_bytes: warps * smem_per_warp,
         })
     }
 
@@ -323,7 +324,13 @@ impl DeviceGrid {
             unsafe { b.launch(per_tile_launch(ntiles)) }
                 .map_err(launch_err("lee_bitwave_rounds_to_queue"))?;
         }
-        let launch = self.bitwave_launch(&self.kernels.bitwave_queue, config, ntiles, u32::MAX)?;
+        let launch = self.bitwave_launch(
+            &self.kernels.bitwave_queue,
+            config,
+            ntiles,
+            u32::MAX,
+            BW_SMEM_PER_WARP,
+        )?;
         // Every tile run that changes anything lowers a label, and labels are bounded by the
         // cells; this cap only turns a hang into an error.
         let cap = 8 * self.cells() as u64 + 64;
@@ -405,7 +412,13 @@ impl DeviceGrid {
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
         self.bitwave_init(scratch, goal_idx)?;
-        let launch = self.bitwave_launch(&self.kernels.bitwave_rounds, config, ntiles, u32::MAX)?;
+        let launch = self.bitwave_launch(
+            &self.kernels.bitwave_rounds,
+            config,
+            ntiles,
+            u32::MAX,
+            BW_SMEM_PER_WARP,
+        )?;
         self.rt
             .stream()
             .memset_zeros(&mut scratch.state)

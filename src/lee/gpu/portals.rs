@@ -10,6 +10,7 @@ use cudarc::driver::sys;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs, BWQ_VISITS_PER_LAUNCH};
+use super::PT_WARP_SMEM;
 use super::{DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP};
 use super::{STATE_LENGTH, STATE_SLOTS, STATE_STATUS};
 use crate::compute::cuda::launch_err;
@@ -71,7 +72,8 @@ struct PortalArgs {
 unsafe impl DeviceRepr for PortalArgs {}
 
 /// Where each tile's portal list and table start, from the tiles' portal counts: (poff with
-/// the total last, doff, table entries).
+/// the total last, doff, table entries). Tables start at multiples of 8 entries, so a run
+/// copies its table in 16-byte loads.
 fn offsets(counts: &[u32]) -> (Vec<u32>, Vec<u64>, u64) {
     let mut poff = Vec::with_capacity(counts.len() + 1);
     let mut doff = Vec::with_capacity(counts.len());
@@ -80,7 +82,7 @@ fn offsets(counts: &[u32]) -> (Vec<u32>, Vec<u64>, u64) {
         poff.push(p);
         doff.push(d);
         p += k;
-        d += k as u64 * k as u64;
+        d += (k as u64 * k as u64).next_multiple_of(8);
     }
     poff.push(p);
     (poff, doff, d)
@@ -223,8 +225,13 @@ impl DeviceGrid {
             unsafe { b.launch(per_tile_launch(ntiles.saturating_mul(PT_MAX as u32))) }
                 .map_err(launch_err("lee_portal_queue_all"))?;
         }
-        let launch =
-            self.bitwave_launch(&self.kernels.portal_queue, config, ntiles, PT_QUEUE_PER_SM)?;
+        let launch = self.bitwave_launch(
+            &self.kernels.portal_queue,
+            config,
+            ntiles,
+            PT_QUEUE_PER_SM,
+            PT_WARP_SMEM,
+        )?;
         // Every run that queues a tile lowered a label, and labels are bounded by the cells;
         // this cap only turns a hang into an error.
         let cap = 8 * self.cells() as u64 + 64 + ntiles as u64;
@@ -274,8 +281,7 @@ impl DeviceGrid {
                 // cells they move to), the ring and tile states, the marks and the control
                 // words; blocks <= the occupancy bound, as the queue's waits require (a
                 // cooperative launch checks it).
-                unsafe { b.launch_cooperative(launch) }
-                    .map_err(launch_err("lee_portal_queue"))?;
+                unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_portal_queue"))?;
             }
             let ctl = self.rt.download(&scratch.ctl, BWQ_SLOTS)?;
             let visits = ctl[BWQ_VISITS];
@@ -327,10 +333,10 @@ mod tests {
 
     #[test]
     fn offsets_skip_tiles_without_portals() {
-        let (poff, doff, entries) = offsets(&[2, 0, 3, 0]);
-        assert_eq!(poff, vec![0, 2, 2, 5, 5]);
-        assert_eq!(doff, vec![0, 4, 4, 13]);
-        assert_eq!(entries, 13);
+        let (poff, doff, entries) = offsets(&[2, 0, 3, 0, 4]);
+        assert_eq!(poff, vec![0, 2, 2, 5, 5, 9]);
+        assert_eq!(doff, vec![0, 8, 8, 24, 24]);
+        assert_eq!(entries, 40);
         assert_eq!(offsets(&[]), (vec![0], vec![], 0));
     }
 }
