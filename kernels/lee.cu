@@ -819,9 +819,13 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
 #define PT_CHUNKS (PT_MAX / 32)
 #define PT_FAR 0xffffu
 #define PT_DIST_THREADS 256
-// PT_WARP_SMEM (set by the host): shared bytes per warp of lee_portal_queue, a multiple of 16:
-// the labels and slots of its tile's portals, then as much of its table as fits.
-#define PT_TABLE_CAP ((PT_WARP_SMEM - 8 * PT_MAX) / 2)
+#define PT_ROWS 4 /* table rows a run loads at once */
+// Shared words per warp of lee_portal_queue: its tile's portals' labels and slots, and the
+// list of those that fell (src/lee/gpu/portals.rs sizes the launch by PT_WARP_SMEM).
+#define PT_WARP_WORDS (3 * PT_MAX)
+#if PT_WARP_SMEM != 4 * PT_WARP_WORDS
+#error "PT_WARP_SMEM is 3 x PT_MAX words"
+#endif
 
 // This lane's row of tile column tx (row y of the grid) as bit planes.
 __device__ __forceinline__ void pt_planes(const u64 *__restrict__ planes, u32 h, u32 wwords,
@@ -983,10 +987,9 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
     return dx > 0 ? 6u : 7u;
 }
 
-// One run of tile t over its portals (lab, info: this warp's PT_MAX words each of shared
-// memory, tbl: PT_TABLE_CAP entries for its table); returns bit k set when the tile in
-// direction k had a cell lowered.
-__device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, unsigned short *tbl) {
+// One run of tile t over its portals (lab, info, fallen: this warp's PT_MAX words each of
+// shared memory); returns bit k set when the tile in direction k had a cell lowered.
+__device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, u32 *fallen) {
     const BitwaveQueueArgs &a = p.q;
     const u32 lane = threadIdx.x & 31;
     const u64 base = (u64)t * PT_MAX;
@@ -1003,10 +1006,9 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, unsigned 
     // (Loaded before the count arrives, so all six chunks: one round trip.)
     if (k == 0) return 0;
     const u32 x0 = (t % a.tiles_x) * 64, y0 = (t / a.tiles_x) * 32;
-    // One round trip for the rest: the portals' labels; beside them the labels of the cells
-    // they move to in other tiles (target[c][d]: portal c * 32 + lane, direction d), so that
-    // offers below need not wait for an answer; and the tile's table, into this warp's shared
-    // memory where it fits. Every chunk's loads go out before any is used. The per-chunk
+    // One round trip for the portals' labels, and beside them the labels of the cells they
+    // move to in other tiles (target[c][d]: portal c * 32 + lane, direction d), so that offers
+    // below need not wait for an answer. Every chunk's loads go out before any is used. The per-chunk
     // arrays are set whole first: the loops stop at the count (uniform: a maze tile's portals
     // fill one or two chunks).
     u32 l_c[PT_CHUNKS], target[PT_CHUNKS][8], changed[PT_CHUNKS], any = 0;
@@ -1029,48 +1031,49 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, unsigned 
                                    : 0u;
         }
     }
-    const unsigned short *table = p.dist + dbase;
-    if (k * k <= PT_TABLE_CAP) {
-        // doff is a multiple of 8 entries: 16-byte loads.
-        const uint4 *from = reinterpret_cast<const uint4 *>(table);
-        uint4 *to = reinterpret_cast<uint4 *>(tbl);
-        for (u32 i = lane; i < (k * k + 7) / 8; i += 32) to[i] = from[i];
-        table = tbl;
-    }
-    // Which labels fell since this tile last applied them.
+    // Which labels fell since this tile last applied them: listed in `fallen` (in order).
+    u32 nfallen = 0;
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) {
         if (c * 32 >= k) break;
         const u32 j = c * 32 + lane;
+        const bool fell = j < k && l_c[c] < mark_c[c];
         if (j < k) {
             info[j] = in_c[c];
             lab[j] = l_c[c];
         }
-        changed[c] = __ballot_sync(FULL_MASK, j < k && l_c[c] < mark_c[c]);
-        any |= changed[c];
+        changed[c] = __ballot_sync(FULL_MASK, fell);
+        if (fell) fallen[nfallen + __popc(changed[c] & ((1u << lane) - 1))] = j;
+        nfallen += __popc(changed[c]);
     }
-    if (!any) return 0;
+    if (nfallen == 0) return 0;
     __syncwarp();
     // Through the table: each fallen portal's row offers its label plus the distance inside.
+    // Rows go PT_ROWS at a time, every load of a batch issued before any is used (a run
+    // usually has one or two).
     u32 best[PT_CHUNKS];
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
+    const unsigned short *table = p.dist + dbase;
+    for (u32 b = 0; b < nfallen; b += PT_ROWS) {
+        u32 li[PT_ROWS], d[PT_ROWS][PT_CHUNKS];
 #pragma unroll
-    for (u32 c = 0; c < PT_CHUNKS; ++c) {
-        if (c * 32 >= k) break;
-        for (u32 bits = changed[c]; bits; bits &= bits - 1) {
-            const u32 i = c * 32 + __ffs(bits) - 1, li = lab[i];
-            const unsigned short *row = table + (u64)i * k;
+        for (u32 r = 0; r < PT_ROWS; ++r) {
+            // Past the list, the batch's first row again: the min is unchanged by a repeat.
+            const u32 i = fallen[b + r < nfallen ? b + r : b];
+            li[r] = lab[i];
 #pragma unroll
-            for (u32 c2 = 0; c2 < PT_CHUNKS; ++c2) {
-                const u32 j = c2 * 32 + lane;
-                if (c2 * 32 >= k) break;
-                if (j < k) {
-                    const u32 d = row[j];
-                    if (d != PT_FAR) best[c2] = min(best[c2], li + d);
-                }
+            for (u32 c = 0; c < PT_CHUNKS; ++c) {
+                d[r][c] = PT_FAR;
+                if (c * 32 >= k) break;
+                if (c * 32 + lane < k) d[r][c] = table[(u64)i * k + c * 32 + lane];
             }
         }
+#pragma unroll
+        for (u32 r = 0; r < PT_ROWS; ++r)
+#pragma unroll
+            for (u32 c = 0; c < PT_CHUNKS; ++c)
+                if (d[r][c] != PT_FAR) best[c] = min(best[c], li[r] + d[r][c]);
     }
     // Lower what the table improved; then every portal that fell or was lowered offers its
     // label + 1 to the cells it moves to in other tiles, where that beats what they held when
@@ -1109,11 +1112,10 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, unsigned 
 }
 
 extern "C" __global__ void lee_portal_queue(const PortalArgs p) {
-    extern __shared__ uint4 smem16[];
-    u32 *lab = reinterpret_cast<u32 *>(smem16) + (threadIdx.x >> 5) * (PT_WARP_SMEM / 4),
-        *info = lab + PT_MAX;
-    unsigned short *tbl = reinterpret_cast<unsigned short *>(info + PT_MAX);
-    bwq_loop(p.q, [&](u32 t) { return pt_run(p, t, lab, info, tbl); });
+    extern __shared__ u32 smem[];
+    u32 *lab = smem + (threadIdx.x >> 5) * PT_WARP_WORDS, *info = lab + PT_MAX,
+        *fallen = info + PT_MAX;
+    bwq_loop(p.q, [&](u32 t) { return pt_run(p, t, lab, info, fallen); });
 }
 
 // Every tile filled from its border cells' labels (final at the portals) and the goal.

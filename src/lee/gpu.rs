@@ -32,9 +32,9 @@ const BW_TILE_H: u32 = 32;
 const BW_ROW: u32 = 65;
 /// Shared bytes per bitwave warp: its tile's 32 rows of BW_ROW labels.
 const BW_SMEM_PER_WARP: u32 = BW_TILE_H * BW_ROW * 4;
-/// Shared bytes per warp of the portal queue (kernels/lee.cu's PT_WARP_SMEM): its tile's
-/// portals (1,536 bytes) and a table of up to 73 portals, 48 KB for a block of 4 warps.
-const PT_WARP_SMEM: u32 = 12 * 1024;
+/// Shared bytes per warp of the portal queue (kernels/lee.cu checks it): three words for each
+/// of a tile's up to 192 portal slots (label, slot, list of those that fell).
+const PT_WARP_SMEM: u32 = 3 * 192 * 4;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then

@@ -72,8 +72,7 @@ struct PortalArgs {
 unsafe impl DeviceRepr for PortalArgs {}
 
 /// Where each tile's portal list and table start, from the tiles' portal counts: (poff with
-/// the total last, doff, table entries). Tables start at multiples of 8 entries, so a run
-/// copies its table in 16-byte loads.
+/// the total last, doff, table entries).
 fn offsets(counts: &[u32]) -> (Vec<u32>, Vec<u64>, u64) {
     let mut poff = Vec::with_capacity(counts.len() + 1);
     let mut doff = Vec::with_capacity(counts.len());
@@ -82,7 +81,7 @@ fn offsets(counts: &[u32]) -> (Vec<u32>, Vec<u64>, u64) {
         poff.push(p);
         doff.push(d);
         p += k;
-        d += (k as u64 * k as u64).next_multiple_of(8);
+        d += k as u64 * k as u64;
     }
     poff.push(p);
     (poff, doff, d)
@@ -335,8 +334,8 @@ mod tests {
     fn offsets_skip_tiles_without_portals() {
         let (poff, doff, entries) = offsets(&[2, 0, 3, 0, 4]);
         assert_eq!(poff, vec![0, 2, 2, 5, 5, 9]);
-        assert_eq!(doff, vec![0, 8, 8, 24, 24]);
-        assert_eq!(entries, 40);
+        assert_eq!(doff, vec![0, 4, 4, 13, 13]);
+        assert_eq!(entries, 29);
         assert_eq!(offsets(&[]), (vec![0], vec![], 0));
     }
 }
