@@ -7,14 +7,15 @@
 //   lee_bitwave_rounds  default: tiles of 64 x 32 cells as bit planes, one warp each, exact
 //                       multi-source BFS inside a tile per round; rounds over a list of the
 //                       tiles whose border improved (see below); a cooperative launch; the
-//                       default schedule starts here and may go on on the queue below
+//                       default schedule starts here and may go on over the portals below
+//                       (or on the queue where their tables do not fit)
 // and their helpers:
 //   lee_fill_labels     every label UNREACHED, the goal's 0
 //   lee_pack_planes     the masks as one bit plane per direction (bitwave's input)
 //   lee_bitwave_init    empties the tile lists and queues the goal's tile
-//   lee_bitwave_queue   the same tile runs taken from a work queue without rounds, where the
-//                       default schedule goes once rounds run narrow (corridors, mazes);
-//                       lee_bitwave_rounds_to_queue sets it up from the rounds' list
+//   lee_bitwave_queue   the same tile runs taken from a work queue without rounds (where the
+//                       default schedule goes once rounds run narrow, if the portals' tables
+//                       do not fit); lee_bitwave_rounds_to_queue sets it up from the rounds' list
 //   lee_portal_*        the wave over the tiles' portals (cells with a move out of their tile)
 //                       on the same queue, a table of distances inside each tile crossing it
 //                       in one step, then every tile filled from its border (see below): where

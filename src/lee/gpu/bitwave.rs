@@ -1,5 +1,6 @@
-//! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, the work queue, and
-//! the adaptive default that hands a narrow wave from the first to the second.
+//! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, the work queue, the
+//! portals (src/lee/gpu/portals.rs), and the adaptive default that hands a narrow wave from
+//! the rounds to the portals, or to the queue where the portals' tables do not fit.
 
 use cudarc::driver::sys;
 use cudarc::driver::{
@@ -23,7 +24,7 @@ const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
 /// The same bound for the work queue: tiles one launch may take.
 pub(super) const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
 
-/// The adaptive schedule hands the wave to the work queue after this many rounds in a row
+/// The adaptive schedule hands the wave on (portals or queue) after this many rounds in a row
 /// that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
 /// both, for benchmarks). An open wave grows past them within a few rounds of its start and
 /// stays wide; a maze's wave stays narrow. Measured on the H100 (BENCHMARKS.md): with 64:32,

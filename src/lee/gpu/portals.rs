@@ -26,8 +26,8 @@ const PT_DIST_THREADS: u32 = 256;
 /// Warps per block of the per-tile kernels and the fill.
 const PT_WARPS: u32 = 4;
 /// Blocks of the portal queue per SM: a narrow wave keeps a few warps busy, and the others'
-/// waits slowed their atomics. On the H100 the 4000² maze's field took 144 ms with every
-/// block that fits (6 per SM), 120 with 2 and 118 with 1; the 1000² maze's 7.9 ms either way.
+/// waits slowed their atomics. On the H100 the 4000² maze's field took 129-144 ms with every
+/// block that fits, 120 with 2 per SM and 118-120 with 1; the 1000² maze's 7.9 ms either way.
 const PT_QUEUE_PER_SM: u32 = 1;
 /// Portal slots per tile (kernels/lee.cu's PT_MAX: a 64 x 32 tile has at most 188 portals).
 const PT_MAX: usize = 192;
