@@ -714,6 +714,18 @@ __device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
     }
 }
 
+// atomicCAS with acquire semantics (PTX atom.acquire): what was written before the release
+// whose value it reads (a fence, then the relaxed atomic that wrote it) is visible to the
+// loads after it, and, after a __syncwarp, to the other lanes' loads.
+__device__ __forceinline__ u32 cas_acquire(u32 *p, u32 compare, u32 value) {
+    u32 old;
+    asm volatile("atom.acquire.gpu.global.cas.b32 %0, [%1], %2, %3;"
+                 : "=r"(old)
+                 : "l"(p), "r"(compare), "r"(value)
+                 : "memory");
+    return old;
+}
+
 // Tiles one warp may run in a row without the ring (see bwq_loop).
 #define BWQ_CHAIN 1024u
 
@@ -737,10 +749,13 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
             t = __shfl_sync(FULL_MASK, t, 0);
             if (t == BWQ_EXIT) break;
             if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
+            // The neighbours' labels are read after the tile is marked running: an
+            // improvement this run misses sets QUEUED, and the tile runs again.
+            __threadfence();
         }
-        // The neighbours' labels are read after the tile is marked running: an improvement
-        // this run misses sets QUEUED, and the tile runs again.
-        __threadfence();
+        // A tile claimed or run again was marked running by an acquiring CAS below, which
+        // also makes visible what the tile's last runner and the neighbour that queued it
+        // wrote before their fences: no fence here.
         __syncwarp();
         const u32 flags = run(t);
         // The labels reach L2 before any neighbour can be told of them.
@@ -749,7 +764,7 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
         // t goes idle unless a neighbour queued it meanwhile; issued here so that its round
         // trip overlaps the neighbours'.
         u32 end = BWQ_RUNNING;
-        if (lane == 0) end = atomicCAS(&a.tile_state[t], BWQ_RUNNING, 0u);
+        if (lane == 0) end = cas_acquire(&a.tile_state[t], BWQ_RUNNING, 0u);
         // Lane k tells the neighbour in direction k; the first told lane tries to claim its
         // tile for this warp.
         const u32 nb = bw_neighbour(t, flags, lane, a.ndirs, a.tiles_x, a.tiles_y);
@@ -757,7 +772,7 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
         bool claimed = false;
         if (nb != UNREACHED) {
             if (chain < BWQ_CHAIN && lane == __ffs(told) - 1)
-                claimed = atomicCAS(&a.tile_state[nb], 0u, BWQ_RUNNING) == 0u;
+                claimed = cas_acquire(&a.tile_state[nb], 0u, BWQ_RUNNING) == 0u;
             if (!claimed && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u)
                 bwq_enqueue(a.ring, a.ctl, ntiles, nb);
         }
