@@ -213,6 +213,27 @@ __device__ __forceinline__ u32 bw_moves(const u64 *P, u32 j) {
     return m;
 }
 
+// This lane's row of tile column tx (row y of the grid) as bit planes (0 off the grid).
+__device__ __forceinline__ void bw_planes(const u64 *__restrict__ planes, u32 h, u32 wwords,
+                                          u32 ndirs, u32 tx, u32 y, u64 (&P)[8]) {
+#pragma unroll
+    for (u32 k = 0; k < 8; ++k)
+        P[k] = (k < ndirs && y < h) ? planes[((u64)k * h + y) * wwords + tx] : 0ull;
+}
+
+// One step of a wave on a tile's bit planes: the cells the frontier F (this lane's row) moves
+// to, before removing those already visited.
+__device__ __forceinline__ u64 bw_step(const u64 (&P)[8], u64 F, u32 lane, u32 ndirs) {
+    u64 up = __shfl_up_sync(FULL_MASK, F, 1), down = __shfl_down_sync(FULL_MASK, F, 1);
+    if (lane == 0) up = 0;
+    if (lane == 31) down = 0;
+    // Bit j of (F << 1) is column j - 1: the neighbour a move left (k = 0) reaches.
+    u64 c = (P[0] & (F << 1)) | (P[1] & up) | (P[2] & (F >> 1)) | (P[3] & down);
+    if (ndirs == 8)
+        c |= (P[4] & (up << 1)) | (P[5] & (up >> 1)) | (P[6] & (down >> 1)) | (P[7] & (down << 1));
+    return c;
+}
+
 __device__ __forceinline__ u32 warp_min(u32 v) {
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = min(v, __shfl_xor_sync(FULL_MASK, v, o));
@@ -355,9 +376,7 @@ __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h
     const u32 tx = t % tiles_x, ty = t / tiles_x, x0 = tx * 64, y0 = ty * 32, y = y0 + lane;
     const bool row_in = y < h;
     u64 P[8];
-#pragma unroll
-    for (u32 k = 0; k < 8; ++k)
-        P[k] = (k < ndirs && row_in) ? planes[((u64)k * h + y) * wwords + tx] : 0ull;
+    bw_planes(planes, h, wwords, ndirs, tx, y, P);
     // Seeds: the left and right cell of this lane's row, top and bottom cells at columns
     // lane and lane + 32, and the goal. The outside neighbours' offers are loaded first, beside
     // the tile's labels, and kept below only where they beat the cell's label. The top and
@@ -444,14 +463,7 @@ __device__ u32 bw_tile(const u64 *__restrict__ planes, u32 *labels, u32 w, u32 h
     u32 L = lo, base = lo, run = 0, top_rel = 0, flags = 0;
     // One level: expand the frontier, add the level's seeds, record the new cells.
     auto level = [&]() {
-        u64 up = __shfl_up_sync(FULL_MASK, F, 1), down = __shfl_down_sync(FULL_MASK, F, 1);
-        if (lane == 0) up = 0;
-        if (lane == 31) down = 0;
-        // Bit j of (F << 1) is column j - 1: the neighbour a move left (k = 0) reaches.
-        u64 c = (P[0] & (F << 1)) | (P[1] & up) | (P[2] & (F >> 1)) | (P[3] & down);
-        if (ndirs == 8)
-            c |= (P[4] & (up << 1)) | (P[5] & (up >> 1)) | (P[6] & (down >> 1)) |
-                 (P[7] & (down << 1));
+        u64 c = bw_step(P, F, lane, ndirs);
         if (L <= hi) {
             u64 sb = 0;
             if (sl == L) sb |= 1ull;
@@ -843,14 +855,6 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
 #error "PT_WARP_SMEM is 3 x PT_MAX words"
 #endif
 
-// This lane's row of tile column tx (row y of the grid) as bit planes.
-__device__ __forceinline__ void pt_planes(const u64 *__restrict__ planes, u32 h, u32 wwords,
-                                          u32 ndirs, u32 tx, u32 y, u64 (&P)[8]) {
-#pragma unroll
-    for (u32 k = 0; k < 8; ++k)
-        P[k] = (k < ndirs && y < h) ? planes[((u64)k * h + y) * wwords + tx] : 0ull;
-}
-
 // The cells of this lane's row (planes P, row `lane` of its tile) with a move out of the tile.
 __device__ __forceinline__ u64 pt_row(const u64 (&P)[8], u32 lane, u32 ndirs) {
     constexpr u64 FIRST = 1ull, LAST = 1ull << 63;
@@ -886,7 +890,7 @@ extern "C" __global__ void lee_portal_count(const u64 *__restrict__ planes, u32 
     const u32 lane = threadIdx.x & 31;
     PT_FOR_EACH_TILE(t, tiles_x * tiles_y) {
         u64 P[8];
-        pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
+        bw_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
         const u32 c = __reduce_add_sync(FULL_MASK, (u32)__popcll(pt_row(P, lane, ndirs)));
         if (lane == 0) pcount[t] = c;
     }
@@ -898,7 +902,7 @@ extern "C" __global__ void lee_portal_list(const u64 *__restrict__ planes, u32 h
     const u32 lane = threadIdx.x & 31;
     PT_FOR_EACH_TILE(t, tiles_x * tiles_y) {
         u64 P[8];
-        pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
+        bw_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
         u64 m = pt_row(P, lane, ndirs);
         u64 at = (u64)t * PT_MAX + warp_exclusive_sum((u32)__popcll(m));
         while (m) {
@@ -934,7 +938,7 @@ lee_portal_dist(const u64 *__restrict__ planes, u32 h, u32 wwords, u32 ndirs, u3
         }
         const u32 t = lo, base = poff[t], k = poff[t + 1] - base, i = g - base;
         u64 P[8];
-        pt_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
+        bw_planes(planes, h, wwords, ndirs, t % tiles_x, (t / tiles_x) * 32 + lane, P);
         const u64 m = pt_row(P, lane, ndirs);
         const u32 before = warp_exclusive_sum((u32)__popcll(m));
         for (u32 j = lane; j < k; j += 32) found[j] = PT_FAR;
@@ -943,14 +947,7 @@ lee_portal_dist(const u64 *__restrict__ planes, u32 h, u32 wwords, u32 ndirs, u3
         u64 F = lane == src / 64 ? 1ull << (src % 64) : 0ull, V = F;
         if (F) found[i] = 0;
         for (u32 L = 1;; ++L) {
-            u64 up = __shfl_up_sync(FULL_MASK, F, 1), down = __shfl_down_sync(FULL_MASK, F, 1);
-            if (lane == 0) up = 0;
-            if (lane == 31) down = 0;
-            u64 c = (P[0] & (F << 1)) | (P[1] & up) | (P[2] & (F >> 1)) | (P[3] & down);
-            if (ndirs == 8)
-                c |= (P[4] & (up << 1)) | (P[5] & (up >> 1)) | (P[6] & (down >> 1)) |
-                     (P[7] & (down << 1));
-            c &= ~V;
+            const u64 c = bw_step(P, F, lane, ndirs) & ~V;
             V |= c;
             F = c;
             for (u64 hit = c & m; hit; hit &= hit - 1) {

@@ -4,7 +4,8 @@
 
 use cudarc::driver::sys;
 use cudarc::driver::{
-    CudaFunction, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig,
+    PushKernelArg, SyncOnDrop,
 };
 
 use super::{
@@ -22,7 +23,7 @@ const BW_MAX_WARPS: u32 = 4;
 /// nothing); bounds how long one launch holds the device.
 const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
 /// The same bound for the work queue: tiles one launch may take.
-pub(super) const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
+const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
 
 /// The adaptive schedule hands the wave on (portals or queue) after this many rounds in a row
 /// that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
@@ -154,6 +155,14 @@ pub(super) struct BitwaveQueueArgs {
 
 // SAFETY: as for BitwaveArgs.
 unsafe impl DeviceRepr for BitwaveQueueArgs {}
+
+/// The scratch buffers a work-queue launch writes: labels, ring, tile states, control words.
+pub(super) type QueueBuffers<'a> = (
+    &'a mut CudaSlice<u32>,
+    &'a mut CudaSlice<u64>,
+    &'a mut CudaSlice<u32>,
+    &'a mut CudaSlice<u32>,
+);
 
 /// The launch of a grid-stride kernel over the tiles (the lists' and the queue's set-up).
 pub(super) fn per_tile_launch(ntiles: u32) -> LaunchConfig {
@@ -332,11 +341,7 @@ impl DeviceGrid {
             u32::MAX,
             BW_SMEM_PER_WARP,
         )?;
-        // Every tile run that changes anything lowers a label, and labels are bounded by the
-        // cells; this cap only turns a hang into an error.
-        let cap = 8 * self.cells() as u64 + 64;
-        let mut taken = 0u32;
-        loop {
+        self.drain_queue(scratch, |scratch, visit_limit| {
             {
                 let Scratch {
                     labels,
@@ -345,20 +350,13 @@ impl DeviceGrid {
                     ctl,
                     ..
                 } = &mut *scratch;
-                // The guards keep each buffer's stream order (cudarc's events) until the launch.
-                let (planes, _g1) = self.planes.device_ptr(&stream);
-                let (labels, _g2) = labels.device_ptr_mut(&stream);
-                let (ring, _g3) = ring.device_ptr_mut(&stream);
-                let (tile_state, _g4) = queued.device_ptr_mut(&stream);
-                let (ctl, _g5) = ctl.device_ptr_mut(&stream);
-                let args = BitwaveQueueArgs {
-                    grid: self.bitwave_grid(planes, labels, tiles),
-                    ring,
-                    tile_state,
-                    ctl,
-                    visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
-                    goal: goal_idx,
-                };
+                let (args, _guards) = self.queue_args(
+                    &stream,
+                    (labels, ring, queued, ctl),
+                    tiles,
+                    visit_limit,
+                    goal_idx,
+                );
                 let mut b = stream.launch_builder(&self.kernels.bitwave_queue);
                 b.arg(&args);
                 // SAFETY: lee_bitwave_queue(BitwaveQueueArgs): writes labels (w x h), the ring
@@ -366,21 +364,70 @@ impl DeviceGrid {
                 // bound, as its waits on other warps require (a cooperative launch checks it).
                 unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_queue"))?;
             }
-            if let Some(s) = start {
-                self.launch_descend(scratch, s, goal_idx)?;
+            // Queued right behind: when the queue is drained, one download answers both.
+            match start {
+                Some(s) => self.launch_descend(scratch, s, goal_idx),
+                None => Ok(()),
             }
+        })?;
+        match start {
+            None => Ok(None),
+            Some(_) => {
+                let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+                Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
+            }
+        }
+    }
+
+    /// The work queue's arguments over the grid's planes and the scratch's (labels, ring, tile
+    /// states, control words), with the guards that keep each buffer's stream order (cudarc's
+    /// events) until the launch.
+    pub(super) fn queue_args<'a>(
+        &'a self,
+        stream: &'a CudaStream,
+        buffers: QueueBuffers<'a>,
+        tiles: (u32, u32),
+        visit_limit: u32,
+        goal: u64,
+    ) -> (BitwaveQueueArgs, [SyncOnDrop<'a>; 5]) {
+        let (labels, ring, queued, ctl) = buffers;
+        let (planes, g1) = self.planes.device_ptr(stream);
+        let (labels, g2) = labels.device_ptr_mut(stream);
+        let (ring, g3) = ring.device_ptr_mut(stream);
+        let (tile_state, g4) = queued.device_ptr_mut(stream);
+        let (ctl, g5) = ctl.device_ptr_mut(stream);
+        let args = BitwaveQueueArgs {
+            grid: self.bitwave_grid(planes, labels, tiles),
+            ring,
+            tile_state,
+            ctl,
+            visit_limit,
+            goal,
+        };
+        (args, [g1, g2, g3, g4, g5])
+    }
+
+    /// Launches a work-queue kernel (`launch(scratch, visit_limit)`: one launch takes tiles
+    /// until its tickets reach visit_limit) until no tile is queued or running, keeping the
+    /// tile runs for benchmarks.
+    pub(super) fn drain_queue(
+        &self,
+        scratch: &mut Scratch,
+        mut launch: impl FnMut(&mut Scratch, u32) -> Result<()>,
+    ) -> Result<()> {
+        // Every run that queues a tile lowered a label, and labels are bounded by the cells;
+        // this cap only turns a hang into an error.
+        let (_, tiles) = self.bitwave_tiles(0);
+        let cap = 8 * self.cells() as u64 + 64 + tiles.0 as u64 * tiles.1 as u64;
+        let mut taken = 0u32;
+        loop {
+            launch(scratch, taken.wrapping_add(BWQ_VISITS_PER_LAUNCH))?;
             let ctl = self.rt.download(&scratch.ctl, BWQ_SLOTS)?;
             let visits = ctl[BWQ_VISITS];
             if ctl[BWQ_PENDING] == 0 {
                 self.tile_runs
                     .store(visits, std::sync::atomic::Ordering::Relaxed);
-                return match start {
-                    None => Ok(None),
-                    Some(_) => {
-                        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-                        Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
-                    }
-                };
+                return Ok(());
             }
             if visits as u64 > cap {
                 return Err(Error::Gpu(format!(

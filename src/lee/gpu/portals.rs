@@ -7,11 +7,12 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg,
+};
 
-use super::bitwave::{per_tile_launch, BitwaveQueueArgs, BWQ_VISITS_PER_LAUNCH};
-use super::PT_WARP_SMEM;
-use super::{DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP};
+use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
+use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_WARP_SMEM};
 use super::{STATE_LENGTH, STATE_SLOTS, STATE_STATUS};
 use crate::compute::cuda::launch_err;
 use crate::error::{Error, Result};
@@ -97,6 +98,32 @@ fn per_warp_launch(items: u32, warps: u32, smem_per_warp: u32) -> LaunchConfig {
 }
 
 impl DeviceGrid {
+    /// lee_portal_count or lee_portal_list (`f`, `name`): a warp per tile over the grid's
+    /// planes, writing `out` (a count per tile, or a tile's portals in its PT_MAX slots).
+    fn portal_tile_launch(
+        &self,
+        f: &CudaFunction,
+        name: &str,
+        out: &mut CudaSlice<u32>,
+    ) -> Result<()> {
+        let stream = self.rt.stream().clone();
+        let (_, tiles) = self.bitwave_tiles(0);
+        let mut b = stream.launch_builder(f);
+        b.arg(&self.planes)
+            .arg(&self.height)
+            .arg(&tiles.0)
+            .arg(&self.ndirs)
+            .arg(&tiles.0)
+            .arg(&tiles.1)
+            .arg(out);
+        // SAFETY: lee_portal_count / lee_portal_list: (planes, h, wwords, ndirs, tiles_x, tiles_y,
+        // out) as declared; they read the planes and write out[0..ntiles) or the slots
+        // out[t * PT_MAX..][..count of t], which the caller allocated for every tile
+        unsafe { b.launch(per_warp_launch(tiles.0 * tiles.1, PT_WARPS, 0)) }
+            .map_err(launch_err(name))?;
+        Ok(())
+    }
+
     /// The grid's portals and tables, or None when the tables would not fit
     /// [`PORTAL_MAX_ENTRIES`].
     fn build_portals(&self) -> Result<Option<Portals>> {
@@ -107,19 +134,7 @@ impl DeviceGrid {
         let (h, wwords, ndirs) = (self.height, tiles.0, self.ndirs);
         // SAFETY: lee_portal_count writes every tile's count.
         let mut pcount = unsafe { self.rt.alloc::<u32>(ntiles.max(1) as usize) }?;
-        {
-            let mut b = stream.launch_builder(&self.kernels.portal_count);
-            b.arg(&self.planes)
-                .arg(&h)
-                .arg(&wwords)
-                .arg(&ndirs)
-                .arg(&tiles.0)
-                .arg(&tiles.1)
-                .arg(&mut pcount);
-            // SAFETY: lee_portal_count: as declared; reads the planes, writes pcount[0..ntiles)
-            unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, 0)) }
-                .map_err(launch_err("lee_portal_count"))?;
-        }
+        self.portal_tile_launch(&self.kernels.portal_count, "lee_portal_count", &mut pcount)?;
         let counts = self.rt.download(&pcount, ntiles as usize)?;
         let (poff, doff, entries) = offsets(&counts);
         let total = poff[ntiles as usize];
@@ -143,19 +158,7 @@ impl DeviceGrid {
                 self.rt.alloc::<u32>(slots)?,
             )
         };
-        {
-            let mut b = stream.launch_builder(&self.kernels.portal_list);
-            b.arg(&self.planes)
-                .arg(&h)
-                .arg(&wwords)
-                .arg(&ndirs)
-                .arg(&tiles.0)
-                .arg(&tiles.1)
-                .arg(&mut pinfo);
-            // SAFETY: lee_portal_list: as declared; writes pinfo[t * PT_MAX..][..count] for every tile
-            unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, 0)) }
-                .map_err(launch_err("lee_portal_list"))?;
-        }
+        self.portal_tile_launch(&self.kernels.portal_list, "lee_portal_list", &mut pinfo)?;
         if total > 0 {
             let mut b = stream.launch_builder(&self.kernels.portal_dist);
             b.arg(&self.planes)
@@ -231,71 +234,48 @@ impl DeviceGrid {
             PT_QUEUE_PER_SM,
             PT_WARP_SMEM,
         )?;
-        // Every run that queues a tile lowered a label, and labels are bounded by the cells;
-        // this cap only turns a hang into an error.
-        let cap = 8 * self.cells() as u64 + 64 + ntiles as u64;
-        let mut taken = 0u32;
-        loop {
-            {
-                let Scratch {
-                    labels,
-                    queued,
-                    ring,
-                    ctl,
-                    portals,
-                    ..
-                } = &mut *scratch;
-                let Some(Some(p)) = portals.as_mut() else {
-                    return Ok(None);
-                };
-                // The guards keep each buffer's stream order (cudarc's events) until the launch.
-                let (planes, _g1) = self.planes.device_ptr(&stream);
-                let (labels, _g2) = labels.device_ptr_mut(&stream);
-                let (ring, _g3) = ring.device_ptr_mut(&stream);
-                let (tile_state, _g4) = queued.device_ptr_mut(&stream);
-                let (ctl, _g5) = ctl.device_ptr_mut(&stream);
-                let (pcount, _g6) = p.pcount.device_ptr(&stream);
-                let (pinfo, _g7) = p.pinfo.device_ptr(&stream);
-                let (doff, _g8) = p.doff.device_ptr(&stream);
-                let (dist, _g9) = p.dist.device_ptr(&stream);
-                let (mark, _g10) = p.mark.device_ptr_mut(&stream);
-                let args = PortalArgs {
-                    queue: BitwaveQueueArgs {
-                        grid: self.bitwave_grid(planes, labels, tiles),
-                        ring,
-                        tile_state,
-                        ctl,
-                        visit_limit: taken.wrapping_add(BWQ_VISITS_PER_LAUNCH),
-                        goal: goal_idx,
-                    },
-                    pcount,
-                    pinfo,
-                    doff,
-                    dist,
-                    mark,
-                };
-                let mut b = stream.launch_builder(&self.kernels.portal_queue);
-                b.arg(&args);
-                // SAFETY: lee_portal_queue(PortalArgs): writes labels (w x h, at portals and the
-                // cells they move to), the ring and tile states, the marks and the control
-                // words; blocks <= the occupancy bound, as the queue's waits require (a
-                // cooperative launch checks it).
-                unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_portal_queue"))?;
-            }
-            let ctl = self.rt.download(&scratch.ctl, BWQ_SLOTS)?;
-            let visits = ctl[BWQ_VISITS];
-            if ctl[BWQ_PENDING] == 0 {
-                self.tile_runs.store(visits, Ordering::Relaxed);
-                break;
-            }
-            if visits as u64 > cap {
-                return Err(Error::Gpu(format!(
-                    "lee bitwave: still {} portal tiles queued after {visits} runs",
-                    ctl[BWQ_PENDING]
-                )));
-            }
-            taken = ctl[BWQ_HEAD];
-        }
+        self.drain_queue(scratch, |scratch, visit_limit| {
+            let Scratch {
+                labels,
+                queued,
+                ring,
+                ctl,
+                portals,
+                ..
+            } = &mut *scratch;
+            let Some(Some(p)) = portals.as_mut() else {
+                return Err(Error::Gpu("lee bitwave: the portals went missing".into()));
+            };
+            let (queue, _guards) = self.queue_args(
+                &stream,
+                (labels, ring, queued, ctl),
+                tiles,
+                visit_limit,
+                goal_idx,
+            );
+            // The guards keep each buffer's stream order (cudarc's events) until the launch.
+            let (pcount, _g1) = p.pcount.device_ptr(&stream);
+            let (pinfo, _g2) = p.pinfo.device_ptr(&stream);
+            let (doff, _g3) = p.doff.device_ptr(&stream);
+            let (dist, _g4) = p.dist.device_ptr(&stream);
+            let (mark, _g5) = p.mark.device_ptr_mut(&stream);
+            let args = PortalArgs {
+                queue,
+                pcount,
+                pinfo,
+                doff,
+                dist,
+                mark,
+            };
+            let mut b = stream.launch_builder(&self.kernels.portal_queue);
+            b.arg(&args);
+            // SAFETY: lee_portal_queue(PortalArgs): writes labels (w x h, at portals and the
+            // cells they move to), the ring and tile states, the marks and the control words;
+            // blocks <= the occupancy bound, as the queue's waits require (a cooperative
+            // launch checks it).
+            unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_portal_queue"))?;
+            Ok(())
+        })?;
         {
             let labels = &mut scratch.labels;
             let (planes, _g1) = self.planes.device_ptr(&stream);
