@@ -19,8 +19,8 @@ use crate::error::{Error, Result};
 use crate::lee::config::Config;
 
 /// Table entries (u16 each) the portals of one grid may hold on the device: 512 MiB. A maze
-/// tile has a few dozen portals; an open tile up to 188, so an open 10000² map would need
-/// 3.4 GB, and a map whose wave stays narrow is what the schedule is for.
+/// tile has a few dozen portals, an open tile up to 188: `bench lee`'s random 10000² terrain
+/// would need 852M entries, and a map whose wave stays narrow is what the schedule is for.
 const PORTAL_MAX_ENTRIES: u64 = 1 << 28;
 /// Threads of lee_portal_dist's blocks (its PT_DIST_THREADS).
 const PT_DIST_THREADS: u32 = 256;
