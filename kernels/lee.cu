@@ -32,9 +32,11 @@
 //   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
 //                    lee_descend's status
 //   BWQ_HEAD, BWQ_TAIL, BWQ_PENDING, BWQ_VISITS   slots of the work queue's control words
+//   PT_MAX           portal slots per tile (a multiple of 32)
+//   PT_DIST_THREADS  threads of lee_portal_dist's blocks
 //   PT_WARP_SMEM     shared bytes per warp of the portal queue
 #if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
-    !defined(PT_WARP_SMEM)
+    !defined(PT_MAX) || !defined(PT_DIST_THREADS) || !defined(PT_WARP_SMEM)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -843,13 +845,11 @@ extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
 // load a tile's portals in the same round trip as their count.
 // ---------------------------------------------------------------------------------------------
 
-#define PT_MAX 192 /* portals a 64 x 32 tile can have: 2 x 64 + 2 x 30 = 188 */
 #define PT_CHUNKS (PT_MAX / 32)
 #define PT_FAR 0xffffu
-#define PT_DIST_THREADS 256
 #define PT_ROWS 4 /* table rows a run loads at once */
 // Shared words per warp of lee_portal_queue: its tile's portals' labels and slots, and the
-// list of those that fell (src/lee/gpu/portals.rs sizes the launch by PT_WARP_SMEM).
+// list of those that fell.
 #define PT_WARP_WORDS (3 * PT_MAX)
 #if PT_WARP_SMEM != 4 * PT_WARP_WORDS
 #error "PT_WARP_SMEM is 3 x PT_MAX words"

@@ -364,8 +364,9 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
 
 /// The work queue's tiles run in whatever order the warps take them, so its races show only
 /// over many runs: fields on mid-size grids of every terrain from many goals, each equal to
-/// the CPU's, on every schedule (the maze's rounds hand over to the portals when adaptive,
-/// and the portals-only schedule runs on every terrain).
+/// the CPU's, on every schedule. Where the tables fit (every grid here) the adaptive default
+/// goes over the portals; the 1000² maze also runs without tables (a cap of 0 MiB), where the
+/// adaptive rounds hand the narrow wave to the queue and the portal schedule falls back to it.
 #[test]
 fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     let Some(rt) = cuda_or_skip("gpu_bitwave_queue_matches_cpu_from_many_goals") else {
@@ -373,11 +374,14 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     };
     let backend = Backend::Cuda(rt);
     let seed = gpu_planning::compute::testing::seed(0x9e7e);
-    // Whether an adaptive field on the 1000² maze went from rounds to the queue.
-    let mut handed_over = false;
-    // Whether an adaptive field on the 1000² maze went over the portals, and the portals-only
-    // fields on mazes: (all, those that went over the portals).
-    let (mut adaptive_portals, mut maze_fields) = (false, (0u32, 0u32));
+    // Adaptive fields that went over the portals, and those whose portals-only field (from the
+    // same goal) did not do the same: where the tables fit, adaptive is the portal schedule.
+    let mut adaptive = (0u32, 0u32);
+    // Portals-only fields on mazes, and those that went over the portals.
+    let mut maze_fields = (0u32, 0u32);
+    // Without tables, on the 1000² maze: an adaptive field that went from rounds to the queue,
+    // a portals-only field that ran on the queue, and any field that went over the portals.
+    let (mut handed_over, mut fell_back, mut tableless_portals) = (false, false, false);
     for (case, (w, h)) in [(517u32, 301u32), (1000, 1000), (2049, 127)]
         .into_iter()
         .enumerate()
@@ -396,6 +400,11 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
             };
             let grid = Grid::from_elevation(w, h, &heights, 1.0, conn).unwrap();
             let p = Planner::new(&backend, grid.clone(), Config::default()).unwrap();
+            let tableless = (terrain == 2 && w == 1000).then(|| {
+                let t = Planner::new(&backend, grid.clone(), Config::default()).unwrap();
+                t.set_portal_table_mib(0).unwrap();
+                t
+            });
             for g in 0..8u64 {
                 let r = s.rotate_left(8 * g as u32);
                 let Some(goal) = nearest_open(
@@ -408,24 +417,42 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
                 };
                 let expected = cpu::distance_field(&grid, goal);
                 let what = format!("{w}x{h} {conn:?} terrain {terrain} goal {goal:?}");
+                let mut adaptive_portals = false;
                 check_every_schedule(&p, goal, &expected, &what, |schedule| {
                     let portals = p.last_used_portals() == Some(true);
-                    if schedule == Schedule::Adaptive && terrain == 2 && w == 1000 {
-                        handed_over |=
-                            p.last_rounds().unwrap_or(0) > 0 && p.last_tile_runs().unwrap_or(0) > 0;
-                        adaptive_portals |= portals;
+                    if schedule == Schedule::Adaptive {
+                        adaptive.0 += portals as u32;
+                        adaptive_portals = portals;
                     }
-                    if schedule == Schedule::Portals && terrain == 2 {
-                        maze_fields.0 += 1;
-                        maze_fields.1 += portals as u32;
+                    if schedule == Schedule::Portals {
+                        adaptive.1 += (portals != adaptive_portals) as u32;
+                        if terrain == 2 {
+                            maze_fields.0 += 1;
+                            maze_fields.1 += portals as u32;
+                        }
+                    }
+                });
+                let Some(t) = &tableless else { continue };
+                let what = format!("{what}, no tables");
+                check_every_schedule(t, goal, &expected, &what, |schedule| {
+                    let queued = t.last_tile_runs().unwrap_or(0) > 0;
+                    tableless_portals |= t.last_used_portals() == Some(true);
+                    if schedule == Schedule::Adaptive {
+                        handed_over |= t.last_rounds().unwrap_or(0) > 1 && queued;
+                    }
+                    if schedule == Schedule::Portals {
+                        fell_back |= queued;
                     }
                 });
             }
         }
     }
     assert!(
-        handed_over && adaptive_portals,
-        "no adaptive field on the 1000² maze handed its rounds over to the portals"
+        adaptive.0 > 0 && adaptive.1 == 0,
+        "{} adaptive fields went over the portals; {} went otherwise than the portal schedule \
+         from the same goal (the tables fit every grid here)",
+        adaptive.0,
+        adaptive.1
     );
     // A maze spans its grid, and every grid here is many tiles: the goal's tile alone never
     // holds the whole field.
@@ -434,6 +461,12 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
         "{} of {} portals-only maze fields went over the portals",
         maze_fields.1,
         maze_fields.0
+    );
+    assert!(
+        handed_over && fell_back && !tableless_portals,
+        "without tables on the 1000² maze: adaptive rounds handed over to the queue: \
+         {handed_over}, the portal schedule fell back to the queue: {fell_back}, a field \
+         went over the portals: {tableless_portals}"
     );
 }
 

@@ -32,9 +32,15 @@ const BW_TILE_H: u32 = 32;
 const BW_ROW: u32 = 65;
 /// Shared bytes per bitwave warp: its tile's 32 rows of BW_ROW labels.
 const BW_SMEM_PER_WARP: u32 = BW_TILE_H * BW_ROW * 4;
-/// Shared bytes per warp of the portal queue (kernels/lee.cu checks it): three words for each
-/// of a tile's up to 192 portal slots (label, slot, list of those that fell).
-const PT_WARP_SMEM: u32 = 3 * 192 * 4;
+/// Portal slots per tile: a 64 x 32 tile has at most 2 x 64 + 2 x 30 = 188 portals, and the
+/// kernels take a tile's slots 32 at a time.
+const PT_MAX: u32 = 192;
+const _: () = assert!(PT_MAX.is_multiple_of(32) && PT_MAX >= 2 * BW_TILE_W + 2 * (BW_TILE_H - 2));
+/// Threads of lee_portal_dist's blocks (a warp per portal; its shared rows sized by it).
+const PT_DIST_THREADS: u32 = 256;
+/// Shared bytes per warp of the portal queue: three words for each of a tile's portal slots
+/// (label, slot, list of those that fell).
+const PT_WARP_SMEM: u32 = 3 * PT_MAX * 4;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
@@ -77,8 +83,10 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 15] {
+fn kernel_defines() -> [(&'static str, String); 17] {
     [
+        ("PT_MAX", PT_MAX.to_string()),
+        ("PT_DIST_THREADS", PT_DIST_THREADS.to_string()),
         ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
         ("STATE_SWITCH", STATE_SWITCH.to_string()),
         ("BWQ_HEAD", BWQ_HEAD.to_string()),
@@ -141,7 +149,7 @@ struct Scratch {
     /// Path cells of the last descent; grown when a path does not fit.
     path: CudaSlice<u32>,
     path_cap: usize,
-    /// Bitwave's portals and their tables, built on first use: Some(None) when they do not
+    /// Bitwave's portals and their tables, built once per grid: Some(None) when they do not
     /// fit (src/lee/gpu/portals.rs).
     portals: Option<Option<portals::Portals>>,
 }
@@ -166,6 +174,8 @@ pub struct DeviceGrid {
     /// tables took, for benchmarks.
     portals_used: std::sync::atomic::AtomicBool,
     portal_build_us: std::sync::atomic::AtomicU64,
+    /// Table entries this grid's portals may take (portals::portal_cap_from_env).
+    portal_cap: std::sync::atomic::AtomicU64,
     /// Bitwave's schedule, and the adaptive one's hand-over (tiles, rounds).
     schedule: Mutex<Schedule>,
     narrow: (u32, u32),
@@ -274,6 +284,7 @@ impl DeviceGrid {
             tile_runs: std::sync::atomic::AtomicU32::new(0),
             portals_used: std::sync::atomic::AtomicBool::new(false),
             portal_build_us: std::sync::atomic::AtomicU64::new(0),
+            portal_cap: std::sync::atomic::AtomicU64::new(portals::portal_cap_from_env()),
             schedule: Mutex::new(Schedule::from_env()),
             narrow: narrow_from_env(),
             long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
@@ -633,6 +644,28 @@ impl DeviceGrid {
     /// Bitwave's schedule from now on (default: [`Schedule::from_env`]).
     pub fn set_schedule(&self, schedule: Schedule) {
         *lock(&self.schedule) = schedule;
+    }
+
+    /// Builds the portal tables now where bitwave's schedule would use them, so that no query
+    /// waits for them (a planner calls it when it takes a map); returns whether they fit.
+    pub fn prepare_portals(&self) -> Result<bool> {
+        match *lock(&self.schedule) {
+            Schedule::Adaptive | Schedule::Portals => self.portals_fit(&mut lock(&self.scratch)),
+            Schedule::Rounds | Schedule::Queue => Ok(false),
+        }
+    }
+
+    /// The memory this grid's portal tables may take from now on (MiB; default
+    /// `GPU_PLANNING_LEE_PORTAL_MIB` or 512): tables built under another cap are dropped, and
+    /// the next query (or [`DeviceGrid::prepare_portals`]) builds them again where they fit.
+    pub fn set_portal_table_mib(&self, mib: u64) {
+        self.portal_cap.store(
+            portals::table_entries(mib),
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        lock(&self.scratch).portals = None;
+        self.portal_build_us
+            .store(0, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Bitwave rounds the last query ran.

@@ -40,6 +40,15 @@ type Cells = Vec<(u32, u32)>;
 /// A goal and its whole field.
 type GoalField = ((u32, u32), std::sync::Arc<Vec<u32>>);
 
+/// What a device grid can build before its first query: bitwave's portal tables, so that no
+/// request waits for them.
+fn prepare(device: Option<&gpu::DeviceGrid>, config: &Config) -> Result<()> {
+    match device {
+        Some(d) if config.memory_model == MemoryModel::Bitwave => d.prepare_portals().map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
 pub struct Planner {
     grid: Grid,
     config: Config,
@@ -65,6 +74,7 @@ impl Planner {
             Backend::Cpu => None,
             Backend::Cuda(rt) => Some(gpu::DeviceGrid::upload(rt, &grid)?),
         };
+        prepare(device.as_ref(), &config)?;
         Ok(Planner {
             grid,
             config,
@@ -96,6 +106,7 @@ impl Planner {
                 Err(e) => return Err(e),
             },
         };
+        prepare(device.as_ref(), &config)?;
         Ok(Planner {
             grid,
             config,
@@ -169,6 +180,15 @@ impl Planner {
         }
     }
 
+    /// On CUDA, the memory bitwave's portal tables may take from now on, in MiB (default
+    /// `GPU_PLANNING_LEE_PORTAL_MIB` or 512; 0: none); the tables are built again at once.
+    pub fn set_portal_table_mib(&self, mib: u64) -> Result<()> {
+        self.device.as_ref().map_or(Ok(()), |d| {
+            d.set_portal_table_mib(mib);
+            prepare(Some(d), &self.config)
+        })
+    }
+
     /// Bitwave rounds of the last CUDA query (None on the CPU).
     pub fn last_rounds(&self) -> Option<u32> {
         self.device.as_ref().map(|d| d.last_rounds())
@@ -185,7 +205,7 @@ impl Planner {
     }
 
     /// How long building bitwave's portal tables took on CUDA, in µs (None on the CPU, 0
-    /// before any query needed them).
+    /// when not built: another memory model or schedule, or tables over the cap).
     pub fn portal_build_us(&self) -> Option<u64> {
         self.device.as_ref().map(|d| d.portal_build_us())
     }

@@ -1,6 +1,6 @@
 //! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, the work queue, the
-//! portals (src/lee/gpu/portals.rs), and the adaptive default that hands a narrow wave from
-//! the rounds to the portals, or to the queue where the portals' tables do not fit.
+//! portals (src/lee/gpu/portals.rs), and the adaptive default: the portals where their tables
+//! fit, else rounds that hand a narrow wave to the queue.
 
 use cudarc::driver::sys;
 use cudarc::driver::{
@@ -25,19 +25,14 @@ const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
 /// The same bound for the work queue: tiles one launch may take.
 const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
 
-/// The adaptive schedule hands the wave on (portals or queue) after this many rounds in a row
-/// that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
+/// Where the portals' tables do not fit, the adaptive schedule hands the wave to the queue
+/// after this many rounds in a row that queued at most this many tiles (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides
 /// both, for benchmarks). An open wave grows past them within a few rounds of its start and
 /// stays wide; a maze's wave stays narrow. Measured on the H100 (BENCHMARKS.md): with 64:32,
 /// 32:64 or 16:64 nav2's depot map (x10) handed some queries over and lost 4-6 % per query
 /// to rounds alone; 8:64 keeps it at the rounds' time and the mazes at the queue's.
 const BW_NARROW_TILES: u32 = 8;
 const BW_NARROW_ROUNDS: u32 = 64;
-/// The rounds of the hand-over on a grid whose portal tables are known to be small (a maze or
-/// corridors: see `Portals::corridors`): there a narrow wave goes to the portals sooner. On
-/// the H100 the 1000² maze's field took 11.4 ms with 64 rounds and 8.2 ms with 16 (the
-/// portals alone 7.8).
-const BW_NARROW_ROUNDS_CORRIDORS: u32 = 16;
 
 /// (tiles, rounds) of the adaptive schedule's hand-over: the constants above or the override
 /// (a value that does not parse is logged and ignored).
@@ -65,8 +60,9 @@ fn parse_narrow(v: &str) -> Option<(u32, u32)> {
 /// How bitwave orders its tile runs (kernels/lee.cu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
-    /// The default: rounds while the wave is wide, the portals once rounds run narrow
-    /// (corridors, mazes), or the work queue where the portals' tables do not fit.
+    /// The default: the portals where their tables fit (they do on every map measured, open
+    /// or maze, and are faster there than rounds); else rounds while the wave is wide and
+    /// the work queue once rounds run narrow (corridors, mazes).
     Adaptive,
     /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
     Rounds,
@@ -439,9 +435,9 @@ impl DeviceGrid {
         }
     }
 
-    /// Bitwave rounds until a round queues no tile (kernels/lee.cu); the adaptive schedule
-    /// goes on with [`DeviceGrid::after_rounds`] once rounds run narrow, the portal schedule
-    /// after the first round (the goal's tile).
+    /// Bitwave rounds until a round queues no tile (kernels/lee.cu); the portals go on with
+    /// [`DeviceGrid::after_rounds`] after the first round (the goal's tile), and the adaptive
+    /// schedule without their tables once rounds run narrow.
     fn bitwave_rounds(
         &self,
         scratch: &mut Scratch,
@@ -450,12 +446,14 @@ impl DeviceGrid {
         start: Option<u64>,
         schedule: Schedule,
     ) -> Result<Option<(u32, u32)>> {
-        let adaptive = schedule == Schedule::Adaptive;
-        let per_launch = if schedule == Schedule::Portals {
-            1
-        } else {
-            BW_ROUNDS_PER_LAUNCH
+        // The portals' tables are built here when no query (nor the planner) has yet.
+        let portals = match schedule {
+            Schedule::Portals => true,
+            Schedule::Adaptive => self.portals_fit(scratch)?,
+            Schedule::Rounds | Schedule::Queue => false,
         };
+        let adaptive = schedule == Schedule::Adaptive && !portals;
+        let per_launch = if portals { 1 } else { BW_ROUNDS_PER_LAUNCH };
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
@@ -474,11 +472,7 @@ impl DeviceGrid {
         // Every round that runs a tile lowers a label, and labels are bounded by the cells, so
         // this cap is never reached by a correct kernel; it only turns a hang into an error.
         let cap = 4 * self.cells() as u64 + 64;
-        let narrow_rounds = match &scratch.portals {
-            _ if !adaptive => 0,
-            Some(Some(p)) if p.corridors() => self.narrow.1.min(BW_NARROW_ROUNDS_CORRIDORS),
-            _ => self.narrow.1,
-        };
+        let narrow_rounds = if adaptive { self.narrow.1 } else { 0 };
         let mut round = 1u32;
         loop {
             {
@@ -536,7 +530,7 @@ impl DeviceGrid {
             } else {
                 self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
             };
-            if pending > 0 && schedule == Schedule::Portals {
+            if pending > 0 && portals {
                 self.rounds
                     .store(next - 1, std::sync::atomic::Ordering::Relaxed);
                 return self.after_rounds(scratch, goal_idx, config, start, next);

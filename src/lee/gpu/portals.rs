@@ -1,7 +1,8 @@
 //! Bitwave's portal schedule (kernels/lee.cu): the wave over the cells with a move out of
 //! their tile, each tile crossed in one step through a table of the distances inside it,
 //! then every tile filled from its border. The tables depend on the map only: they are built
-//! on the first query that needs them and kept with the grid.
+//! once per grid (by the planner when it takes the map, else by the first query) and kept
+//! with it.
 
 use std::sync::atomic::Ordering;
 use std::time::Instant;
@@ -12,29 +13,25 @@ use cudarc::driver::{
 };
 
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
-use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_WARP_SMEM};
+use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM};
 use super::{STATE_LENGTH, STATE_SLOTS, STATE_STATUS};
 use crate::compute::cuda::launch_err;
 use crate::error::{Error, Result};
 use crate::lee::config::Config;
 
-/// Table entries (u16 each) the portals of one grid may hold on the device: 512 MiB. A maze
-/// tile has a few dozen portals, an open tile up to 188: `bench lee`'s random 10000² terrain
-/// would need 852M entries, and a map whose wave stays narrow is what the schedule is for.
-const PORTAL_MAX_ENTRIES: u64 = 1 << 28;
-/// Threads of lee_portal_dist's blocks (its PT_DIST_THREADS).
-const PT_DIST_THREADS: u32 = 256;
+/// Table memory one grid's portals may take on the device by default (MiB; u16 entries), and
+/// the variable that sets it (0: no tables, the rounds and the work queue only). A maze tile
+/// has a few dozen portals, an open tile up to 188: on the H100 a 4000² map with 20 % of its
+/// cells occupied took 214 MiB (9 ms to build), nav2's depot scaled x10 (18.5M cells) would
+/// take 573 MiB, `bench lee`'s random 10000² terrain 1.6 GiB.
+const PORTAL_MIB_DEFAULT: u64 = 512;
+const PORTAL_MIB_VAR: &str = "GPU_PLANNING_LEE_PORTAL_MIB";
 /// Warps per block of the per-tile kernels and the fill.
 const PT_WARPS: u32 = 4;
 /// Blocks of the portal queue per SM: a narrow wave keeps a few warps busy, and the others'
 /// waits slowed their atomics. On the H100 the 4000² maze's field took 129-144 ms with every
 /// block that fits, 120 with 2 per SM and 118-120 with 1; the 1000² maze's 7.9 ms either way.
 const PT_QUEUE_PER_SM: u32 = 1;
-/// Portal slots per tile (kernels/lee.cu's PT_MAX: a 64 x 32 tile has at most 188 portals).
-const PT_MAX: usize = 192;
-/// Tables of at most this many entries per tile on average (portals per tile squared) mark a
-/// grid of corridors: a maze's tiles have about 45 portals, an open map's up to 188.
-const PT_CORRIDOR_ENTRIES: u64 = 64 * 64;
 
 /// One grid's portals and their tables (kernels/lee.cu describes each buffer).
 pub(super) struct Portals {
@@ -44,15 +41,25 @@ pub(super) struct Portals {
     dist: CudaSlice<u16>,
     /// Per query: the label each portal had when a run last applied it.
     mark: CudaSlice<u32>,
-    /// Whether the tables are those of corridors (see [`PT_CORRIDOR_ENTRIES`]).
-    corridors: bool,
 }
 
-impl Portals {
-    /// Whether the grid is corridors (a maze, an office): small tables, narrow waves.
-    pub(super) fn corridors(&self) -> bool {
-        self.corridors
-    }
+/// The table entries a grid's portals may take: [`PORTAL_MIB_VAR`] in MiB, else the default.
+pub(super) fn portal_cap_from_env() -> u64 {
+    let mib = match std::env::var(PORTAL_MIB_VAR) {
+        Ok(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
+            tracing::warn!(
+                "{PORTAL_MIB_VAR}: '{v}' is not a whole number of MiB; using {PORTAL_MIB_DEFAULT}"
+            );
+            PORTAL_MIB_DEFAULT
+        }),
+        Err(_) => PORTAL_MIB_DEFAULT,
+    };
+    table_entries(mib)
+}
+
+/// The u16 table entries `mib` MiB hold.
+pub(super) fn table_entries(mib: u64) -> u64 {
+    mib.saturating_mul(1 << 20) / 2
 }
 
 /// lee_portal_queue's one argument (kernels/lee.cu's PortalArgs: the queue's arguments, then
@@ -124,8 +131,30 @@ impl DeviceGrid {
         Ok(())
     }
 
-    /// The grid's portals and tables, or None when the tables would not fit
-    /// [`PORTAL_MAX_ENTRIES`].
+    /// Whether this grid's portal tables fit (see [`portal_cap_from_env`]), building them
+    /// first when no query has yet.
+    pub(super) fn portals_fit(&self, scratch: &mut Scratch) -> Result<bool> {
+        if scratch.portals.is_none() {
+            scratch.portals = Some(match self.build_portals() {
+                Ok(p) => p,
+                // A device without room for the tables still plans, on the rounds and queue.
+                Err(Error::OutOfMemory {
+                    requested_bytes, ..
+                }) => {
+                    tracing::warn!(
+                        "lee bitwave: no device memory for the portal tables \
+                         ({requested_bytes} bytes); this grid runs on the rounds and the work queue"
+                    );
+                    None
+                }
+                Err(e) => return Err(e),
+            });
+        }
+        Ok(matches!(scratch.portals, Some(Some(_))))
+    }
+
+    /// The grid's portals and tables, or None when the tables would take more entries than
+    /// the grid's cap.
     fn build_portals(&self) -> Result<Option<Portals>> {
         let began = Instant::now();
         let stream = self.rt.stream().clone();
@@ -138,16 +167,19 @@ impl DeviceGrid {
         let counts = self.rt.download(&pcount, ntiles as usize)?;
         let (poff, doff, entries) = offsets(&counts);
         let total = poff[ntiles as usize];
-        if entries > PORTAL_MAX_ENTRIES {
+        let cap = self.portal_cap.load(Ordering::Relaxed);
+        if entries > cap {
             tracing::info!(
-                "lee bitwave: the portal tables would take {entries} entries (at most \
-                 {PORTAL_MAX_ENTRIES}); this grid's narrow waves run on the work queue"
+                "lee bitwave: the portal tables would take {} MiB ({PORTAL_MIB_VAR} allows {}); \
+                 this grid runs on the rounds and the work queue",
+                (entries * 2) >> 20,
+                (cap * 2) >> 20
             );
             return Ok(None);
         }
         let poff_d = self.rt.upload(&poff)?;
         let doff_d = self.rt.upload(&doff)?;
-        let slots = ntiles.max(1) as usize * PT_MAX;
+        let slots = ntiles.max(1) as usize * PT_MAX as usize;
         // SAFETY: lee_portal_list writes every portal's slot (the slots past a tile's count are
         // loaded by lee_portal_queue and never used), lee_portal_dist every table row (each
         // portal's row, k entries); every query sets the marks before use.
@@ -178,15 +210,19 @@ impl DeviceGrid {
                 .map_err(launch_err("lee_portal_dist"))?;
         }
         self.rt.synchronize()?;
-        self.portal_build_us
-            .store(began.elapsed().as_micros() as u64, Ordering::Relaxed);
+        let us = began.elapsed().as_micros() as u64;
+        self.portal_build_us.store(us, Ordering::Relaxed);
+        tracing::info!(
+            "lee bitwave: {total} portals, tables of {entries} entries ({} MiB) built in {:.1} ms",
+            (entries * 2) >> 20,
+            us as f64 / 1e3
+        );
         Ok(Some(Portals {
             pcount,
             doff: doff_d,
             pinfo,
             dist,
             mark,
-            corridors: entries <= PT_CORRIDOR_ENTRIES * ntiles as u64,
         }))
     }
 
@@ -200,8 +236,8 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
     ) -> Result<Option<Option<(u32, u32)>>> {
-        if scratch.portals.is_none() {
-            scratch.portals = Some(self.build_portals()?);
+        if !self.portals_fit(scratch)? {
+            return Ok(None);
         }
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
@@ -224,7 +260,7 @@ impl DeviceGrid {
                 .arg(&mut p.mark)
                 .arg(&ntiles);
             // SAFETY: lee_portal_queue_all: as declared; writes the ring and tile states (ntiles each), the marks (ntiles x PT_MAX) and the control words
-            unsafe { b.launch(per_tile_launch(ntiles.saturating_mul(PT_MAX as u32))) }
+            unsafe { b.launch(per_tile_launch(ntiles.saturating_mul(PT_MAX))) }
                 .map_err(launch_err("lee_portal_queue_all"))?;
         }
         let launch = self.bitwave_launch(
