@@ -284,7 +284,9 @@ impl DeviceGrid {
             tile_runs: std::sync::atomic::AtomicU32::new(0),
             portals_used: std::sync::atomic::AtomicBool::new(false),
             portal_build_us: std::sync::atomic::AtomicU64::new(0),
-            portal_cap: std::sync::atomic::AtomicU64::new(portals::portal_cap_from_env()),
+            portal_cap: std::sync::atomic::AtomicU64::new(portals::portal_cap_from_env(
+                rt.info().total_memory as u64,
+            )),
             schedule: Mutex::new(Schedule::from_env()),
             narrow: narrow_from_env(),
             long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
@@ -656,7 +658,7 @@ impl DeviceGrid {
     }
 
     /// The memory this grid's portal tables may take from now on (MiB; default
-    /// `GPU_PLANNING_LEE_PORTAL_MIB` or 512): tables built under another cap are dropped, and
+    /// `GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device): tables built under another cap are dropped, and
     /// the next query (or [`DeviceGrid::prepare_portals`]) builds them again where they fit.
     pub fn set_portal_table_mib(&self, mib: u64) {
         self.portal_cap.store(

@@ -60,9 +60,9 @@ fn parse_narrow(v: &str) -> Option<(u32, u32)> {
 /// How bitwave orders its tile runs (kernels/lee.cu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
-    /// The default: the portals where their tables fit (they do on every map measured, open
-    /// or maze, and are faster there than rounds); else rounds while the wave is wide and
-    /// the work queue once rounds run narrow (corridors, mazes).
+    /// The default: the portals where their tables fit the grid's cap (set where they stop
+    /// beating the rounds on open maps, src/lee/gpu/portals.rs); else rounds while the wave
+    /// is wide and the work queue once rounds run narrow (corridors, mazes).
     Adaptive,
     /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
     Rounds,

@@ -19,12 +19,15 @@ use crate::compute::cuda::launch_err;
 use crate::error::{Error, Result};
 use crate::lee::config::Config;
 
-/// Table memory one grid's portals may take on the device by default (MiB; u16 entries), and
-/// the variable that sets it (0: no tables, the rounds and the work queue only). A maze tile
-/// has a few dozen portals, an open tile up to 188: on the H100 a 4000² map with 20 % of its
-/// cells occupied took 214 MiB (9 ms to build), nav2's depot scaled x10 (18.5M cells) would
-/// take 573 MiB, `bench lee`'s random 10000² terrain 1.6 GiB.
-const PORTAL_MIB_DEFAULT: u64 = 512;
+/// Table memory one grid's portals may take on the device by default (MiB; u16 entries), at
+/// most a sixteenth of the device's memory (512 MiB on an 8 GB Jetson), and the variable that
+/// sets it (0: no tables, the rounds and the work queue only). A maze tile has a few dozen
+/// portals, an open tile up to 188, and the tables' size is also the work of an open map's
+/// query: on the H100 the portals were faster than the rounds on every map whose tables took
+/// up to 1019 MiB (an empty 5600² map: 4.27 against 6.64 ms; nav2's depot x10, 573 MiB: 3.38
+/// against 5.63) and slower above (random 8000², 1038 MiB: 8.04 against 6.72; 10000², 1625
+/// MiB: 16.4 against 8.8), where their queue runs too many large tiles for its warps.
+const PORTAL_MIB_DEFAULT: u64 = 1024;
 const PORTAL_MIB_VAR: &str = "GPU_PLANNING_LEE_PORTAL_MIB";
 /// Warps per block of the per-tile kernels and the fill.
 const PT_WARPS: u32 = 4;
@@ -43,16 +46,16 @@ pub(super) struct Portals {
     mark: CudaSlice<u32>,
 }
 
-/// The table entries a grid's portals may take: [`PORTAL_MIB_VAR`] in MiB, else the default.
-pub(super) fn portal_cap_from_env() -> u64 {
+/// The table entries a grid's portals may take on a device of `device_bytes`:
+/// [`PORTAL_MIB_VAR`] in MiB, else the default.
+pub(super) fn portal_cap_from_env(device_bytes: u64) -> u64 {
+    let default = PORTAL_MIB_DEFAULT.min((device_bytes >> 20) / 16);
     let mib = match std::env::var(PORTAL_MIB_VAR) {
         Ok(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
-            tracing::warn!(
-                "{PORTAL_MIB_VAR}: '{v}' is not a whole number of MiB; using {PORTAL_MIB_DEFAULT}"
-            );
-            PORTAL_MIB_DEFAULT
+            tracing::warn!("{PORTAL_MIB_VAR}: '{v}' is not a whole number of MiB; using {default}");
+            default
         }),
-        Err(_) => PORTAL_MIB_DEFAULT,
+        Err(_) => default,
     };
     table_entries(mib)
 }
