@@ -49,14 +49,19 @@ pub(super) struct Portals {
 /// The table entries a grid's portals may take on a device of `device_bytes`:
 /// [`PORTAL_MIB_VAR`] in MiB, else the default.
 pub(super) fn portal_cap_from_env(device_bytes: u64) -> u64 {
+    portal_cap(device_bytes, std::env::var(PORTAL_MIB_VAR).ok().as_deref())
+}
+
+/// [`portal_cap_from_env`] with the variable's value (a value that does not parse is logged
+/// and the default taken).
+fn portal_cap(device_bytes: u64, var: Option<&str>) -> u64 {
     let default = PORTAL_MIB_DEFAULT.min((device_bytes >> 20) / 16);
-    let mib = match std::env::var(PORTAL_MIB_VAR) {
-        Ok(v) => v.trim().parse::<u64>().unwrap_or_else(|_| {
+    let mib = var.map_or(default, |v| {
+        v.trim().parse::<u64>().unwrap_or_else(|_| {
             tracing::warn!("{PORTAL_MIB_VAR}: '{v}' is not a whole number of MiB; using {default}");
             default
-        }),
-        Err(_) => default,
-    };
+        })
+    });
     table_entries(mib)
 }
 
@@ -348,6 +353,18 @@ impl DeviceGrid {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cap_is_a_gib_at_most_a_sixteenth_of_the_device_or_the_variable() {
+        const GIB: u64 = 1 << 30;
+        assert_eq!(portal_cap(80 * GIB, None), GIB / 2);
+        assert_eq!(portal_cap(8 * GIB, None), GIB / 4);
+        assert_eq!(portal_cap(80 * GIB, Some(" 64 ")), 64 << 19);
+        assert_eq!(portal_cap(80 * GIB, Some("0")), 0);
+        assert_eq!(portal_cap(8 * GIB, Some("2048")), GIB);
+        assert_eq!(portal_cap(80 * GIB, Some("lots")), GIB / 2);
+        assert_eq!(portal_cap(80 * GIB, Some("-1")), GIB / 2);
+    }
 
     #[test]
     fn offsets_skip_tiles_without_portals() {
