@@ -31,8 +31,8 @@ pub struct Args {
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
     /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds,
-    /// bitwave-queue and bitwave-portals are bitwave on one schedule only (bitwave: rounds,
-    /// then the portals once rounds run narrow).
+    /// bitwave-queue and bitwave-portals are bitwave on one schedule only (bitwave: the
+    /// portals where their tables fit, else rounds, then the queue once rounds run narrow).
     #[arg(
         long,
         value_delimiter = ',',
