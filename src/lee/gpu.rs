@@ -660,8 +660,9 @@ impl DeviceGrid {
     }
 
     /// The memory this grid's portal tables may take from now on (MiB; default
-    /// `GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device): tables built under another cap are dropped, and
-    /// the next query (or [`DeviceGrid::prepare_portals`]) builds them again where they fit.
+    /// `GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device): tables built
+    /// under another cap are dropped, and the next query (or
+    /// [`DeviceGrid::prepare_portals`]) builds them again where they fit.
     pub fn set_portal_table_mib(&self, mib: u64) {
         self.portal_cap.store(
             portals::table_entries(mib),

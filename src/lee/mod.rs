@@ -181,7 +181,8 @@ impl Planner {
     }
 
     /// On CUDA, the memory bitwave's portal tables may take from now on, in MiB (default
-    /// `GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device; 0: none); the tables are built again at once.
+    /// `GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device; 0: none); the
+    /// tables are built again at once.
     pub fn set_portal_table_mib(&self, mib: u64) -> Result<()> {
         self.device.as_ref().map_or(Ok(()), |d| {
             d.set_portal_table_mib(mib);

@@ -70,6 +70,11 @@ pub(super) fn table_entries(mib: u64) -> u64 {
     mib.saturating_mul(1 << 20) / 2
 }
 
+/// The MiB `entries` u16 table entries take.
+fn table_mib(entries: u64) -> u64 {
+    entries.saturating_mul(2) >> 20
+}
+
 /// lee_portal_queue's one argument (kernels/lee.cu's PortalArgs: the queue's arguments, then
 /// the portals' buffers, in the same order).
 #[repr(C)]
@@ -180,8 +185,8 @@ impl DeviceGrid {
             tracing::info!(
                 "lee bitwave: the portal tables would take {} MiB ({PORTAL_MIB_VAR} allows {}); \
                  this grid runs on the rounds and the work queue",
-                (entries * 2) >> 20,
-                (cap * 2) >> 20
+                table_mib(entries),
+                table_mib(cap)
             );
             return Ok(None);
         }
@@ -222,7 +227,7 @@ impl DeviceGrid {
         self.portal_build_us.store(us, Ordering::Relaxed);
         tracing::info!(
             "lee bitwave: {total} portals, tables of {entries} entries ({} MiB) built in {:.1} ms",
-            (entries * 2) >> 20,
+            table_mib(entries),
             us as f64 / 1e3
         );
         Ok(Some(Portals {
