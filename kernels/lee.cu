@@ -743,18 +743,22 @@ __device__ __forceinline__ u32 cas_acquire(u32 *p, u32 compare, u32 value) {
 // Tiles one warp may run in a row without the ring (see bwq_loop).
 #define BWQ_CHAIN 1024u
 
-// The queue's loop, whatever a tile run is: `run(t)` runs tile t on this warp and returns bit
-// k set when the tile in direction k must run again.
+// The queue's loop, whatever a tile run is: `head(t)` loads what a run of tile t can read
+// before the tile is this warp's (what no run writes, or what is safe to read stale), and
+// `run(t, h)` runs tile t on this warp from that head and returns bit k set when the tile in
+// direction k must run again. A tile's head is loaded while the claim or the fence that makes
+// the tile this warp's is on its way, so a run starts one round trip later than it.
 //
 // A warp that tells an idle neighbour runs that tile next itself instead of putting it on the
 // ring (the other neighbours go on the ring): on a corridor the wave is a chain of tiles, and
 // the ring's round trips (a ticket, the entry, another warp's wait for it) were most of each
 // link. The claimed tile goes straight to RUNNING and inherits the finished tile's place in
 // the pending count, so the count never reaches 0 between the two.
-template <typename Run>
-__device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
+template <typename Head, typename Run>
+__device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Head head, Run run) {
     const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
     u32 visits = 0, chain = 0, kept = BWQ_EXIT;
+    decltype(head(0u)) h;
     while (true) {
         u32 t = kept;
         if (t == BWQ_EXIT) {
@@ -762,6 +766,7 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
             t = lane == 0 ? bwq_take(a, ntiles) : 0u;
             t = __shfl_sync(FULL_MASK, t, 0);
             if (t == BWQ_EXIT) break;
+            h = head(t);
             if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
             // The neighbours' labels are read after the tile is marked running: an
             // improvement this run misses sets QUEUED, and the tile runs again.
@@ -771,7 +776,7 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
         // also makes visible what the tile's last runner and the neighbour that queued it
         // wrote before their fences: no fence here.
         __syncwarp();
-        const u32 flags = run(t);
+        const u32 flags = run(t, h);
         // The labels reach L2 before any neighbour can be told of them.
         __threadfence();
         __syncwarp();
@@ -780,24 +785,32 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
         u32 end = BWQ_RUNNING;
         if (lane == 0) end = cas_acquire(&a.tile_state[t], BWQ_RUNNING, 0u);
         // Lane k tells the neighbour in direction k; the first told lane tries to claim its
-        // tile for this warp.
+        // tile for this warp, whose head is loaded meanwhile.
         const u32 nb = bw_neighbour(t, flags, lane, a.ndirs, a.tiles_x, a.tiles_y);
         const u32 told = __ballot_sync(FULL_MASK, nb != UNREACHED);
+        const u32 first = told ? __ffs(told) - 1 : 0u;
+        const bool try_claim = told != 0u && chain < BWQ_CHAIN;
+        const u32 cand = __shfl_sync(FULL_MASK, nb, first);
+        // Issued before the claim, whose answer the claiming lane waits for below.
+        decltype(head(0u)) hc = h;
+        if (try_claim) hc = head(cand);
         bool claimed = false;
         if (nb != UNREACHED) {
-            if (chain < BWQ_CHAIN && lane == __ffs(told) - 1)
+            if (try_claim && lane == first)
                 claimed = cas_acquire(&a.tile_state[nb], 0u, BWQ_RUNNING) == 0u;
             if (!claimed && atomicOr(&a.tile_state[nb], BWQ_QUEUED) == 0u)
                 bwq_enqueue(a.ring, a.ctl, ntiles, nb);
         }
         const u32 claim = __ballot_sync(FULL_MASK, claimed);
-        kept = claim ? __shfl_sync(FULL_MASK, nb, __ffs(claim) - 1) : BWQ_EXIT;
+        kept = claim ? cand : BWQ_EXIT;
+        if (claim) h = hc;
         // A neighbour queued t while it ran: with no neighbour claimed, this warp runs t again
         // at once (it stays RUNNING and keeps its place in the count), else t goes on the ring.
         const bool again = __shfl_sync(FULL_MASK, end, 0) != BWQ_RUNNING;
         if (again && kept == BWQ_EXIT && chain < BWQ_CHAIN) {
             if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
             kept = t;
+            h = head(t);
         } else if (lane == 0) {
             if (again) {
                 atomicExch(&a.tile_state[t], BWQ_QUEUED);
@@ -813,13 +826,18 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Run run) {
     if (lane == 0 && visits) atomicAdd(&a.ctl[BWQ_VISITS], visits);
 }
 
+// A tile run of the queue that needs nothing loaded ahead.
+struct NoHead {};
+
 extern "C" __global__ void lee_bitwave_queue(const BitwaveQueueArgs a) {
     extern __shared__ u32 smem[];
     u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
-    bwq_loop(a, [&](u32 t) {
-        return bw_tile<false>(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t,
-                              a.goal, old);
-    });
+    bwq_loop(
+        a, [](u32) { return NoHead{}; },
+        [&](u32 t, NoHead) {
+            return bw_tile<false>(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t,
+                                  a.goal, old);
+        });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1000,23 +1018,43 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
     return dx > 0 ? 6u : 7u;
 }
 
-// One run of tile t over its portals (lab, info, fallen: this warp's PT_MAX words each of
-// shared memory); returns bit k set when the tile in direction k had a cell lowered.
-__device__ u32 pt_run(const PortalArgs &p, u32 t, u32 *lab, u32 *info, u32 *fallen) {
+// What a run of a tile reads before the tile is its warp's (bwq_loop): its portals' count,
+// table offset and slots, which no run writes, and their marks, which only its runs lower: a
+// mark read before the last run's are visible is higher, and lists a portal as fallen that
+// was applied already, which applying again leaves unchanged. One round trip (slots past the
+// count are loaded and not used: they go out before the count arrives).
+struct PtHead {
+    u32 k;
+    u64 dbase;
+    u32 in_c[PT_CHUNKS], mark_c[PT_CHUNKS];
+};
+
+__device__ __forceinline__ PtHead pt_head(const PortalArgs &p, u32 t) {
+    const u32 lane = threadIdx.x & 31;
+    const u64 base = (u64)t * PT_MAX;
+    PtHead h;
+    h.k = p.pcount[t];
+    h.dbase = p.doff[t];
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        h.in_c[c] = p.pinfo[base + c * 32 + lane];
+        h.mark_c[c] = __ldcg(&p.mark[base + c * 32 + lane]);
+    }
+    return h;
+}
+
+// One run of tile t over its portals from its head h (lab, info, fallen: this warp's PT_MAX
+// words each of shared memory); returns bit k set when the tile in direction k had a cell
+// lowered.
+__device__ u32 pt_run(const PortalArgs &p, u32 t, const PtHead &h, u32 *lab, u32 *info,
+                      u32 *fallen) {
     const BitwaveQueueArgs &a = p.q;
     const u32 lane = threadIdx.x & 31;
     const u64 base = (u64)t * PT_MAX;
-    // One round trip for the count, the slots and the marks (slots past the count are loaded
-    // and not used), then one for the labels.
-    const u32 k = p.pcount[t];
-    const u64 dbase = p.doff[t];
-    u32 in_c[PT_CHUNKS], mark_c[PT_CHUNKS];
-#pragma unroll
-    for (u32 c = 0; c < PT_CHUNKS; ++c) {
-        in_c[c] = p.pinfo[base + c * 32 + lane];
-        mark_c[c] = __ldcg(&p.mark[base + c * 32 + lane]);
-    }
-    // (Loaded before the count arrives, so all six chunks: one round trip.)
+    const u32 k = h.k;
+    const u64 dbase = h.dbase;
+    const u32(&in_c)[PT_CHUNKS] = h.in_c;
+    const u32(&mark_c)[PT_CHUNKS] = h.mark_c;
     if (k == 0) return 0;
     const u32 x0 = (t % a.tiles_x) * 64, y0 = (t / a.tiles_x) * 32;
     // One round trip for the portals' labels, and beside them the labels of the cells they
@@ -1128,7 +1166,9 @@ extern "C" __global__ void lee_portal_queue(const PortalArgs p) {
     extern __shared__ u32 smem[];
     u32 *lab = smem + (threadIdx.x >> 5) * PT_WARP_WORDS, *info = lab + PT_MAX,
         *fallen = info + PT_MAX;
-    bwq_loop(p.q, [&](u32 t) { return pt_run(p, t, lab, info, fallen); });
+    bwq_loop(
+        p.q, [&](u32 t) { return pt_head(p, t); },
+        [&](u32 t, const PtHead &h) { return pt_run(p, t, h, lab, info, fallen); });
 }
 
 // Every tile filled from its border cells' labels (final at the portals) and the goal.
