@@ -186,28 +186,40 @@ impl DeviceGrid {
             .store(0, std::sync::atomic::Ordering::Relaxed);
         self.portals_used
             .store(false, std::sync::atomic::Ordering::Relaxed);
-        if schedule == Schedule::Queue {
-            // Round 1's list holds the goal's tile: the queue starts from it.
-            self.bitwave_init(scratch, goal_idx)?;
-            self.bitwave_queue(scratch, goal_idx, config, start, 1)
-        } else {
-            self.bitwave_rounds(scratch, goal_idx, config, start, schedule)
+        // The portals' tables are built here when no query (nor the planner) has yet.
+        let portals = match schedule {
+            Schedule::Adaptive | Schedule::Portals => self.portals_fit(scratch)?,
+            Schedule::Rounds | Schedule::Queue => false,
+        };
+        self.bitwave_init(scratch, goal_idx)?;
+        if portals {
+            // The goal's tile in one round, then the portals, queued behind it with no answer
+            // awaited between: while the host waits for one, another stream's blocks take the
+            // SMs the next launch needs (a get_plan beside APSP and cell graphs).
+            // One block: the round runs one tile, and a cooperative launch of one block waits
+            // for one block's room, not the whole device's.
+            let (_, tiles) = self.bitwave_tiles(goal_idx);
+            let launch = LaunchConfig {
+                grid_dim: (1, 1, 1),
+                ..self.rounds_launch(config, tiles)?
+            };
+            self.rt
+                .stream()
+                .memset_zeros(&mut scratch.state)
+                .map_err(gpu_err)?;
+            self.launch_rounds(scratch, goal_idx, tiles, launch, (1, 1), 0)?;
+            self.rounds.store(1, std::sync::atomic::Ordering::Relaxed);
+            return self.portal_field(scratch, goal_idx, config, start);
         }
-    }
-
-    /// Where a narrow wave goes on from the rounds' labels: the portals where their tables
-    /// fit, else the work queue from the tiles queued for round `next`.
-    fn after_rounds(
-        &self,
-        scratch: &mut Scratch,
-        goal_idx: u64,
-        config: &Config,
-        start: Option<u64>,
-        next: u32,
-    ) -> Result<Option<(u32, u32)>> {
-        match self.portal_field(scratch, goal_idx, config, start)? {
-            Some(header) => Ok(header),
-            None => self.bitwave_queue(scratch, goal_idx, config, start, next),
+        match schedule {
+            // Round 1's list holds the goal's tile: the queue starts from it (the portal
+            // schedule too where the tables do not fit).
+            Schedule::Queue | Schedule::Portals => {
+                self.bitwave_queue(scratch, goal_idx, config, start, 1)
+            }
+            Schedule::Adaptive | Schedule::Rounds => {
+                self.bitwave_rounds(scratch, goal_idx, config, start, schedule)
+            }
         }
     }
 
@@ -436,9 +448,68 @@ impl DeviceGrid {
         }
     }
 
-    /// Bitwave rounds until a round queues no tile (kernels/lee.cu); the portals go on with
-    /// [`DeviceGrid::after_rounds`] after the first round (the goal's tile), and the adaptive
-    /// schedule without their tables once rounds run narrow.
+    /// The cooperative launch of lee_bitwave_rounds over a grid of `tiles`.
+    fn rounds_launch(&self, config: &Config, tiles: (u32, u32)) -> Result<LaunchConfig> {
+        self.bitwave_launch(
+            &self.kernels.bitwave_rounds,
+            config,
+            tiles.0 * tiles.1,
+            u32::MAX,
+            BW_SMEM_PER_WARP,
+        )
+    }
+
+    /// One launch of lee_bitwave_rounds: `rounds` = (the first round, how many at most),
+    /// handing over once `narrow_rounds` rounds in a row ran narrow (0: never).
+    fn launch_rounds(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        tiles: (u32, u32),
+        launch: LaunchConfig,
+        rounds: (u32, u32),
+        narrow_rounds: u32,
+    ) -> Result<()> {
+        let stream = self.rt.stream().clone();
+        let Scratch {
+            labels,
+            lists,
+            counts,
+            queued,
+            state,
+            ..
+        } = &mut *scratch;
+        // The guards keep each buffer's stream order (cudarc's events) until the launch.
+        let (planes, _g1) = self.planes.device_ptr(&stream);
+        let (labels, _g2) = labels.device_ptr_mut(&stream);
+        let (lists, _g3) = lists.device_ptr_mut(&stream);
+        let (counts, _g4) = counts.device_ptr_mut(&stream);
+        let (queued, _g5) = queued.device_ptr_mut(&stream);
+        let (bar, _g6) = state.device_ptr_mut(&stream);
+        let args = BitwaveArgs {
+            grid: self.bitwave_grid(planes, labels, tiles),
+            lists,
+            counts,
+            queued,
+            first_round: rounds.0,
+            max_rounds: rounds.1,
+            goal: goal_idx,
+            bar,
+            narrow_tiles: self.narrow.0,
+            narrow_rounds,
+        };
+        let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
+        b.arg(&args);
+        // SAFETY: lee_bitwave_rounds(BitwaveArgs): writes labels (w x h), the tile lists,
+        // counts and queued flags (sized for every tile) and the state slots; blocks <= the
+        // occupancy bound, as a cooperative launch requires.
+        unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_rounds"))?;
+        Ok(())
+    }
+
+    /// Bitwave rounds until a round queues no tile (kernels/lee.cu); the adaptive schedule
+    /// (on a grid whose portal tables do not fit) goes on with the work queue once rounds
+    /// run narrow.
     fn bitwave_rounds(
         &self,
         scratch: &mut Scratch,
@@ -447,25 +518,8 @@ impl DeviceGrid {
         start: Option<u64>,
         schedule: Schedule,
     ) -> Result<Option<(u32, u32)>> {
-        // The portals' tables are built here when no query (nor the planner) has yet.
-        let portals = match schedule {
-            Schedule::Portals => true,
-            Schedule::Adaptive => self.portals_fit(scratch)?,
-            Schedule::Rounds | Schedule::Queue => false,
-        };
-        let adaptive = schedule == Schedule::Adaptive && !portals;
-        let per_launch = if portals { 1 } else { BW_ROUNDS_PER_LAUNCH };
-        let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
-        let ntiles = tiles.0 * tiles.1;
-        self.bitwave_init(scratch, goal_idx)?;
-        let launch = self.bitwave_launch(
-            &self.kernels.bitwave_rounds,
-            config,
-            ntiles,
-            u32::MAX,
-            BW_SMEM_PER_WARP,
-        )?;
+        let launch = self.rounds_launch(config, tiles)?;
         self.rt
             .stream()
             .memset_zeros(&mut scratch.state)
@@ -473,72 +527,35 @@ impl DeviceGrid {
         // Every round that runs a tile lowers a label, and labels are bounded by the cells, so
         // this cap is never reached by a correct kernel; it only turns a hang into an error.
         let cap = 4 * self.cells() as u64 + 64;
-        let narrow_rounds = if adaptive { self.narrow.1 } else { 0 };
+        let narrow_rounds = if schedule == Schedule::Adaptive {
+            self.narrow.1
+        } else {
+            0
+        };
         let mut round = 1u32;
         loop {
-            {
-                let Scratch {
-                    labels,
-                    lists,
-                    counts,
-                    queued,
-                    state,
-                    ..
-                } = &mut *scratch;
-                // The guards keep each buffer's stream order (cudarc's events) until the launch.
-                let (planes, _g1) = self.planes.device_ptr(&stream);
-                let (labels, _g2) = labels.device_ptr_mut(&stream);
-                let (lists, _g3) = lists.device_ptr_mut(&stream);
-                let (counts, _g4) = counts.device_ptr_mut(&stream);
-                let (queued, _g5) = queued.device_ptr_mut(&stream);
-                let (bar, _g6) = state.device_ptr_mut(&stream);
-                let args = BitwaveArgs {
-                    grid: self.bitwave_grid(planes, labels, tiles),
-                    lists,
-                    counts,
-                    queued,
-                    first_round: round,
-                    max_rounds: per_launch,
-                    goal: goal_idx,
-                    bar,
-                    narrow_tiles: self.narrow.0,
-                    narrow_rounds,
-                };
-                let mut b = stream.launch_builder(&self.kernels.bitwave_rounds);
-                b.arg(&args);
-                // SAFETY: lee_bitwave_rounds(BitwaveArgs): writes labels (w x h), the tile lists,
-                // counts and queued flags (sized for every tile) and the state slots; blocks <= the
-                // occupancy bound, as a cooperative launch requires.
-                unsafe { b.launch_cooperative(launch) }
-                    .map_err(launch_err("lee_bitwave_rounds"))?;
-            }
+            let rounds = (round, BW_ROUNDS_PER_LAUNCH);
+            self.launch_rounds(scratch, goal_idx, tiles, launch, rounds, narrow_rounds)?;
             // Queued right behind: when the rounds converged, one download below answers both.
             if let Some(s) = start {
                 self.launch_descend(scratch, s, goal_idx)?;
             }
             let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
             let next = st[STATE_ROUND];
+            self.rounds
+                .store(next - 1, std::sync::atomic::Ordering::Relaxed);
             if st[STATE_SWITCH] != 0 {
-                // Rounds ran narrow: the portals or the queue go on from here (the descent
-                // queued above ran on an unfinished field; they run it again).
-                self.rounds
-                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
-                return self.after_rounds(scratch, goal_idx, config, start, next);
+                // Rounds ran narrow: the queue goes on from here (the descent queued above ran
+                // on an unfinished field; the queue runs it again).
+                return self.bitwave_queue(scratch, goal_idx, config, start, next);
             }
             // A launch that stops before its round budget stopped on an empty list.
-            let pending = if next - round < per_launch {
+            let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
                 0
             } else {
                 self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
             };
-            if pending > 0 && portals {
-                self.rounds
-                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
-                return self.after_rounds(scratch, goal_idx, config, start, next);
-            }
             if pending == 0 {
-                self.rounds
-                    .store(next - 1, std::sync::atomic::Ordering::Relaxed);
                 return Ok(start.map(|_| (st[STATE_STATUS], st[STATE_LENGTH])));
             }
             if next as u64 > cap {

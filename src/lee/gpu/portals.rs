@@ -239,19 +239,16 @@ impl DeviceGrid {
         }))
     }
 
-    /// The field over the portals from the labels the rounds left (at least the goal's tile's),
-    /// then every tile filled, and the descent from `start` behind it. None when this grid's
-    /// tables do not fit: the caller runs the work queue instead.
+    /// The field over the portals from the labels the goal's round left, then every tile
+    /// filled, and the descent from `start` behind it, all queued on the stream before the
+    /// host waits for an answer. The caller has built the tables ([`DeviceGrid::portals_fit`]).
     pub(super) fn portal_field(
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,
         config: &Config,
         start: Option<u64>,
-    ) -> Result<Option<Option<(u32, u32)>>> {
-        if !self.portals_fit(scratch)? {
-            return Ok(None);
-        }
+    ) -> Result<Option<(u32, u32)>> {
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
@@ -264,7 +261,7 @@ impl DeviceGrid {
                 ..
             } = &mut *scratch;
             let Some(Some(p)) = portals.as_mut() else {
-                return Ok(None);
+                return Err(Error::Gpu("lee bitwave: no portal tables to run on".into()));
             };
             let mut b = stream.launch_builder(&self.kernels.portal_queue_all);
             b.arg(ring)
@@ -284,74 +281,95 @@ impl DeviceGrid {
             PT_WARP_SMEM,
         )?;
         self.drain_queue(scratch, |scratch, visit_limit| {
-            let Scratch {
-                labels,
-                queued,
-                ring,
-                ctl,
-                portals,
-                ..
-            } = &mut *scratch;
-            let Some(Some(p)) = portals.as_mut() else {
-                return Err(Error::Gpu("lee bitwave: the portals went missing".into()));
-            };
-            let (queue, _guards) = self.queue_args(
-                &stream,
-                (labels, ring, queued, ctl),
-                tiles,
-                visit_limit,
-                goal_idx,
-            );
-            // The guards keep each buffer's stream order (cudarc's events) until the launch.
-            let (pcount, _g1) = p.pcount.device_ptr(&stream);
-            let (pinfo, _g2) = p.pinfo.device_ptr(&stream);
-            let (doff, _g3) = p.doff.device_ptr(&stream);
-            let (dist, _g4) = p.dist.device_ptr(&stream);
-            let (mark, _g5) = p.mark.device_ptr_mut(&stream);
-            let args = PortalArgs {
-                queue,
-                pcount,
-                pinfo,
-                doff,
-                dist,
-                mark,
-            };
-            let mut b = stream.launch_builder(&self.kernels.portal_queue);
-            b.arg(&args);
-            // SAFETY: lee_portal_queue(PortalArgs): writes labels (w x h, at portals and the
-            // cells they move to), the ring and tile states, the marks and the control words;
-            // blocks <= the occupancy bound, as the queue's waits require (a cooperative
-            // launch checks it).
-            unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_portal_queue"))?;
-            Ok(())
+            {
+                let Scratch {
+                    labels,
+                    queued,
+                    ring,
+                    ctl,
+                    portals,
+                    ..
+                } = &mut *scratch;
+                let Some(Some(p)) = portals.as_mut() else {
+                    return Err(Error::Gpu("lee bitwave: the portals went missing".into()));
+                };
+                let (queue, _guards) = self.queue_args(
+                    &stream,
+                    (labels, ring, queued, ctl),
+                    tiles,
+                    visit_limit,
+                    goal_idx,
+                );
+                // The guards keep each buffer's stream order (cudarc's events) until the launch.
+                let (pcount, _g1) = p.pcount.device_ptr(&stream);
+                let (pinfo, _g2) = p.pinfo.device_ptr(&stream);
+                let (doff, _g3) = p.doff.device_ptr(&stream);
+                let (dist, _g4) = p.dist.device_ptr(&stream);
+                let (mark, _g5) = p.mark.device_ptr_mut(&stream);
+                let args = PortalArgs {
+                    queue,
+                    pcount,
+                    pinfo,
+                    doff,
+                    dist,
+                    mark,
+                };
+                let mut b = stream.launch_builder(&self.kernels.portal_queue);
+                b.arg(&args);
+                // SAFETY: lee_portal_queue(PortalArgs): writes labels (w x h, at portals and the
+                // cells they move to), the ring and tile states, the marks and the control words;
+                // blocks <= the occupancy bound, as the queue's waits require (a cooperative
+                // launch checks it).
+                unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_portal_queue"))?;
+            }
+            // The fill and the descent go right behind each launch of the queue; a launch
+            // that ran out of tickets leaves tiles queued, and the next one's fill and descent
+            // overwrite these. Every label stays a real path's length (an upper bound), and a
+            // fill lowers no portal below what its tile's table gave, so the queue's exactness
+            // holds across an early fill.
+            self.portal_fill(scratch, goal_idx, tiles)?;
+            match start {
+                Some(s) => self.launch_descend(scratch, s, goal_idx),
+                None => Ok(()),
+            }
         })?;
-        {
-            let labels = &mut scratch.labels;
-            let (planes, _g1) = self.planes.device_ptr(&stream);
-            let (labels, _g2) = labels.device_ptr_mut(&stream);
-            let args = BitwaveQueueArgs {
-                grid: self.bitwave_grid(planes, labels, tiles),
-                ring: 0,
-                tile_state: 0,
-                ctl: 0,
-                visit_limit: 0,
-                goal: goal_idx,
-            };
-            let mut b = stream.launch_builder(&self.kernels.portal_fill);
-            b.arg(&args);
-            // SAFETY: lee_portal_fill(BitwaveQueueArgs, only the grid and goal read): each warp
-            // writes the labels of the tiles it takes, nothing else; shared memory per warp as
-            // bw_tile needs
-            unsafe { b.launch(per_warp_launch(ntiles, PT_WARPS, BW_SMEM_PER_WARP)) }
-                .map_err(launch_err("lee_portal_fill"))?;
-        }
         self.portals_used.store(true, Ordering::Relaxed);
-        let Some(s) = start else {
-            return Ok(Some(None));
+        match start {
+            None => Ok(None),
+            Some(_) => {
+                let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+                Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
+            }
+        }
+    }
+
+    /// lee_portal_fill: every tile filled from its border labels and the goal.
+    fn portal_fill(&self, scratch: &mut Scratch, goal_idx: u64, tiles: (u32, u32)) -> Result<()> {
+        let stream = self.rt.stream().clone();
+        let (planes, _g1) = self.planes.device_ptr(&stream);
+        let (labels, _g2) = scratch.labels.device_ptr_mut(&stream);
+        let args = BitwaveQueueArgs {
+            grid: self.bitwave_grid(planes, labels, tiles),
+            ring: 0,
+            tile_state: 0,
+            ctl: 0,
+            visit_limit: 0,
+            goal: goal_idx,
         };
-        self.launch_descend(scratch, s, goal_idx)?;
-        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-        Ok(Some(Some((st[STATE_STATUS], st[STATE_LENGTH]))))
+        let mut b = stream.launch_builder(&self.kernels.portal_fill);
+        b.arg(&args);
+        // SAFETY: lee_portal_fill(BitwaveQueueArgs, only the grid and goal read): each warp
+        // writes the labels of the tiles it takes, nothing else; shared memory per warp as
+        // bw_tile needs
+        unsafe {
+            b.launch(per_warp_launch(
+                tiles.0 * tiles.1,
+                PT_WARPS,
+                BW_SMEM_PER_WARP,
+            ))
+        }
+        .map_err(launch_err("lee_portal_fill"))?;
+        Ok(())
     }
 }
 
