@@ -73,6 +73,9 @@ pub struct LeeParams {
     pub memory_model: crate::lee::MemoryModel,
     pub block_x: u32,
     pub block_y: u32,
+    /// MiB of device memory bitwave's portal tables may take per map: -1 the default
+    /// (`GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device), 0 none.
+    pub portal_table_mib: i64,
     /// Largest height difference between neighbours a move may climb (elevation maps).
     pub max_step: f64,
     /// Occupancy values at or above this are blocked (occupancy maps).
@@ -147,6 +150,7 @@ impl Default for LeeParams {
             memory_model: p.memory_model,
             block_x: p.block_x,
             block_y: p.block_y,
+            portal_table_mib: -1,
             max_step: 0.1,
             occupied_threshold: 65,
             unknown_is_free: false,
@@ -217,6 +221,15 @@ impl LeeParams {
         if self.max_cells == 0 {
             return Err(Error::invalid("max_cells", "0 would refuse every map"));
         }
+        if self.portal_table_mib < -1 {
+            return Err(Error::invalid(
+                "portal_table_mib",
+                format!(
+                    "{} is not -1 (the default), 0 (no tables) or a size in MiB",
+                    self.portal_table_mib
+                ),
+            ));
+        }
         for (key, v) in [
             ("bond_heartbeat_period", self.bond_heartbeat_period),
             ("bond_timeout", self.bond_timeout),
@@ -267,6 +280,7 @@ impl LeeParams {
             memory_model: self.memory_model,
             block_x: self.block_x,
             block_y: self.block_y,
+            portal_table_mib: u64::try_from(self.portal_table_mib).ok(),
         }
     }
 }
@@ -685,5 +699,19 @@ mod tests {
         let e = p.validate().unwrap_err().to_string();
         assert!(e.contains("status_period_s") && e.contains("-1"), "{e}");
         assert!(RuntimeParams::default().validate().is_ok());
+    }
+
+    #[test]
+    fn portal_table_mib_is_the_default_none_or_a_size() {
+        let p = |v: i64| LeeParams {
+            portal_table_mib: v,
+            ..LeeParams::default()
+        };
+        assert_eq!(p(-1).planner_config().portal_table_mib, None);
+        assert_eq!(p(0).planner_config().portal_table_mib, Some(0));
+        assert_eq!(p(256).planner_config().portal_table_mib, Some(256));
+        assert!(p(-1).validate().is_ok() && p(0).validate().is_ok());
+        let e = p(-2).validate().unwrap_err().to_string();
+        assert!(e.contains("portal_table_mib") && e.contains("-2"), "{e}");
     }
 }

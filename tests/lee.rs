@@ -170,6 +170,7 @@ fn check_gpu_equals_cpu(
                 memory_model: model,
                 block_x: bx,
                 block_y: by,
+                portal_table_mib: None,
             };
             let p = Planner::new(backend, grid.clone(), config).unwrap();
             let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
@@ -350,6 +351,7 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
                             memory_model: MemoryModel::Bitwave,
                             block_x: bx,
                             block_y: by,
+                            portal_table_mib: None,
                         };
                         let p = Planner::new(&backend, grid.clone(), config).unwrap();
                         let what =

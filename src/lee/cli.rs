@@ -198,6 +198,7 @@ pub fn run(a: LeeArgs) -> Result<()> {
         memory_model,
         block_x: a.block_x,
         block_y: a.block_y,
+        portal_table_mib: None,
     };
     let grid = crate::lee::clearance::inflate(&backend, grid, resolution, a.robot_radius).map_err(
         |e| match e {

@@ -15,9 +15,11 @@ pub enum MemoryModel {
     /// Global sweeps with the static masks read through a texture object.
     Texture,
     /// The default: 64 x 32-cell tiles as bit planes, one warp each running an exact
-    /// multi-source BFS with shifts and shuffles; rounds run only the tiles whose border
-    /// improved, and a narrow (corridor) wave goes on on a work queue without rounds
-    /// (kernels/lee.cu, lee::gpu::Schedule). Fastest measured (BENCHMARKS.md).
+    /// multi-source BFS with shifts and shuffles; the wave crosses each tile in one step
+    /// through a table of the distances between its border cells where the tables fit,
+    /// else rounds run only the tiles whose border improved and a narrow (corridor) wave
+    /// goes on on a work queue (kernels/lee.cu, lee::gpu::Schedule). Fastest measured
+    /// (BENCHMARKS.md).
     #[default]
     Bitwave,
 }
@@ -46,6 +48,11 @@ pub struct Config {
     pub memory_model: MemoryModel,
     pub block_x: u32,
     pub block_y: u32,
+    /// Device memory (MiB) bitwave's portal tables may take for one map. None: the
+    /// `GPU_PLANNING_LEE_PORTAL_MIB` variable, else 1024 (at most a sixteenth of the device);
+    /// 0: no tables, the rounds and the work queue only: slower alone, but steadier beside
+    /// other GPU work (BENCHMARKS.md, twelfth part).
+    pub portal_table_mib: Option<u64>,
 }
 
 impl Default for Config {
@@ -54,6 +61,7 @@ impl Default for Config {
             memory_model: MemoryModel::Bitwave,
             block_x: 32,
             block_y: 32,
+            portal_table_mib: None,
         }
     }
 }

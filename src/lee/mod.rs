@@ -44,7 +44,12 @@ type GoalField = ((u32, u32), std::sync::Arc<Vec<u32>>);
 /// request waits for them.
 fn prepare(device: Option<&gpu::DeviceGrid>, config: &Config) -> Result<()> {
     match device {
-        Some(d) if config.memory_model == MemoryModel::Bitwave => d.prepare_portals().map(|_| ()),
+        Some(d) if config.memory_model == MemoryModel::Bitwave => {
+            if let Some(mib) = config.portal_table_mib {
+                d.set_portal_table_mib(mib);
+            }
+            d.prepare_portals().map(|_| ())
+        }
         _ => Ok(()),
     }
 }
