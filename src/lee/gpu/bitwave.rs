@@ -193,22 +193,6 @@ impl DeviceGrid {
         };
         self.bitwave_init(scratch, goal_idx)?;
         if portals {
-            // The goal's tile in one round, then the portals, queued behind it with no answer
-            // awaited between: while the host waits for one, another stream's blocks take the
-            // SMs the next launch needs (a get_plan beside APSP and cell graphs).
-            // One block: the round runs one tile, and a cooperative launch of one block waits
-            // for one block's room, not the whole device's.
-            let (_, tiles) = self.bitwave_tiles(goal_idx);
-            let launch = LaunchConfig {
-                grid_dim: (1, 1, 1),
-                ..self.rounds_launch(config, tiles)?
-            };
-            self.rt
-                .stream()
-                .memset_zeros(&mut scratch.state)
-                .map_err(gpu_err)?;
-            self.launch_rounds(scratch, goal_idx, tiles, launch, (1, 1), 0)?;
-            self.rounds.store(1, std::sync::atomic::Ordering::Relaxed);
             return self.portal_field(scratch, goal_idx, config, start);
         }
         match schedule {
@@ -449,7 +433,7 @@ impl DeviceGrid {
     }
 
     /// The cooperative launch of lee_bitwave_rounds over a grid of `tiles`.
-    fn rounds_launch(&self, config: &Config, tiles: (u32, u32)) -> Result<LaunchConfig> {
+    pub(super) fn rounds_launch(&self, config: &Config, tiles: (u32, u32)) -> Result<LaunchConfig> {
         self.bitwave_launch(
             &self.kernels.bitwave_rounds,
             config,
@@ -461,7 +445,7 @@ impl DeviceGrid {
 
     /// One launch of lee_bitwave_rounds: `rounds` = (the first round, how many at most),
     /// handing over once `narrow_rounds` rounds in a row ran narrow (0: never).
-    fn launch_rounds(
+    pub(super) fn launch_rounds(
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,

@@ -15,7 +15,7 @@ use cudarc::driver::{
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
 use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM};
 use super::{STATE_LENGTH, STATE_SLOTS, STATE_STATUS};
-use crate::compute::cuda::launch_err;
+use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
 use crate::lee::config::Config;
 
@@ -239,9 +239,11 @@ impl DeviceGrid {
         }))
     }
 
-    /// The field over the portals from the labels the goal's round left, then every tile
-    /// filled, and the descent from `start` behind it, all queued on the stream before the
-    /// host waits for an answer. The caller has built the tables ([`DeviceGrid::portals_fit`]).
+    /// The field over the portals: the goal's tile in one round, the wave over the portals
+    /// from its labels, every tile filled, and the descent from `start`, all queued on the
+    /// stream before the host waits for an answer (while it waits, another stream's blocks
+    /// take the SMs the next launch needs: a get_plan beside APSP and cell graphs). The
+    /// caller has built the tables ([`DeviceGrid::portals_fit`]) and the rounds' lists.
     pub(super) fn portal_field(
         &self,
         scratch: &mut Scratch,
@@ -252,6 +254,15 @@ impl DeviceGrid {
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
+        // One block: the round runs one tile, and a cooperative launch of one block waits for
+        // one block's room, not the whole device's.
+        let launch = LaunchConfig {
+            grid_dim: (1, 1, 1),
+            ..self.rounds_launch(config, tiles)?
+        };
+        stream.memset_zeros(&mut scratch.state).map_err(gpu_err)?;
+        self.launch_rounds(scratch, goal_idx, tiles, launch, (1, 1), 0)?;
+        self.rounds.store(1, Ordering::Relaxed);
         {
             let Scratch {
                 portals,
