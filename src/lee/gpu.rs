@@ -425,14 +425,26 @@ impl DeviceGrid {
             }
         }
         *lock(&self.goal) = Some(goal);
+        self.queue_descent(&mut scratch, start, goal_idx)?;
+        self.descent_header(&scratch, start)
+    }
+
+    /// The descent from `start` queued on the stream (nothing without a start).
+    fn queue_descent(&self, scratch: &mut Scratch, start: Option<u64>, goal: u64) -> Result<()> {
         match start {
-            None => Ok(None),
-            Some(s) => {
-                self.launch_descend(&mut scratch, s, goal_idx)?;
-                let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-                Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
-            }
+            Some(s) => self.launch_descend(scratch, s, goal),
+            None => Ok(()),
         }
+    }
+
+    /// The (status, length) of the descent queued last, when there was a start: one download,
+    /// once the stream has run it.
+    fn descent_header(&self, scratch: &Scratch, start: Option<u64>) -> Result<Option<(u32, u32)>> {
+        if start.is_none() {
+            return Ok(None);
+        }
+        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+        Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
     }
 
     fn launch_descend(&self, scratch: &mut Scratch, start: u64, goal: u64) -> Result<()> {

@@ -43,13 +43,16 @@ type GoalField = ((u32, u32), std::sync::Arc<Vec<u32>>);
 /// What a device grid can build before its first query: bitwave's portal tables, so that no
 /// request waits for them.
 fn prepare(device: Option<&gpu::DeviceGrid>, config: &Config) -> Result<()> {
+    if let (Some(d), Some(mib)) = (device, config.portal_table_mib) {
+        d.set_portal_table_mib(mib);
+    }
+    build_portal_tables(device, config)
+}
+
+/// Bitwave's portal tables, built now under the device grid's cap (see [`prepare`]).
+fn build_portal_tables(device: Option<&gpu::DeviceGrid>, config: &Config) -> Result<()> {
     match device {
-        Some(d) if config.memory_model == MemoryModel::Bitwave => {
-            if let Some(mib) = config.portal_table_mib {
-                d.set_portal_table_mib(mib);
-            }
-            d.prepare_portals().map(|_| ())
-        }
+        Some(d) if config.memory_model == MemoryModel::Bitwave => d.prepare_portals().map(|_| ()),
         _ => Ok(()),
     }
 }
@@ -189,9 +192,10 @@ impl Planner {
     /// `GPU_PLANNING_LEE_PORTAL_MIB`, else 1024 or a sixteenth of the device; 0: none); the
     /// tables are built again at once.
     pub fn set_portal_table_mib(&self, mib: u64) -> Result<()> {
+        // Not `prepare`: the config's own cap would replace this one.
         self.device.as_ref().map_or(Ok(()), |d| {
             d.set_portal_table_mib(mib);
-            prepare(Some(d), &self.config)
+            build_portal_tables(Some(d), &self.config)
         })
     }
 

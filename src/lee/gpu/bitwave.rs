@@ -358,18 +358,9 @@ impl DeviceGrid {
                 unsafe { b.launch_cooperative(launch) }.map_err(launch_err("lee_bitwave_queue"))?;
             }
             // Queued right behind: when the queue is drained, one download answers both.
-            match start {
-                Some(s) => self.launch_descend(scratch, s, goal_idx),
-                None => Ok(()),
-            }
+            self.queue_descent(scratch, start, goal_idx)
         })?;
-        match start {
-            None => Ok(None),
-            Some(_) => {
-                let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-                Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
-            }
-        }
+        self.descent_header(scratch, start)
     }
 
     /// The work queue's arguments over the grid's planes and the scratch's (labels, ring, tile

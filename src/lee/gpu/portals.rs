@@ -14,7 +14,6 @@ use cudarc::driver::{
 
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
 use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM};
-use super::{STATE_LENGTH, STATE_SLOTS, STATE_STATUS};
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
 use crate::lee::config::Config;
@@ -339,19 +338,10 @@ impl DeviceGrid {
             // fill lowers no portal below what its tile's table gave, so the queue's exactness
             // holds across an early fill.
             self.portal_fill(scratch, goal_idx, tiles)?;
-            match start {
-                Some(s) => self.launch_descend(scratch, s, goal_idx),
-                None => Ok(()),
-            }
+            self.queue_descent(scratch, start, goal_idx)
         })?;
         self.portals_used.store(true, Ordering::Relaxed);
-        match start {
-            None => Ok(None),
-            Some(_) => {
-                let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-                Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
-            }
-        }
+        self.descent_header(scratch, start)
     }
 
     /// lee_portal_fill: every tile filled from its border labels and the goal.
