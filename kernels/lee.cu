@@ -740,6 +740,17 @@ __device__ __forceinline__ u32 cas_acquire(u32 *p, u32 compare, u32 value) {
     return old;
 }
 
+// atomicExch with acquire semantics: the loads after it see what was written before the
+// release whose value it replaced (as cas_acquire).
+__device__ __forceinline__ u32 exch_acquire(u32 *p, u32 value) {
+    u32 old;
+    asm volatile("atom.acquire.gpu.global.exch.b32 %0, [%1], %2;"
+                 : "=r"(old)
+                 : "l"(p), "r"(value)
+                 : "memory");
+    return old;
+}
+
 // Tiles one warp may run in a row without the ring (see bwq_loop).
 #define BWQ_CHAIN 1024u
 
@@ -772,7 +783,7 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Head head, R
             // improvement this run misses sets QUEUED, and the tile runs again.
             __threadfence();
         }
-        // A tile claimed or run again was marked running by an acquiring CAS below, which
+        // A tile claimed or run again was marked running by an acquiring atomic below, which
         // also makes visible what the tile's last runner and the neighbour that queued it
         // wrote before their fences: no fence here.
         __syncwarp();
@@ -808,7 +819,9 @@ __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Head head, R
         // at once (it stays RUNNING and keeps its place in the count), else t goes on the ring.
         const bool again = __shfl_sync(FULL_MASK, end, 0) != BWQ_RUNNING;
         if (again && kept == BWQ_EXIT && chain < BWQ_CHAIN) {
-            if (lane == 0) atomicExch(&a.tile_state[t], BWQ_RUNNING);
+            // Acquiring: the run's loads must not go out before the exchange that clears
+            // QUEUED, or an improvement queued just before it would be missed and not rerun.
+            if (lane == 0) exch_acquire(&a.tile_state[t], BWQ_RUNNING);
             kept = t;
             h = head(t);
         } else if (lane == 0) {
