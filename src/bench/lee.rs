@@ -42,6 +42,9 @@ pub struct Args {
     /// Check against the CPU BFS without timing it (its row is left out).
     #[arg(long)]
     skip_cpu_timing: bool,
+    /// Synthetic terrains to run: random, maze.
+    #[arg(long, value_delimiter = ',', default_value = "random,maze")]
+    terrains: Vec<Terrain>,
     /// Also time the clearance transform for this robot radius (cells of 0.05 m) on the CPU
     /// and CUDA, flags checked equal (0: not timed).
     #[arg(long, default_value_t = 0.0)]
@@ -87,6 +90,7 @@ impl Args {
             .collect::<Result<Vec<(MemoryModel, Schedule)>>>()?;
         let options = Options {
             sizes: self.sizes,
+            terrains: self.terrains,
             reps: self.reps,
             seed: self.seed,
             sweep_limit_cells: self.sweep_limit_cells,
@@ -100,8 +104,27 @@ impl Args {
     }
 }
 
+/// A synthetic terrain of `bench lee`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Terrain {
+    /// Random elevation, 30 % of transitions blocked.
+    Random,
+    /// A maze of one-cell corridors (the worst case of a wave).
+    Maze,
+}
+
+impl Terrain {
+    fn name(self) -> &'static str {
+        match self {
+            Terrain::Random => "random",
+            Terrain::Maze => "maze",
+        }
+    }
+}
+
 pub struct Options {
     pub sizes: Vec<u32>,
+    pub terrains: Vec<Terrain>,
     pub reps: usize,
     pub seed: u64,
     /// Sweep-based models (global, texture, shared) need one pass per wave; on mazes above
@@ -171,11 +194,12 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     );
     let _ = writeln!(out, "|---|---|---|---:|---:|---:|---:|");
     for &n in &o.sizes {
-        for terrain in ["random", "maze"] {
+        for terrain in &o.terrains {
             let heights = match terrain {
-                "random" => random_terrain(n, n, 0.3, o.seed),
-                _ => maze(n, n, o.seed),
+                Terrain::Random => random_terrain(n, n, 0.3, o.seed),
+                Terrain::Maze => maze(n, n, o.seed),
             };
+            let terrain = terrain.name();
             if let Some(dir) = &o.npy_dir {
                 let bytes = crate::lee::io::npy::write_f32_2d(n, n, &heights);
                 let path = dir.join(format!("{terrain}_{n}.npy"));
