@@ -338,7 +338,7 @@ impl Primitives {
         let mut b = self.rt.stream().launch_builder(&self.radix_global_hist);
         b.arg(keys).arg(&n32).arg(&mut hist);
         // SAFETY: radix_global_hist: (keys, n, hist) as declared; atomically adds into the 8 x RADIX counts allocated
-        unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }
+        unsafe { b.launch(self.rt.grid_fill(n, THREADS)) }
             .map_err(launch_err("radix_global_hist"))?;
         Ok(hist)
     }
