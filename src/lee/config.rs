@@ -50,8 +50,7 @@ pub struct Config {
     pub block_y: u32,
     /// Device memory (MiB) bitwave's portal tables may take for one map. None: the
     /// `GPU_PLANNING_LEE_PORTAL_MIB` variable, else 1024 (at most a sixteenth of the device);
-    /// 0: no tables, the rounds and the work queue only: slower alone, but steadier beside
-    /// other GPU work (BENCHMARKS.md, twelfth part).
+    /// 0: no tables, the rounds and the work queue only (slower; BENCHMARKS.md).
     pub portal_table_mib: Option<u64>,
 }
 
