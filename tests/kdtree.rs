@@ -175,6 +175,51 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
     }
 }
 
+/// knn_into's page-locked answers, kept across calls: equal to knn_rows whether the call
+/// grows them, fits in them or asks for fewer rows than they hold, with the heap's k too, and
+/// for empty calls (no queries, k of 0, k above the points).
+#[test]
+fn gpu_knn_into_kept_pinned_answers_equals_knn_rows() {
+    let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_knn_into") else {
+        return;
+    };
+    use gpu_planning::kdtree::gpu::{DeviceTree, PinnedKnn};
+    let seed = gpu_planning::compute::testing::seed(0x914);
+    let p = points(20_000, 3, 1 << 12, seed);
+    let (dev, _) = DeviceTree::build(&rt, &p).unwrap();
+    let mut out = PinnedKnn::new();
+    assert!(out.distances().unwrap().is_empty() && out.indices().unwrap().is_empty());
+    for (nq, k) in [
+        (1000usize, 8usize),
+        (3001, 8),
+        (17, 1),
+        (3001, 40),
+        (0, 8),
+        (5, 0),
+    ] {
+        let q = points(nq, 3, 1 << 12, seed ^ nq as u64 ^ (k as u64) << 20).coords;
+        let want = dev.knn_rows(&q, k, Metric::Euclidean).unwrap();
+        dev.knn_into(&q, k, Metric::Euclidean, &mut out).unwrap();
+        assert_eq!(out.to_rows().unwrap(), want, "{nq} queries, k {k}");
+        assert_eq!((out.rows(), out.k()), (want.rows, want.k));
+        assert_eq!(out.distances().unwrap().len(), nq * k);
+    }
+    let small = points(3, 3, 4, seed ^ 7);
+    let (tiny, _) = DeviceTree::build(&rt, &small).unwrap();
+    let q = points(10, 3, 4, seed ^ 8).coords;
+    tiny.knn_into(&q, 8, Metric::Euclidean, &mut out).unwrap();
+    assert_eq!(out.k(), 3, "k clamped to the tree's points");
+    assert_eq!(
+        out.to_rows().unwrap(),
+        tiny.knn_rows(&q, 8, Metric::Euclidean).unwrap()
+    );
+    let e = dev.knn_into(&q[..2], 1, Metric::Euclidean, &mut out);
+    assert!(
+        e.is_err(),
+        "a query of two coordinates in a 3-D tree is refused"
+    );
+}
+
 /// k above what registers hold (kd_knn_heap): k past the register limit, past the distinct
 /// points, and the device limit itself; ties from coarse coordinates, so3 with its second
 /// search from -q; query counts off the block size, and queries all at one point (their
