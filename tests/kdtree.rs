@@ -176,8 +176,8 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
 }
 
 /// knn_into's page-locked answers, kept across calls: equal to knn_rows whether the call
-/// grows them, fits in them or asks for fewer rows than they hold, with the heap's k too, and
-/// for empty calls (no queries, k of 0, k above the points).
+/// grows them, fits in them or asks for fewer rows than they hold, with the heap's k too, for
+/// no queries and for k above the points; bad calls are refused and leave them as they were.
 #[test]
 fn gpu_knn_into_kept_pinned_answers_equals_knn_rows() {
     let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_knn_into") else {
@@ -189,14 +189,7 @@ fn gpu_knn_into_kept_pinned_answers_equals_knn_rows() {
     let (dev, _) = DeviceTree::build(&rt, &p).unwrap();
     let mut out = PinnedKnn::new();
     assert!(out.distances().unwrap().is_empty() && out.indices().unwrap().is_empty());
-    for (nq, k) in [
-        (1000usize, 8usize),
-        (3001, 8),
-        (17, 1),
-        (3001, 40),
-        (0, 8),
-        (5, 0),
-    ] {
+    for (nq, k) in [(1000usize, 8usize), (3001, 8), (17, 1), (3001, 40), (0, 8)] {
         let q = points(nq, 3, 1 << 12, seed ^ nq as u64 ^ (k as u64) << 20).coords;
         let want = dev.knn_rows(&q, k, Metric::Euclidean).unwrap();
         dev.knn_into(&q, k, Metric::Euclidean, &mut out).unwrap();
@@ -218,6 +211,9 @@ fn gpu_knn_into_kept_pinned_answers_equals_knn_rows() {
         e.is_err(),
         "a query of two coordinates in a 3-D tree is refused"
     );
+    let e = dev.knn_into(&q, 0, Metric::Euclidean, &mut out);
+    assert!(e.unwrap_err().to_string().contains('k'), "k = 0 is refused");
+    assert_eq!(out.k(), 3, "a refused call leaves the last answers");
 }
 
 /// k above what registers hold (kd_knn_heap): k past the register limit, past the distinct

@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PinnedHostSlice, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 
 use super::config::Metric;
 use super::points::Points;
@@ -569,8 +571,26 @@ impl DeviceTree {
         let Some((hd, hi)) = out.buffers.as_mut() else {
             return Err(Error::Gpu("kNN answers: no page-locked buffers".into()));
         };
-        rt.stream().memcpy_dtoh(&d, hd).map_err(gpu_err)?;
-        rt.stream().memcpy_dtoh(&i, hi).map_err(gpu_err)?;
+        // Only the call's n entries: cudarc's copy into a pinned slice copies the slice's whole
+        // length, which the buffers kept from a larger call exceed.
+        let n = nq * k;
+        let stream = rt.stream();
+        let (hd, hi) = (
+            hd.as_mut_slice().map_err(gpu_err)?,
+            hi.as_mut_slice().map_err(gpu_err)?,
+        );
+        {
+            let (dp, _read_d) = d.device_ptr(stream);
+            let (ip, _read_i) = i.device_ptr(stream);
+            // SAFETY: d and i hold n entries each, hd and hi at least n; the stream is
+            // synchronised below, before the host reads them and before d and i are freed.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(&mut hd[..n], dp, stream.cu_stream())
+                    .map_err(gpu_err)?;
+                cudarc::driver::result::memcpy_dtoh_async(&mut hi[..n], ip, stream.cu_stream())
+                    .map_err(gpu_err)?;
+            }
+        }
         rt.synchronize()?;
         (out.rows, out.k) = (nq, k);
         Ok(())
