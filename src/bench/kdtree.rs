@@ -238,16 +238,10 @@ fn bench_case(
             format!("device tree fails the checker: {count} positions, e.g. {at}"),
         ));
     }
-    // Per rep: the phases apart (synchronised, for the device's own time), then the whole
-    // call as a node makes it, both checked below.
-    let (mut phased, mut dms, mut ums, mut wms, mut whole, mut pinned_ms) = (
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-        Vec::new(),
-    );
+    // Per rep: the phases apart (synchronised, for the device's own time), the whole call as
+    // a node makes it, and the whole call into kept page-locked answers, all checked below.
+    let [mut phased, mut dms, mut ums, mut wms, mut whole, mut pinned_ms]: [Vec<f64>; 6] =
+        Default::default();
     let call = |dev: &DeviceTree| dev.knn_rows(&q.coords, k, Metric::Euclidean);
     let mut rows = call(&dev)?;
     // The whole call into page-locked answers kept across calls (grown by this first call).

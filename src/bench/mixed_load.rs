@@ -40,10 +40,14 @@ pub struct Args {
     seed: u64,
 }
 
+/// The work `bench mixed-load` runs beside the planner.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Load {
+    /// An all-pairs solve, then a cell graph, in turn.
     Both,
+    /// All-pairs solves only.
     Apsp,
+    /// Cell graphs only.
     Cellgraph,
 }
 
