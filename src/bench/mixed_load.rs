@@ -111,37 +111,34 @@ impl Args {
         let samples = crate::cellgraph::samples::shoemake(self.cellgraph_samples, self.seed);
         let load_backend = Backend::Cuda(load_rt.clone());
         let load = self.load;
+        // One round of the load: (solves, graphs) it ran.
+        let round = |m: &mut crate::apsp::gpu::DeviceMatrices<_>| -> Result<(usize, usize)> {
+            let mut ran = (0, 0);
+            if load != Load::Cellgraph {
+                m.solve(&apsp_config)?;
+                m.synchronize()?;
+                ran.0 = 1;
+            }
+            if load != Load::Apsp {
+                crate::cellgraph::build(&load_backend, &arr, &samples, &Default::default())?;
+                ran.1 = 1;
+            }
+            Ok(ran)
+        };
         // The load's kernels loaded and its buffers' sizes seen once before any timing, as a
         // node has them from its start-up compile on: a first use in the timed window stalls
         // the planner for a module load, which is not the load's steady cost.
-        if load != Load::Cellgraph {
-            m.solve(&apsp_config)?;
-            m.synchronize()?;
-        }
-        if load != Load::Apsp {
-            crate::cellgraph::build(&load_backend, &arr, &samples, &Default::default())?;
-        }
+        round(&mut m)?;
         let stop = Arc::new(AtomicBool::new(false));
         let (mut under, solves, graphs) = std::thread::scope(|scope| -> Result<_> {
             let load = {
-                let stop = stop.clone();
+                let (stop, round) = (stop.clone(), &round);
                 scope.spawn(move || -> Result<(usize, usize)> {
                     let (mut solves, mut graphs) = (0, 0);
                     while !stop.load(Ordering::Relaxed) {
-                        if load != Load::Cellgraph {
-                            m.solve(&apsp_config)?;
-                            m.synchronize()?;
-                            solves += 1;
-                        }
-                        if load != Load::Apsp {
-                            crate::cellgraph::build(
-                                &load_backend,
-                                &arr,
-                                &samples,
-                                &Default::default(),
-                            )?;
-                            graphs += 1;
-                        }
+                        let (s, g) = round(&mut m)?;
+                        solves += s;
+                        graphs += g;
                     }
                     Ok((solves, graphs))
                 })
