@@ -13,7 +13,7 @@
 //   kd_bounds       each dimension's range over the queries
 //   kd_morton       the queries' Morton codes (the order they are answered in)
 //   kd_knn          k nearest per query, k <= 32 in registers (KNN_K, KNN_DIMS set by the host)
-//   kd_knn_heap     k nearest per query, any k, a max-heap in the answer's own row
+//   kd_knn_heap     k nearest per query, any k, a max-heap in scratch memory
 //   kd_check        the balanced-tree invariant, counted
 //   kd_radius       radius search: counts, then (distance, index) pairs
 // Iota, scans and sorts come from primitives.cu.
@@ -176,62 +176,74 @@ __device__ __forceinline__ void offer(Best &b, float d, u32 idx, bool unique) {
     if (b.len < KNN_K) b.len++;
 }
 
-// The k best of a large k: a max-heap under (distance, index) kept in the query's own answer
-// row (k entries of global memory), its root, the worst kept, cached in a register. The
-// answer's order is made by a heap sort at the end.
+// The k best of a large k: a max-heap of (distance, index) keys in a scratch array of the
+// launch, entry x of thread t at h[x * threads + t], so a warp's threads reading the same
+// entry (the root, the first levels) read one line, and its root, the worst kept, cached in a
+// register; the answer row is written once, heap-sorted, at the end. A key is the distance's
+// bits above the index: distances are non-negative (or +inf), whose bits order as the floats
+// do, so one 64-bit comparison is `before` and the entries of a heap are distinct.
 struct HeapBest {
-    float *d;
-    u32 *i;
+    u64 *h;
+    u64 stride;
     int k;
     int len;
-    float root;
+    u64 root;
 };
 
+__device__ __forceinline__ u64 heap_key(float d, u32 i) {
+    return ((u64)__float_as_uint(d) << 32) | i;
+}
+
+__device__ __forceinline__ float key_dist(u64 key) { return __uint_as_float((u32)(key >> 32)); }
+
 __device__ __forceinline__ float worst(const HeapBest &b) {
-    return b.len < b.k ? __int_as_float(0x7f800000) : b.root;
+    return b.len < b.k ? __int_as_float(0x7f800000) : key_dist(b.root);
 }
 
-__device__ __forceinline__ void heap_swap(HeapBest &b, int x, int y) {
-    float td = b.d[x]; b.d[x] = b.d[y]; b.d[y] = td;
-    u32 ti = b.i[x]; b.i[x] = b.i[y]; b.i[y] = ti;
-}
-
-// Moves entry x down within [0, len) while a child comes after it.
-__device__ void sift_down(HeapBest &b, int x, int len) {
+// Puts `key` at entry x or below it within [0, len), moving larger children up into the hole.
+__device__ void sift_down(HeapBest &b, int x, int len, u64 key) {
     for (;;) {
         int c = 2 * x + 1;
-        if (c >= len) return;
-        if (c + 1 < len && before(b.d[c], b.i[c], b.d[c + 1], b.i[c + 1])) ++c;
-        if (!before(b.d[x], b.i[x], b.d[c], b.i[c])) return;
-        heap_swap(b, x, c);
+        if (c >= len) break;
+        u64 cv = b.h[c * b.stride];
+        if (c + 1 < len) {
+            const u64 c2 = b.h[(c + 1) * b.stride];
+            if (c2 > cv) { ++c; cv = c2; }
+        }
+        if (cv <= key) break;
+        b.h[x * b.stride] = cv;
         x = c;
     }
+    b.h[x * b.stride] = key;
 }
 
 __device__ void offer(HeapBest &b, float d, u32 idx, bool unique) {
+    const u64 key = heap_key(d, idx);
     if (unique) {
-        for (int t = 0; t < b.len; ++t)
-            if (b.i[t] == idx) {
+        for (int t = 0; t < b.len; ++t) {
+            const u64 e = b.h[t * b.stride];
+            if ((u32)e == idx) {
                 // A smaller key in a max-heap only moves down.
-                if (d < b.d[t]) { b.d[t] = d; sift_down(b, t, b.len); b.root = b.d[0]; }
+                if (key < e) { sift_down(b, t, b.len, key); b.root = b.h[0]; }
                 return;
             }
-    }
-    if (b.len == b.k) {
-        if (!before(d, idx, b.d[0], b.i[0])) return;
-        b.d[0] = d; b.i[0] = idx;
-        sift_down(b, 0, b.len);
-    } else {
-        int x = b.len++;
-        b.d[x] = d; b.i[x] = idx;
-        while (x > 0) {
-            int parent = (x - 1) / 2;
-            if (!before(b.d[parent], b.i[parent], b.d[x], b.i[x])) break;
-            heap_swap(b, x, parent);
-            x = parent;
         }
     }
-    b.root = b.d[0];
+    if (b.len == b.k) {
+        if (key >= b.root) return;
+        sift_down(b, 0, b.len, key);
+    } else {
+        int x = b.len++;
+        while (x > 0) {
+            const int parent = (x - 1) / 2;
+            const u64 pv = b.h[parent * b.stride];
+            if (pv >= key) break;
+            b.h[x * b.stride] = pv;
+            x = parent;
+        }
+        b.h[x * b.stride] = key;
+    }
+    b.root = b.h[0];
 }
 
 // A bound on the squared distances that can still be kept while the worst kept distance is w
@@ -444,23 +456,32 @@ extern "C" __global__ void kd_knn(const float *__restrict__ tc, const u32 *__res
     }
 }
 
-// k nearest per query for k above what registers hold: as kd_knn, the k best in a max-heap in
-// the answer row itself (k <= the distinct points, so every row fills), then heap-sorted.
+// k nearest per query for k above what registers hold: as kd_knn, the k best in a max-heap
+// (HeapBest: scratch holds k entries for every thread of the launch, which may be fewer than
+// the queries), heap-sorted, then written to the answer row (k <= the distinct points, so
+// every row fills).
 extern "C" __global__ void kd_knn_heap(const float *tc, const u32 *torig, u32 n,
                                        const float *queries, const u32 *perm, u32 nq, int k,
-                                       int so3, float *out_d, u32 *out_i) {
+                                       int so3, u64 *scratch, float *out_d, u32 *out_i) {
     GRID_STRIDE(t, nq) {
         u32 qi = perm[t];
         HeapBest b;
-        b.d = out_d + (size_t)qi * k;
-        b.i = out_i + (size_t)qi * k;
+        b.stride = grid_step();
+        b.h = scratch + grid_first();
         b.k = k;
         b.len = 0;
-        b.root = 0.0f;
+        b.root = 0;
         search_query<true>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
         for (int end = b.len - 1; end > 0; --end) {
-            heap_swap(b, 0, end);
-            sift_down(b, 0, end);
+            const u64 top = b.h[0];
+            const u64 last = b.h[end * b.stride];
+            b.h[end * b.stride] = top;
+            sift_down(b, 0, end, last);
+        }
+        for (int j = 0; j < b.len; ++j) {
+            const u64 e = b.h[j * b.stride];
+            out_d[(size_t)qi * k + j] = key_dist(e);
+            out_i[(size_t)qi * k + j] = (u32)e;
         }
     }
 }

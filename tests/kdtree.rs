@@ -268,6 +268,28 @@ fn gpu_large_k_answers_equal_the_cpu() {
     }
 }
 
+/// More queries than a heap launch has heaps (k = MAX_K: 32,768 threads, each answering a
+/// second query in its own scratch after its first), in both metrics; every answer equals the
+/// CPU's.
+#[test]
+fn gpu_large_k_threads_take_several_queries() {
+    let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_large_k_several_queries")
+    else {
+        return;
+    };
+    use gpu_planning::kdtree::gpu::{DeviceTree, MAX_K};
+    let seed = gpu_planning::compute::testing::seed(0x5ea7);
+    let p = points(3001, 4, 1 << 12, seed);
+    let cpu = cpu_build(&p);
+    let (dev, _) = DeviceTree::build(&rt, &p).unwrap();
+    let queries = points(40_009, 4, 1 << 12, seed ^ 0x77).coords;
+    for metric in [Metric::Euclidean, Metric::So3] {
+        let want = knn(&cpu, &queries, MAX_K, metric).unwrap();
+        let got = dev.knn(&queries, MAX_K, metric).unwrap();
+        assert!(got == want, "{metric:?}");
+    }
+}
+
 #[test]
 fn point_files_pcd_and_ply_read_xyz() {
     use gpu_planning::kdtree::io::{read_pcd, read_ply};

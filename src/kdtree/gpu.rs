@@ -4,7 +4,7 @@
 //! The layout equals the CPU builder's. Queries: answered in the Morton order of the queries
 //! (codes and sort on the device, nothing read back in between), one thread per query, an
 //! explicit stack, subtrees of up to 8 points scanned whole, the k best in registers up to
-//! [`REGISTER_K`] and in a heap in the answer row up to [`MAX_K`].
+//! [`REGISTER_K`] and in a heap in scratch memory up to [`MAX_K`].
 
 use std::sync::Arc;
 
@@ -248,6 +248,19 @@ fn knn_defines(k: usize, dims: usize) -> [(&'static str, String); 2] {
 /// Threads per kd_knn block. On the H100, 128 against 64: 16.7M 3-D 1-NN 2.40 against
 /// 2.50 ms, 4-D 5.42 against 5.54, 1M 3-D 8-NN 3.30 against 3.41 (BENCHMARKS.md).
 const KNN_THREADS: u32 = 128;
+
+/// Scratch memory of one kd_knn_heap launch at most: each thread holds a heap of k entries of
+/// 8 bytes, so at k = 1024 this is 32,768 threads (the rest of the queries wait for them). On
+/// the H100, 100,000 queries at k = 1024 on 1M points took 123 ms with 256 MiB, 209 with 64,
+/// 130 with 1 and 4 GiB (whose heaps crowd the L2 cache), and k = 64 the same at each
+/// (BENCHMARKS.md).
+const HEAP_SCRATCH_BYTES: usize = 256 << 20;
+
+/// Blocks of a kd_knn_heap launch whose heaps fit [`HEAP_SCRATCH_BYTES`] (one block at least).
+fn heap_blocks(k: usize) -> u32 {
+    let per_block = KNN_THREADS as usize * k.max(1) * 8;
+    (HEAP_SCRATCH_BYTES / per_block).clamp(1, i32::MAX as usize) as u32
+}
 
 /// The modules a nearest-neighbour node uses with `k` neighbours per query, for its start-up
 /// warm-up: the builder and radius search, the sort, and kd_knn for 3-D clouds and 4-D
@@ -639,30 +652,39 @@ impl DeviceTree {
         // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
         let mut i = unsafe { rt.alloc::<u32>(nq * k) }?;
         // Up to REGISTER_K the k best live in registers (one module per k); above, in a heap
-        // in the answer row (one module per dimension count, shared with k = 1).
-        let (name, defines) = if k <= REGISTER_K {
-            ("kd_knn", knn_defines(k, dims))
-        } else {
-            ("kd_knn_heap", knn_defines(1, dims))
-        };
-        let f = rt.function_with(&KDTREE, &defines, name)?;
+        // in scratch memory (one module per dimension count, shared with k = 1).
         let (n, ki, so3) = (self.len as u32, k as i32, (metric == Metric::So3) as i32);
-        let mut b = rt.stream().launch_builder(&f);
-        b.arg(&self.tcoords).arg(&self.torig).arg(&n);
-        b.arg(q)
-            .arg(&perm)
-            .arg(&n32)
-            .arg(&ki)
-            .arg(&so3)
-            .arg(&mut d)
-            .arg(&mut i);
-        let cfg = LaunchConfig {
-            grid_dim: (nq.div_ceil(KNN_THREADS as usize) as u32, 1, 1),
-            block_dim: (KNN_THREADS, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // SAFETY: kd_knn / kd_knn_heap: as declared; write k distances and indices per query, nq * k allocated
-        unsafe { b.launch(cfg) }.map_err(launch_err(name))?;
+        if k <= REGISTER_K {
+            let f = rt.function_with(&KDTREE, &knn_defines(k, dims), "kd_knn")?;
+            let mut b = rt.stream().launch_builder(&f);
+            b.arg(&self.tcoords).arg(&self.torig).arg(&n);
+            b.arg(q).arg(&perm).arg(&n32).arg(&ki).arg(&so3);
+            b.arg(&mut d).arg(&mut i);
+            let cfg = LaunchConfig {
+                grid_dim: (nq.div_ceil(KNN_THREADS as usize) as u32, 1, 1),
+                block_dim: (KNN_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            // SAFETY: kd_knn: as declared; writes k distances and indices per query, nq * k allocated
+            unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
+        } else {
+            let f = rt.function_with(&KDTREE, &knn_defines(1, dims), "kd_knn_heap")?;
+            let blocks = rt.grid_stride(nq, KNN_THREADS).grid_dim.0;
+            let cfg = LaunchConfig {
+                grid_dim: (blocks.min(heap_blocks(k)), 1, 1),
+                block_dim: (KNN_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            };
+            let threads = (cfg.grid_dim.0 * cfg.block_dim.0) as usize;
+            // SAFETY: a thread writes each heap entry before it reads it.
+            let mut scratch = unsafe { rt.alloc::<u64>(threads * k) }?;
+            let mut b = rt.stream().launch_builder(&f);
+            b.arg(&self.tcoords).arg(&self.torig).arg(&n);
+            b.arg(q).arg(&perm).arg(&n32).arg(&ki).arg(&so3);
+            b.arg(&mut scratch).arg(&mut d).arg(&mut i);
+            // SAFETY: kd_knn_heap: as declared; k heap entries per launched thread in scratch, writes k distances and indices per query, nq * k allocated
+            unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn_heap"))?;
+        }
         Ok((d, i))
     }
 }
