@@ -325,36 +325,30 @@ __device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *
     return __fsub_rn(qd, pd);
 }
 
-// The query's search below [lo, hi) pushes far sides with their box: the query's offset from
-// the side's bounding box in each dimension (0 where the query lies within it; the split's
-// offset in the split dimension, the parent's in the others) and the box's squared distance,
-// summed in dimension order exactly as a point's squared distance is. Every offset is a
-// rounded difference no larger in magnitude than the rounded difference to any point of the
-// box (rounding is monotone), and rounded sums of non-negative terms are monotone in each
-// term, so the box's sum is <= the sum of every point in it: a side whose box sum exceeds the
-// limit holds no point the search would keep. It prunes more than the split plane alone (the
-// box sum includes the plane's term) but moves KNN_DIMS more floats per push and pop: on the
-// H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (BENCHMARKS.md),
-// so BOXES is on for the heap only; without it a far side carries its plane's term alone.
-template <bool BOXES, class B>
+// The query's search for the k best in registers: one loop that visits one node per turn, a
+// leaf's next point or an inner node's point followed by its push and descent, with a pop
+// first when the range is spent; the stack keeps a far side's range, split dimension and
+// squared split offset (its plane's term, <= the squared distance of every point there).
+// A warp's lanes then visit a node together whatever each is doing (one scanning a leaf,
+// another descending, a third popping), where nested loops (pop, descend, scan) ran each kind
+// of step apart from the others: ncu counted 9.0 of 32 lanes active per instruction at
+// 8-NN, and on the H100 the one loop made 8-NN 14-20 % faster, 4-D 1-NN 15-18 %, k = 32 43 %
+// (BENCHMARKS.md). The heap's search (`search_boxes`) keeps its nested loops: there the one
+// loop was 15-20 % slower.
+template <class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdim[STACK];
     float sbox[STACK];
-    float soff[BOXES ? STACK : 1][KNN_DIMS];
     float limit = sq_limit(worst(b));
-    int top = 1;
-    slo[0] = 0; shi[0] = n; sdim[0] = 0; sbox[0] = 0.0f;
-#pragma unroll
-    for (int d = 0; d < KNN_DIMS; ++d) soff[0][d] = 0.0f;
     // For k = 1, the home path first (the query's own side at every node, down to a leaf),
-    // offering its points and pushing nothing: the stack below then starts with a finite
+    // offering its points and pushing nothing: the loop below then starts with a finite
     // limit and pushes only the far sides that can still hold a point. Its first descent
     // walks the same path again without offering (each point is offered once). On the H100
     // this made 1-NN 28-37 % faster and 8-NN 9 % slower (the eighth best of a path is a loose
-    // bound, and the path is walked twice), so larger k and the heap start from the root.
-    constexpr bool HOME = KNN_K == 1 && !BOXES;
+    // bound, and the path is walked twice), so larger k start from the root.
+    constexpr bool HOME = KNN_K == 1;
     if constexpr (HOME) {
         u32 lo = 0, hi = n;
         int dim = 0;
@@ -369,6 +363,60 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
         }
     }
     bool home = HOME;
+    int top = 0;
+    u32 lo = 0, hi = n;
+    int dim = 0;
+    for (;;) {
+        if (lo >= hi) {
+            // The range is spent (the home path's first walk ends here too).
+            home = false;
+            while (top > 0 && sbox[top - 1] > limit) --top;
+            if (top == 0) break;
+            --top;
+            lo = slo[top]; hi = shi[top]; dim = sdim[top];
+        }
+        // Subtrees of at most KNN_LEAF points are scanned whole, one point per turn.
+        const bool leaf = hi - lo <= KNN_LEAF;
+        const u32 m = leaf ? lo : lo + (hi - lo) / 2;
+        const float diff = visit(tc, torig, m, q, dim, !home, b, limit, unique);
+        if (leaf) { ++lo; continue; }
+        u32 nlo, nhi, flo, fhi;
+        if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
+        else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
+        const float box = __fmul_rn(diff, diff);
+        const int next = dim + 1 == KNN_DIMS ? 0 : dim + 1;
+        if (flo < fhi && box <= limit) {
+            slo[top] = flo; shi[top] = fhi; sdim[top] = next; sbox[top] = box;
+            ++top;
+        }
+        dim = next;
+        lo = nlo; hi = nhi;
+    }
+}
+
+// The heap's search below [lo, hi) pushes far sides with their box: the query's offset from
+// the side's bounding box in each dimension (0 where the query lies within it; the split's
+// offset in the split dimension, the parent's in the others) and the box's squared distance,
+// summed in dimension order exactly as a point's squared distance is. Every offset is a
+// rounded difference no larger in magnitude than the rounded difference to any point of the
+// box (rounding is monotone), and rounded sums of non-negative terms are monotone in each
+// term, so the box's sum is <= the sum of every point in it: a side whose box sum exceeds the
+// limit holds no point the search would keep. It prunes more than the split plane alone (the
+// box sum includes the plane's term) but moves KNN_DIMS more floats per push and pop: on the
+// H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (BENCHMARKS.md),
+// so boxes are the heap's only.
+template <class B>
+__device__ void search_boxes(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
+                             const float *q, B &b, bool unique) {
+    u32 slo[STACK], shi[STACK];
+    unsigned char sdim[STACK];
+    float sbox[STACK];
+    float soff[STACK][KNN_DIMS];
+    float limit = sq_limit(worst(b));
+    int top = 1;
+    slo[0] = 0; shi[0] = n; sdim[0] = 0; sbox[0] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d) soff[0][d] = 0.0f;
     while (top > 0) {
         --top;
         if (sbox[top] > limit) continue;
@@ -376,46 +424,34 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
         int dim = sdim[top];
         float off[KNN_DIMS];
 #pragma unroll
-        for (int d = 0; d < KNN_DIMS; ++d) off[d] = 0.0f;
-        if constexpr (BOXES) {
-#pragma unroll
-            for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
-        }
+        for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
         while (lo < hi) {
             if (hi - lo <= KNN_LEAF) {
-                for (u32 m = lo; m < hi; ++m)
-                    visit(tc, torig, m, q, dim, !home, b, limit, unique);
+                for (u32 m = lo; m < hi; ++m) visit(tc, torig, m, q, dim, true, b, limit, unique);
                 break;
             }
             const u32 m = lo + (hi - lo) / 2;
-            // The home path's points were offered before this loop.
-            const float diff = visit(tc, torig, m, q, dim, !home, b, limit, unique);
+            const float diff = visit(tc, torig, m, q, dim, true, b, limit, unique);
             u32 nlo, nhi, flo, fhi;
             if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
             else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
             // The far side's box: the split's offset in `dim`, this side's in the others.
-            float box = __fmul_rn(diff, diff);
-            if constexpr (BOXES) {
-                box = 0.0f;
+            float box = 0.0f;
 #pragma unroll
-                for (int d = 0; d < KNN_DIMS; ++d) {
-                    float o = d == dim ? diff : off[d];
-                    box = __fadd_rn(box, __fmul_rn(o, o));
-                }
+            for (int d = 0; d < KNN_DIMS; ++d) {
+                const float o = d == dim ? diff : off[d];
+                box = __fadd_rn(box, __fmul_rn(o, o));
             }
             const int next = dim + 1 == KNN_DIMS ? 0 : dim + 1;
             if (flo < fhi && box <= limit) {
                 slo[top] = flo; shi[top] = fhi; sdim[top] = next; sbox[top] = box;
-                if constexpr (BOXES) {
 #pragma unroll
-                    for (int d = 0; d < KNN_DIMS; ++d) soff[top][d] = d == dim ? diff : off[d];
-                }
+                for (int d = 0; d < KNN_DIMS; ++d) soff[top][d] = d == dim ? diff : off[d];
                 ++top;
             }
             dim = next;
             lo = nlo; hi = nhi;
         }
-        home = false;
     }
 }
 
@@ -427,11 +463,13 @@ __device__ __forceinline__ void search_query(const float *__restrict__ tc,
     float q[KNN_DIMS];
 #pragma unroll
     for (int d = 0; d < KNN_DIMS; ++d) q[d] = query[d];
-    search<BOXES>(tc, torig, n, q, b, false);
+    if constexpr (BOXES) search_boxes(tc, torig, n, q, b, false);
+    else search(tc, torig, n, q, b, false);
     if (so3) {
 #pragma unroll
         for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
-        search<BOXES>(tc, torig, n, q, b, true);
+        if constexpr (BOXES) search_boxes(tc, torig, n, q, b, true);
+        else search(tc, torig, n, q, b, true);
     }
 }
 
