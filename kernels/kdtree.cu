@@ -332,9 +332,9 @@ __device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *
 // A warp's lanes then visit a node together whatever each is doing (one scanning a leaf,
 // another descending, a third popping), where nested loops (pop, descend, scan) ran each kind
 // of step apart from the others: ncu counted 9.0 of 32 lanes active per instruction at
-// 8-NN, and on the H100 the one loop made 8-NN 14-20 % faster, 4-D 1-NN 15-18 %, k = 32 43 %
-// (BENCHMARKS.md). The heap's search (`search_boxes`) keeps its nested loops: there the one
-// loop was 15-20 % slower.
+// 8-NN, and on the H100 the one loop made 8-NN 12-20 % faster, 4-D 1-NN 15-20 %, k = 32
+// 43-44 % (BENCHMARKS.md). The heap's search (`search_boxes`) keeps its nested loops: there
+// the one loop was 8-23 % slower on all but the smallest cloud.
 template <class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {
