@@ -19,7 +19,9 @@
 //   lee_portal_*        the wave over the tiles' portals (cells with a move out of their tile)
 //                       on the same queue, a table of distances inside each tile crossing it
 //                       in one step, then every tile filled from its border (see below): where
-//                       the adaptive default goes instead of the queue when the tables fit
+//                       the adaptive default goes instead of the queue when the tables fit;
+//                       lee_portal_block runs that wave in one block where the portals' labels
+//                       fit its shared memory
 //   lee_descend         the path from the start down the labels, in one block
 //   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same path when it is long
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
@@ -35,8 +37,9 @@
 //   PT_MAX           portal slots per tile (a multiple of 32)
 //   PT_DIST_THREADS  threads of lee_portal_dist's blocks
 //   PT_WARP_SMEM     shared bytes per warp of the portal queue
+//   PB_THREADS       threads of lee_portal_block's one block
 #if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
-    !defined(PT_MAX) || !defined(PT_DIST_THREADS) || !defined(PT_WARP_SMEM)
+    !defined(PT_MAX) || !defined(PT_DIST_THREADS) || !defined(PT_WARP_SMEM) || !defined(PB_THREADS)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -1190,6 +1193,322 @@ extern "C" __global__ void lee_portal_fill(const BitwaveQueueArgs a) {
     u32 *old = smem + (threadIdx.x >> 5) * 32 * BW_ROW;
     PT_FOR_EACH_TILE(t, a.tiles_x * a.tiles_y)
         bw_tile<true>(a.planes, a.labels, a.w, a.h, a.wwords, a.ndirs, a.tiles_x, t, a.goal, old);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Portals in one block. On a maze the wave is a handful of corridors, and the portal queue's
+// critical path is one tile run per tile crossed, each a chain of round trips to L2 (the
+// claim, the labels, the rows, the offers, the fences around the run). Where every portal's
+// label fits one SM's shared memory, one block runs the same wave with the labels, the tile
+// states and the ring in shared memory: claims, labels, offers and fences stay inside the SM,
+// and only the read-only slots, links and table rows come from L2 (or L1).
+//
+// A portal's shared word is label << 1 | dirty: the offer that lowers a label marks it with
+// the same atomicMin, and the run that applies it clears the mark and reads the label with one
+// atomicAnd, so a lowering is either seen by that run or queues the tile again (the offer's
+// tile is told after it). Labels lowered through a tile's own table are applied by the run
+// that lowers them and stay unmarked. PB_FAR: unreached, unmarked.
+// Per map (lee_portal_links): plink[i * 8 + d], the portal (numbered across tiles by poff) that
+// portal i's move d reaches, PB_NONE where i has no move d; pcell[i], portal i's cell.
+// ---------------------------------------------------------------------------------------------
+
+#define PB_FAR 0xfffffffeu
+#define PB_EMPTY 0xffffffffu
+#define PB_NONE 0xffffffffu
+#define PB_DIR_SHIFT 29
+// Shared control words of lee_portal_block: tickets taken and issued, tiles queued or
+// running, tile runs.
+#define PBQ_HEAD 0
+#define PBQ_TAIL 1
+#define PBQ_PENDING 2
+#define PBQ_RUNS 3
+#define PBQ_WORDS 4
+// Table rows a run loads at once: a run here usually has one fallen portal, and each row of a
+// batch costs instructions on the critical path (H100, 1000² maze: 1 row 3.79 ms, 2 rows 3.84,
+// 4 rows 4.21). Waiting warps poll every 32 ns: longer naps (up to 1 µs) did not help.
+#define PB_ROWS 1
+
+// Every portal's cell and links; bad[0] set when a move reaches a cell that is not a portal
+// of its tile (moves not symmetric: the wave stays on the device-wide queue). A link is the
+// portal reached | the direction of its tile (pt_dir) << PB_DIR_SHIFT, so a run needs neither
+// the slot nor the cell to offer and tell (total < 2^PB_DIR_SHIFT: the host checks).
+extern "C" __global__ void lee_portal_links(const u32 *__restrict__ pcount,
+                                            const u32 *__restrict__ poff,
+                                            const u32 *__restrict__ pinfo, u32 w, u32 tiles_x,
+                                            u32 ntiles, u32 total, u32 *plink, u64 *pcell,
+                                            u32 *bad) {
+    GRID_STRIDE(g, total) {
+        u32 lo = 0, hi = ntiles;
+        while (hi - lo > 1) {
+            const u32 mid = (lo + hi) / 2;
+            if (poff[mid] <= g) lo = mid; else hi = mid;
+        }
+        const u32 t = lo, in = pinfo[(u64)t * PT_MAX + (g - poff[t])];
+        const u32 cell = in & 0xffffu, out = in >> 16;
+        const u32 cx = (t % tiles_x) * 64 + cell % 64, cy = (t / tiles_x) * 32 + cell / 64;
+        pcell[g] = (u64)cy * w + cx;
+        for (u32 d = 0; d < 8; ++d) {
+            u32 link = PB_NONE;
+            if ((out >> d) & 1u) {
+                const u32 nx = cx + DX[d], ny = cy + DY[d];
+                const u32 u = (ny / 32) * tiles_x + nx / 64, want = (ny % 32) * 64 + nx % 64;
+                // A tile's slots are in row-major order of their cells.
+                const u32 *s = pinfo + (u64)u * PT_MAX;
+                u32 a = 0, b = pcount[u];
+                while (a < b) {
+                    const u32 m = (a + b) / 2;
+                    if ((s[m] & 0xffffu) < want) a = m + 1; else b = m;
+                }
+                const u32 lx = cell % 64 + DX[d], ly = cell / 64 + DY[d];
+                const u32 dir = pt_dir((int)lx < 0 ? -1 : (lx >= 64 ? 1 : 0),
+                                       (int)ly < 0 ? -1 : (ly >= 32 ? 1 : 0));
+                if (a < pcount[u] && (s[a] & 0xffffu) == want)
+                    link = (poff[u] + a) | (dir << PB_DIR_SHIFT);
+                else atomicOr(bad, 1u);
+            }
+            plink[(u64)g * 8 + d] = link;
+        }
+    }
+}
+
+// lee_portal_block's arguments (src/lee/gpu/portals.rs's PortalBlockArgs, #[repr(C)], the same
+// fields in the same order). ctl: the work queue's words (BWQ_*), set at the end: the tiles
+// still queued when the launch stopped at visit_limit runs (0: the field is complete), and the
+// runs added to BWQ_VISITS.
+struct PortalBlockArgs {
+    u32 *labels;
+    const u32 *pcount, *poff, *plink;
+    const u64 *doff, *pcell;
+    const unsigned short *dist;
+    u32 *ctl;
+    u32 ntiles, total, tiles_x, tiles_y, ndirs, visit_limit;
+};
+
+__device__ __forceinline__ void pb_push(u32 *q, u32 *ring, u32 ntiles, u32 t) {
+    atomicAdd(&q[PBQ_PENDING], 1u);
+    volatile u32 *slot = &ring[atomicAdd(&q[PBQ_TAIL], 1u) % ntiles];
+    // The ring holds each tile at most once; a slot's last entry may still be on its way out.
+    while (*slot != PB_EMPTY) {
+    }
+    *slot = t;
+}
+
+// Lane 0: the next tile, or BWQ_EXIT when nothing is queued or running, or the launch ran its
+// runs.
+__device__ __forceinline__ u32 pb_take(u32 *q, u32 *ring, u32 ntiles, u32 visit_limit) {
+    volatile u32 *vq = q;
+    while (true) {
+        if (vq[PBQ_RUNS] >= visit_limit) return BWQ_EXIT;
+        const u32 h = vq[PBQ_HEAD];
+        if ((int)(vq[PBQ_TAIL] - h) > 0) {
+            if (atomicCAS(&q[PBQ_HEAD], h, h + 1) != h) continue;
+            volatile u32 *slot = &ring[h % ntiles];
+            u32 t;
+            while ((t = *slot) == PB_EMPTY) {
+            }
+            *slot = PB_EMPTY;
+            return t;
+        }
+        if (vq[PBQ_PENDING] == 0) return BWQ_EXIT;
+        __nanosleep(32);
+    }
+}
+
+// One run of tile t (pt_run's steps on shared labels; head: the tiles' portal counts, first
+// portals and table offsets; fallen and flab: this warp's PT_MAX words each); returns bit k
+// set when the tile in direction k had a portal lowered. Its only global loads, the links and
+// the table rows, go out together: one round trip to L2 per run.
+__device__ u32 pb_run(const PortalBlockArgs &p, u32 t, const u32 *head, u32 *lab, u32 *fallen,
+                      u32 *flab) {
+    const u32 lane = threadIdx.x & 31, ntiles = p.ntiles;
+    const u32 k = head[t];
+    if (k == 0) return 0;
+    const u32 base = head[ntiles + t], dbase = head[2 * ntiles + t];
+    u32 link[PT_CHUNKS][8];
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+#pragma unroll
+        for (u32 d = 0; d < 8; ++d) link[c][d] = PB_NONE;
+        if (c * 32 >= k) continue;
+        if (c * 32 + lane < k) {
+            const uint4 *l4 = reinterpret_cast<const uint4 *>(p.plink + (u64)(base + c * 32 + lane) * 8);
+            const uint4 a = __ldg(l4), b = __ldg(l4 + 1);
+            link[c][0] = a.x; link[c][1] = a.y; link[c][2] = a.z; link[c][3] = a.w;
+            link[c][4] = b.x; link[c][5] = b.y; link[c][6] = b.z; link[c][7] = b.w;
+        }
+    }
+    // Claim the marks: the portals that fell since this tile last applied them.
+    u32 l_c[PT_CHUNKS], changed[PT_CHUNKS], best[PT_CHUNKS];
+    u32 nfallen = 0;
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        l_c[c] = PB_FAR >> 1;
+        changed[c] = 0;
+        if (c * 32 >= k) continue;
+        const u32 j = c * 32 + lane;
+        bool fell = false;
+        if (j < k) {
+            const u32 e = atomicAnd(&lab[base + j], ~1u);
+            l_c[c] = e >> 1;
+            flab[j] = e >> 1;
+            fell = e & 1u;
+        }
+        changed[c] = __ballot_sync(FULL_MASK, fell);
+        if (fell) fallen[nfallen + __popc(changed[c] & ((1u << lane) - 1))] = j;
+        nfallen += __popc(changed[c]);
+    }
+    if (nfallen == 0) return 0;
+    __syncwarp();
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
+    const unsigned short *table = p.dist + dbase;
+    for (u32 b = 0; b < nfallen; b += PB_ROWS) {
+        u32 li[PB_ROWS], d[PB_ROWS][PT_CHUNKS];
+#pragma unroll
+        for (u32 r = 0; r < PB_ROWS; ++r) {
+            const u32 i = fallen[b + r < nfallen ? b + r : b];
+            li[r] = flab[i];
+#pragma unroll
+            for (u32 c = 0; c < PT_CHUNKS; ++c) {
+                d[r][c] = PT_FAR;
+                if (c * 32 >= k) break;
+                if (c * 32 + lane < k) d[r][c] = __ldg(&table[(u64)i * k + c * 32 + lane]);
+            }
+        }
+#pragma unroll
+        for (u32 r = 0; r < PB_ROWS; ++r)
+#pragma unroll
+            for (u32 c = 0; c < PT_CHUNKS; ++c)
+                if (d[r][c] != PT_FAR) best[c] = min(best[c], li[r] + d[r][c]);
+    }
+    // Lower what the table improved; every portal that fell or was lowered offers its label
+    // + 1 to the portals it moves to in other tiles.
+    volatile u32 *vlab = lab;
+    u32 flags = 0;
+#pragma unroll
+    for (u32 c = 0; c < PT_CHUNKS; ++c) {
+        if (c * 32 >= k) break;
+        const u32 j = c * 32 + lane;
+        if (j >= k) continue;
+        u32 l = l_c[c];
+        bool offer = (changed[c] >> lane) & 1u;
+        if (best[c] < l) {
+            atomicMin(&lab[base + j], best[c] << 1);
+            l = best[c];
+            offer = true;
+        }
+        if (!offer) continue;
+        const u32 e = ((l + 1) << 1) | 1u;
+#pragma unroll
+        for (u32 d = 0; d < 8; ++d) {
+            if (link[c][d] == PB_NONE) continue;
+            const u32 g = link[c][d] & ((1u << PB_DIR_SHIFT) - 1);
+            // Not awaited: where the label fell below the offer since it was read, the
+            // tile runs once for nothing.
+            if (vlab[g] >> 1 <= l + 1) continue;
+            atomicMin(&lab[g], e);
+            flags |= 1u << (link[c][d] >> PB_DIR_SHIFT);
+        }
+    }
+    return __reduce_or_sync(FULL_MASK, flags);
+}
+
+// The portal wave of one grid in one block (blockDim.x = PB_THREADS), from the labels the
+// goal's round left at the portals, which it lowers in place; dynamic shared memory: the
+// control words, a word per portal, the tile states, the ring and the tiles' heads (portal
+// counts, first portals, table offsets: ntiles words each), then 2 x PT_MAX words per warp. A tile's state and the pending count work as on the device-wide queue.
+extern "C" __global__ void __launch_bounds__(PB_THREADS) lee_portal_block(const PortalBlockArgs p) {
+    extern __shared__ u32 smem[];
+    u32 *q = smem, *lab = q + PBQ_WORDS, *state = lab + p.total, *ring = state + p.ntiles;
+    u32 *head = ring + p.ntiles;
+    u32 *fallen = head + 3 * p.ntiles + (threadIdx.x >> 5) * 2 * PT_MAX, *flab = fallen + PT_MAX;
+    const u32 lane = threadIdx.x & 31, ntiles = p.ntiles;
+    if (threadIdx.x < PBQ_WORDS) q[threadIdx.x] = 0;
+    for (u32 i = threadIdx.x; i < p.total; i += blockDim.x) {
+        const u32 l = __ldcg(&p.labels[p.pcell[i]]);
+        lab[i] = l == UNREACHED ? PB_FAR : (l << 1) | 1u;
+    }
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) {
+        state[t] = 0;
+        ring[t] = PB_EMPTY;
+        head[t] = p.pcount[t];
+        head[ntiles + t] = p.poff[t];
+        head[2 * ntiles + t] = (u32)p.doff[t];
+    }
+    __syncthreads();
+    // The tiles with a reached portal go first: the goal's (or, after a launch stopped at its
+    // budget, every tile its wave reached, all of whose labels count as fallen again).
+    for (u32 t = threadIdx.x; t < ntiles; t += blockDim.x) {
+        const u32 base = head[ntiles + t], end = base + head[t];
+        bool reached = false;
+        for (u32 i = base; i < end && !reached; ++i) reached = lab[i] != PB_FAR;
+        if (reached) {
+            state[t] = BWQ_QUEUED;
+            pb_push(q, ring, ntiles, t);
+        }
+    }
+    __syncthreads();
+    // As bwq_loop: a warp that tells an idle neighbour runs it next itself (the others go on
+    // the ring), and runs its tile again when a neighbour queued it meanwhile.
+    u32 kept = BWQ_EXIT;
+    while (true) {
+        u32 t = kept;
+        if (t == BWQ_EXIT) {
+            t = lane == 0 ? pb_take(q, ring, ntiles, p.visit_limit) : 0u;
+            t = __shfl_sync(FULL_MASK, t, 0);
+            if (t == BWQ_EXIT) break;
+            if (lane == 0) atomicExch(&state[t], BWQ_RUNNING);
+        }
+        // The labels are claimed after the tile is marked running: an offer the run misses
+        // sets QUEUED, and the tile runs again.
+        __threadfence_block();
+        __syncwarp();
+        const u32 flags = pb_run(p, t, head, lab, fallen, flab);
+        // The offers land before any neighbour is told of them.
+        __threadfence_block();
+        __syncwarp();
+        u32 end = BWQ_RUNNING;
+        if (lane == 0) {
+            atomicAdd(&q[PBQ_RUNS], 1u);
+            end = atomicCAS(&state[t], BWQ_RUNNING, 0u);
+        }
+        const u32 nb = bw_neighbour(t, flags, lane, p.ndirs, p.tiles_x, p.tiles_y);
+        const u32 told = __ballot_sync(FULL_MASK, nb != UNREACHED);
+        const u32 first = told ? __ffs(told) - 1 : 0u;
+        bool claimed = false;
+        if (nb != UNREACHED) {
+            if (lane == first) claimed = atomicCAS(&state[nb], 0u, BWQ_RUNNING) == 0u;
+            if (!claimed && atomicOr(&state[nb], BWQ_QUEUED) == 0u) pb_push(q, ring, ntiles, nb);
+        }
+        const u32 claim = __ballot_sync(FULL_MASK, claimed);
+        kept = claim ? __shfl_sync(FULL_MASK, nb, first) : BWQ_EXIT;
+        const bool again = __shfl_sync(FULL_MASK, end, 0) != BWQ_RUNNING;
+        if (again && kept == BWQ_EXIT) {
+            // Queued while it ran: run again, in the same place in the count.
+            if (lane == 0) atomicExch(&state[t], BWQ_RUNNING);
+            kept = t;
+        } else if (lane == 0) {
+            if (again) {
+                atomicExch(&state[t], BWQ_QUEUED);
+                pb_push(q, ring, ntiles, t);
+            }
+            // Pending - 1 for t after its neighbours' + 1, so the count cannot reach 0
+            // between, unless the claimed tile takes its place.
+            if (kept == BWQ_EXIT) atomicSub(&q[PBQ_PENDING], 1u);
+        }
+        __syncwarp();
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < p.total; i += blockDim.x) {
+        const u32 e = lab[i];
+        if (e != PB_FAR) p.labels[p.pcell[i]] = e >> 1;
+    }
+    if (threadIdx.x == 0) {
+        p.ctl[BWQ_HEAD] = 0;
+        p.ctl[BWQ_PENDING] = q[PBQ_PENDING];
+        p.ctl[BWQ_TAIL] = 0;
+        p.ctl[BWQ_VISITS] += q[PBQ_RUNS];
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -297,6 +297,7 @@ fn check_every_schedule(
         Schedule::Queue,
         Schedule::Rounds,
         Schedule::Portals,
+        Schedule::PortalQueue,
     ] {
         p.set_bitwave_schedule(schedule);
         let field = p.distance_field((goal.0 as i64, goal.1 as i64)).unwrap();
@@ -367,8 +368,9 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
 /// The work queue's tiles run in whatever order the warps take them, so its races show only
 /// over many runs: fields on mid-size grids of every terrain from many goals, each equal to
 /// the CPU's, on every schedule. Where the tables fit (every grid here) the adaptive default
-/// goes over the portals; the 1000² maze also runs without tables (a cap of 0 MiB), where the
-/// adaptive rounds hand the narrow wave to the queue and the portal schedule falls back to it.
+/// goes over the portals, on a maze in one block; the 1000² maze also runs without tables (a
+/// cap of 0 MiB), where the adaptive rounds hand the narrow wave to the queue and the portal
+/// schedule falls back to it.
 #[test]
 fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     let Some(rt) = cuda_or_skip("gpu_bitwave_queue_matches_cpu_from_many_goals") else {
@@ -379,8 +381,10 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
     // Adaptive fields that went over the portals, and those whose portals-only field (from the
     // same goal) did not do the same: where the tables fit, adaptive is the portal schedule.
     let mut adaptive = (0u32, 0u32);
-    // Portals-only fields on mazes, and those that went over the portals.
-    let mut maze_fields = (0u32, 0u32);
+    // Portals-only fields on mazes, those that went over the portals, and those whose wave ran
+    // in one block; and portal-queue fields whose wave ran in one block.
+    let mut maze_fields = (0u32, 0u32, 0u32);
+    let mut queue_in_block = 0u32;
     // Without tables, on the 1000² maze: an adaptive field that went from rounds to the queue,
     // a portals-only field that ran on the queue, and any field that went over the portals.
     let (mut handed_over, mut fell_back, mut tableless_portals) = (false, false, false);
@@ -431,7 +435,11 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
                         if terrain == 2 {
                             maze_fields.0 += 1;
                             maze_fields.1 += portals as u32;
+                            maze_fields.2 += (p.last_used_portal_block() == Some(true)) as u32;
                         }
+                    }
+                    if schedule == Schedule::PortalQueue {
+                        queue_in_block += (p.last_used_portal_block() == Some(true)) as u32;
                     }
                 });
                 let Some(t) = &tableless else { continue };
@@ -462,6 +470,15 @@ fn gpu_bitwave_queue_matches_cpu_from_many_goals() {
         maze_fields.0 > 0 && maze_fields.1 == maze_fields.0,
         "{} of {} portals-only maze fields went over the portals",
         maze_fields.1,
+        maze_fields.0
+    );
+    // A maze's portals (about 23,000 on the 1000² grid) fit one block's shared memory, and
+    // its moves are symmetric: its wave runs in one block, unless the schedule says the queue.
+    assert!(
+        maze_fields.2 == maze_fields.0 && queue_in_block == 0,
+        "{} of {} portals-only maze fields ran their wave in one block; {queue_in_block} \
+         portal-queue fields did",
+        maze_fields.2,
         maze_fields.0
     );
     assert!(

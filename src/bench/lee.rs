@@ -31,8 +31,9 @@ pub struct Args {
     #[arg(long)]
     npy_dir: Option<std::path::PathBuf>,
     /// CUDA memory models to run (the CPU reference always runs); bitwave-rounds,
-    /// bitwave-queue and bitwave-portals are bitwave on one schedule only (bitwave: the
-    /// portals where their tables fit, else rounds, then the queue once rounds run narrow).
+    /// bitwave-queue, bitwave-portals and bitwave-portal-queue are bitwave on one schedule
+    /// only (bitwave: the portals where their tables fit, their wave in one block where it
+    /// fits one, else rounds, then the queue once rounds run narrow).
     #[arg(
         long,
         value_delimiter = ',',
@@ -85,6 +86,7 @@ impl Args {
                 "bitwave-rounds" => Ok((MemoryModel::Bitwave, Schedule::Rounds)),
                 "bitwave-queue" => Ok((MemoryModel::Bitwave, Schedule::Queue)),
                 "bitwave-portals" => Ok((MemoryModel::Bitwave, Schedule::Portals)),
+                "bitwave-portal-queue" => Ok((MemoryModel::Bitwave, Schedule::PortalQueue)),
                 m => m.parse().map(|model| (model, Schedule::Adaptive)),
             })
             .collect::<Result<Vec<(MemoryModel, Schedule)>>>()?;
@@ -247,6 +249,9 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                         (MemoryModel::Bitwave, Schedule::Rounds) => "cuda bitwave-rounds".into(),
                         (MemoryModel::Bitwave, Schedule::Queue) => "cuda bitwave-queue".into(),
                         (MemoryModel::Bitwave, Schedule::Portals) => "cuda bitwave-portals".into(),
+                        (MemoryModel::Bitwave, Schedule::PortalQueue) => {
+                            "cuda bitwave-portal-queue".into()
+                        }
                         _ => format!("cuda {model:?}").to_lowercase(),
                     };
                     runs.push((label, backend.clone(), config, schedule));
@@ -296,7 +301,12 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 let runs = if planner.last_used_portals() == Some(true) {
                     // The tables are built once per map, by the first query (the warm-up).
                     let build = planner.portal_build_us().unwrap_or(0) as f64 / 1e3;
-                    format!("portal tile runs; tables built once in {build:.2} ms")
+                    let place = if planner.last_used_portal_block() == Some(true) {
+                        "in one block"
+                    } else {
+                        "on the queue"
+                    };
+                    format!("portal tile runs {place}; tables built once in {build:.2} ms")
                 } else {
                     "queued tile runs".to_string()
                 };

@@ -14,6 +14,7 @@ use crate::error::{Error, Result};
 use crate::sync::lock;
 
 mod bitwave;
+mod portal_block;
 mod portals;
 
 use bitwave::narrow_from_env;
@@ -41,6 +42,8 @@ const PT_DIST_THREADS: u32 = 256;
 /// Shared bytes per warp of the portal queue: three words for each of a tile's portal slots
 /// (label, slot, list of those that fell).
 const PT_WARP_SMEM: u32 = 3 * PT_MAX * 4;
+/// Threads of lee_portal_block's one block (portals/block.rs).
+const PB_THREADS: u32 = 256;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
@@ -85,11 +88,12 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 17] {
+fn kernel_defines() -> [(&'static str, String); 18] {
     [
         ("PT_MAX", PT_MAX.to_string()),
         ("PT_DIST_THREADS", PT_DIST_THREADS.to_string()),
         ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
+        ("PB_THREADS", PB_THREADS.to_string()),
         ("STATE_SWITCH", STATE_SWITCH.to_string()),
         ("BWQ_HEAD", BWQ_HEAD.to_string()),
         ("BWQ_TAIL", BWQ_TAIL.to_string()),
@@ -127,6 +131,8 @@ struct Kernels {
     portal_queue_all: CudaFunction,
     portal_queue: CudaFunction,
     portal_fill: CudaFunction,
+    portal_links: CudaFunction,
+    portal_block: CudaFunction,
     descend: CudaFunction,
     next: CudaFunction,
     jump: CudaFunction,
@@ -175,6 +181,8 @@ pub struct DeviceGrid {
     /// Whether the last query's wave went over the portals, and how long (µs) building their
     /// tables took, for benchmarks.
     portals_used: std::sync::atomic::AtomicBool,
+    /// Whether it went over them in one block (portal_block.rs).
+    portal_block_used: std::sync::atomic::AtomicBool,
     portal_build_us: std::sync::atomic::AtomicU64,
     /// Table entries this grid's portals may take (portals::portal_cap_from_env).
     portal_cap: std::sync::atomic::AtomicU64,
@@ -223,6 +231,8 @@ impl DeviceGrid {
             portal_queue_all: f("lee_portal_queue_all")?,
             portal_queue: f("lee_portal_queue")?,
             portal_fill: f("lee_portal_fill")?,
+            portal_links: f("lee_portal_links")?,
+            portal_block: f("lee_portal_block")?,
             descend: f("lee_descend")?,
             next: f("lee_next")?,
             jump: f("lee_jump")?,
@@ -285,6 +295,7 @@ impl DeviceGrid {
             rounds: std::sync::atomic::AtomicU32::new(0),
             tile_runs: std::sync::atomic::AtomicU32::new(0),
             portals_used: std::sync::atomic::AtomicBool::new(false),
+            portal_block_used: std::sync::atomic::AtomicBool::new(false),
             portal_build_us: std::sync::atomic::AtomicU64::new(0),
             portal_cap: std::sync::atomic::AtomicU64::new(portals::portal_cap_from_env(
                 rt.info().total_memory as u64,
@@ -666,7 +677,9 @@ impl DeviceGrid {
     /// waits for them (a planner calls it when it takes a map); returns whether they fit.
     pub fn prepare_portals(&self) -> Result<bool> {
         match *lock(&self.schedule) {
-            Schedule::Adaptive | Schedule::Portals => self.portals_fit(&mut lock(&self.scratch)),
+            Schedule::Adaptive | Schedule::Portals | Schedule::PortalQueue => {
+                self.portals_fit(&mut lock(&self.scratch))
+            }
             Schedule::Rounds | Schedule::Queue => Ok(false),
         }
     }
@@ -698,6 +711,12 @@ impl DeviceGrid {
     /// Whether the last query's wave went over the portals.
     pub fn last_used_portals(&self) -> bool {
         self.portals_used.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Whether the last query's wave went over the portals in one block.
+    pub fn last_used_portal_block(&self) -> bool {
+        self.portal_block_used
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How long building the portals' tables took (µs; 0: not built), once per grid.

@@ -214,6 +214,11 @@ impl Planner {
         self.device.as_ref().map(|d| d.last_used_portals())
     }
 
+    /// Whether the last CUDA query's portal wave ran in one block (None on the CPU).
+    pub fn last_used_portal_block(&self) -> Option<bool> {
+        self.device.as_ref().map(|d| d.last_used_portal_block())
+    }
+
     /// How long building bitwave's portal tables took on CUDA, in µs (None on the CPU, 0
     /// when not built: another memory model or schedule, or tables over the cap).
     pub fn portal_build_us(&self) -> Option<u64> {

@@ -70,31 +70,38 @@ pub enum Schedule {
     /// The work queue only: a warp takes the next queued tile as soon as it is free.
     Queue,
     /// The goal's tile, then the portals (src/lee/gpu/portals.rs) where their tables fit,
-    /// else the work queue.
+    /// else the work queue; the portals' wave in one block where its labels fit one block
+    /// (src/lee/gpu/portal_block.rs), as in the default.
     Portals,
+    /// The portals with their wave always on the device-wide queue (for benchmarks and tests
+    /// that compare the two).
+    PortalQueue,
 }
 
 impl Schedule {
-    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds, queue or portals (for
+    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds, queue, portals
+    /// or portal-queue (for
     /// benchmarks that compare them); unset or adaptive, adaptive (anything else is logged).
     pub fn from_env() -> Schedule {
         let v = std::env::var("GPU_PLANNING_LEE_SCHEDULE").unwrap_or_default();
         Schedule::parse(&v).unwrap_or_else(|| {
             tracing::warn!(
-                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds, queue or portals; \
+                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds, queue, portals or \
+                 portal-queue; \
                  using adaptive"
             );
             Schedule::Adaptive
         })
     }
 
-    /// adaptive (or empty), rounds, queue, portals.
+    /// adaptive (or empty), rounds, queue, portals, portal-queue.
     fn parse(v: &str) -> Option<Schedule> {
         match v {
             "" | "adaptive" => Some(Schedule::Adaptive),
             "rounds" => Some(Schedule::Rounds),
             "queue" => Some(Schedule::Queue),
             "portals" => Some(Schedule::Portals),
+            "portal-queue" => Some(Schedule::PortalQueue),
             _ => None,
         }
     }
@@ -186,19 +193,24 @@ impl DeviceGrid {
             .store(0, std::sync::atomic::Ordering::Relaxed);
         self.portals_used
             .store(false, std::sync::atomic::Ordering::Relaxed);
+        self.portal_block_used
+            .store(false, std::sync::atomic::Ordering::Relaxed);
         // The portals' tables are built here when no query (nor the planner) has yet.
         let portals = match schedule {
-            Schedule::Adaptive | Schedule::Portals => self.portals_fit(scratch)?,
+            Schedule::Adaptive | Schedule::Portals | Schedule::PortalQueue => {
+                self.portals_fit(scratch)?
+            }
             Schedule::Rounds | Schedule::Queue => false,
         };
         self.bitwave_init(scratch, goal_idx)?;
         if portals {
-            return self.portal_field(scratch, goal_idx, config, start);
+            let in_block = schedule != Schedule::PortalQueue;
+            return self.portal_field(scratch, goal_idx, config, start, in_block);
         }
         match schedule {
             // Round 1's list holds the goal's tile: the queue starts from it (the portal
             // schedule too where the tables do not fit).
-            Schedule::Queue | Schedule::Portals => {
+            Schedule::Queue | Schedule::Portals | Schedule::PortalQueue => {
                 self.bitwave_queue(scratch, goal_idx, config, start, 1)
             }
             Schedule::Adaptive | Schedule::Rounds => {
@@ -554,6 +566,7 @@ mod tests {
         assert_eq!(Schedule::parse("rounds"), Some(Schedule::Rounds));
         assert_eq!(Schedule::parse("queue"), Some(Schedule::Queue));
         assert_eq!(Schedule::parse("portals"), Some(Schedule::Portals));
+        assert_eq!(Schedule::parse("portal-queue"), Some(Schedule::PortalQueue));
         assert_eq!(Schedule::parse("regions"), None);
         assert_eq!(Schedule::parse("Queue"), None);
         assert_eq!(parse_narrow("8:64"), Some((8, 64)));

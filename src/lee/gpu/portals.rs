@@ -13,6 +13,7 @@ use cudarc::driver::{
 };
 
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
+use super::portal_block::PortalBlock;
 use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM};
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
@@ -37,12 +38,14 @@ const PT_QUEUE_PER_SM: u32 = 1;
 
 /// One grid's portals and their tables (kernels/lee.cu describes each buffer).
 pub(super) struct Portals {
-    pcount: CudaSlice<u32>,
-    doff: CudaSlice<u64>,
+    pub(super) pcount: CudaSlice<u32>,
+    pub(super) doff: CudaSlice<u64>,
     pinfo: CudaSlice<u32>,
-    dist: CudaSlice<u16>,
+    pub(super) dist: CudaSlice<u16>,
     /// Per query: the label each portal had when a run last applied it.
     mark: CudaSlice<u32>,
+    /// The one-block wave's links, where its labels fit one block (portal_block.rs).
+    pub(super) block: Option<PortalBlock>,
 }
 
 /// The table entries a grid's portals may take on a device of `device_bytes`:
@@ -221,13 +224,16 @@ impl DeviceGrid {
             unsafe { b.launch(per_warp_launch(total, PT_DIST_THREADS / 32, 0)) }
                 .map_err(launch_err("lee_portal_dist"))?;
         }
+        let block = self.build_portal_block(&pcount, poff_d, &pinfo, (total, entries))?;
         self.rt.synchronize()?;
         let us = began.elapsed().as_micros() as u64;
         self.portal_build_us.store(us, Ordering::Relaxed);
         tracing::info!(
-            "lee bitwave: {total} portals, tables of {entries} entries ({} MiB) built in {:.1} ms",
+            "lee bitwave: {total} portals, tables of {entries} entries ({} MiB) built in {:.1} ms; \
+             the wave runs {}",
             table_mib(entries),
-            us as f64 / 1e3
+            us as f64 / 1e3,
+            if block.is_some() { "in one block" } else { "on the device-wide queue" }
         );
         Ok(Some(Portals {
             pcount,
@@ -235,6 +241,7 @@ impl DeviceGrid {
             pinfo,
             dist,
             mark,
+            block,
         }))
     }
 
@@ -242,13 +249,16 @@ impl DeviceGrid {
     /// from its labels, every tile filled, and the descent from `start`, all queued on the
     /// stream before the host waits for an answer (while it waits, another stream's blocks
     /// take the SMs the next launch needs: a get_plan beside APSP and cell graphs). The
-    /// caller has built the tables ([`DeviceGrid::portals_fit`]) and the rounds' lists.
+    /// caller has built the tables ([`DeviceGrid::portals_fit`]) and the rounds' lists. The
+    /// wave runs in one block where the grid's portals allow it and `in_block` is set
+    /// (portal_block.rs), else on the device-wide queue.
     pub(super) fn portal_field(
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,
         config: &Config,
         start: Option<u64>,
+        in_block: bool,
     ) -> Result<Option<(u32, u32)>> {
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
@@ -262,6 +272,11 @@ impl DeviceGrid {
         stream.memset_zeros(&mut scratch.state).map_err(gpu_err)?;
         self.launch_rounds(scratch, goal_idx, tiles, launch, (1, 1), 0)?;
         self.rounds.store(1, Ordering::Relaxed);
+        self.portals_used.store(true, Ordering::Relaxed);
+        if in_block && matches!(&scratch.portals, Some(Some(p)) if p.block.is_some()) {
+            self.portal_block_wave(scratch, goal_idx, tiles, start)?;
+            return self.descent_header(scratch, start);
+        }
         {
             let Scratch {
                 portals,
@@ -340,12 +355,16 @@ impl DeviceGrid {
             self.portal_fill(scratch, goal_idx, tiles)?;
             self.queue_descent(scratch, start, goal_idx)
         })?;
-        self.portals_used.store(true, Ordering::Relaxed);
         self.descent_header(scratch, start)
     }
 
     /// lee_portal_fill: every tile filled from its border labels and the goal.
-    fn portal_fill(&self, scratch: &mut Scratch, goal_idx: u64, tiles: (u32, u32)) -> Result<()> {
+    pub(super) fn portal_fill(
+        &self,
+        scratch: &mut Scratch,
+        goal_idx: u64,
+        tiles: (u32, u32),
+    ) -> Result<()> {
         let stream = self.rt.stream().clone();
         let (planes, _g1) = self.planes.device_ptr(&stream);
         let (labels, _g2) = scratch.labels.device_ptr_mut(&stream);
