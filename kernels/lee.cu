@@ -1034,6 +1034,41 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
     return dx > 0 ? 6u : 7u;
 }
 
+// Through a tile's k x k table: each fallen portal's row (fallen[0..nfallen), their labels
+// lab[i]) offers its label plus the distance inside to this lane's portals' best. Rows go ROWS
+// at a time, every load of a batch issued before any is used (past the list, the batch's first
+// row again: the min is unchanged by a repeat). NC: the rows through the read-only data path
+// (__ldg), as the one block's runs were measured with; the device-wide queue's plain loads
+// were faster (H100, BENCHMARKS.md fifteenth part: random terrain 1000² 0.51 against 0.67 ms).
+template <u32 ROWS, bool NC>
+__device__ __forceinline__ void pt_through_table(const unsigned short *table, u32 k,
+                                                 const u32 *fallen, u32 nfallen, const u32 *lab,
+                                                 u32 (&best)[PT_CHUNKS]) {
+    const u32 lane = threadIdx.x & 31;
+    for (u32 b = 0; b < nfallen; b += ROWS) {
+        u32 li[ROWS], d[ROWS][PT_CHUNKS];
+#pragma unroll
+        for (u32 r = 0; r < ROWS; ++r) {
+            const u32 i = fallen[b + r < nfallen ? b + r : b];
+            li[r] = lab[i];
+#pragma unroll
+            for (u32 c = 0; c < PT_CHUNKS; ++c) {
+                d[r][c] = PT_FAR;
+                if (c * 32 >= k) break;
+                if (c * 32 + lane < k) {
+                    const unsigned short *e = &table[(u64)i * k + c * 32 + lane];
+                    d[r][c] = NC ? __ldg(e) : *e;
+                }
+            }
+        }
+#pragma unroll
+        for (u32 r = 0; r < ROWS; ++r)
+#pragma unroll
+            for (u32 c = 0; c < PT_CHUNKS; ++c)
+                if (d[r][c] != PT_FAR) best[c] = min(best[c], li[r] + d[r][c]);
+    }
+}
+
 // What a run of a tile reads before the tile is its warp's (bwq_loop): its portals' count,
 // table offset and slots, which no run writes, and their marks, which only its runs lower: a
 // mark read before the last run's are visible is higher, and lists a portal as fallen that
@@ -1115,33 +1150,10 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, const PtHead &h, u32 *lab, u32
     }
     if (nfallen == 0) return 0;
     __syncwarp();
-    // Through the table: each fallen portal's row offers its label plus the distance inside.
-    // Rows go PT_ROWS at a time, every load of a batch issued before any is used (a run
-    // usually has one or two).
     u32 best[PT_CHUNKS];
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
-    const unsigned short *table = p.dist + dbase;
-    for (u32 b = 0; b < nfallen; b += PT_ROWS) {
-        u32 li[PT_ROWS], d[PT_ROWS][PT_CHUNKS];
-#pragma unroll
-        for (u32 r = 0; r < PT_ROWS; ++r) {
-            // Past the list, the batch's first row again: the min is unchanged by a repeat.
-            const u32 i = fallen[b + r < nfallen ? b + r : b];
-            li[r] = lab[i];
-#pragma unroll
-            for (u32 c = 0; c < PT_CHUNKS; ++c) {
-                d[r][c] = PT_FAR;
-                if (c * 32 >= k) break;
-                if (c * 32 + lane < k) d[r][c] = table[(u64)i * k + c * 32 + lane];
-            }
-        }
-#pragma unroll
-        for (u32 r = 0; r < PT_ROWS; ++r)
-#pragma unroll
-            for (u32 c = 0; c < PT_CHUNKS; ++c)
-                if (d[r][c] != PT_FAR) best[c] = min(best[c], li[r] + d[r][c]);
-    }
+    pt_through_table<PT_ROWS, false>(p.dist + dbase, k, fallen, nfallen, lab, best);
     // Lower what the table improved; then every portal that fell or was lowered offers its
     // label + 1 to the cells it moves to in other tiles, where that beats what they held when
     // loaded above. Labels only fall, so a cell that held as little needs nothing; one that
@@ -1361,26 +1373,7 @@ __device__ u32 pb_run(const PortalBlockArgs &p, u32 t, const u32 *head, u32 *lab
     __syncwarp();
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
-    const unsigned short *table = p.dist + dbase;
-    for (u32 b = 0; b < nfallen; b += PB_ROWS) {
-        u32 li[PB_ROWS], d[PB_ROWS][PT_CHUNKS];
-#pragma unroll
-        for (u32 r = 0; r < PB_ROWS; ++r) {
-            const u32 i = fallen[b + r < nfallen ? b + r : b];
-            li[r] = flab[i];
-#pragma unroll
-            for (u32 c = 0; c < PT_CHUNKS; ++c) {
-                d[r][c] = PT_FAR;
-                if (c * 32 >= k) break;
-                if (c * 32 + lane < k) d[r][c] = __ldg(&table[(u64)i * k + c * 32 + lane]);
-            }
-        }
-#pragma unroll
-        for (u32 r = 0; r < PB_ROWS; ++r)
-#pragma unroll
-            for (u32 c = 0; c < PT_CHUNKS; ++c)
-                if (d[r][c] != PT_FAR) best[c] = min(best[c], li[r] + d[r][c]);
-    }
+    pt_through_table<PB_ROWS, true>(p.dist + dbase, k, fallen, nfallen, flab, best);
     // Lower what the table improved; every portal that fell or was lowered offers its label
     // + 1 to the portals it moves to in other tiles.
     volatile u32 *vlab = lab;
