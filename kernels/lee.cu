@@ -1037,10 +1037,10 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
 // Through a tile's k x k table: each fallen portal's row (fallen[0..nfallen), their labels
 // lab[i]) offers its label plus the distance inside to this lane's portals' best. Rows go ROWS
 // at a time, every load of a batch issued before any is used (past the list, the batch's first
-// row again: the min is unchanged by a repeat). NC: the rows through the read-only data path
-// (__ldg), as the one block's runs were measured with; the device-wide queue's plain loads
-// were faster (H100, BENCHMARKS.md fifteenth part: random terrain 1000² 0.51 against 0.67 ms).
-template <u32 ROWS, bool NC>
+// row again: the min is unchanged by a repeat). Plain loads: through the read-only data path
+// (__ldg) both runs were slower (H100, BENCHMARKS.md fifteenth part: the queue's on random
+// terrain 1000² 0.66 against 0.51 ms, the block's on the 1000² maze 3.81 against 3.75).
+template <u32 ROWS>
 __device__ __forceinline__ void pt_through_table(const unsigned short *table, u32 k,
                                                  const u32 *fallen, u32 nfallen, const u32 *lab,
                                                  u32 (&best)[PT_CHUNKS]) {
@@ -1055,10 +1055,7 @@ __device__ __forceinline__ void pt_through_table(const unsigned short *table, u3
             for (u32 c = 0; c < PT_CHUNKS; ++c) {
                 d[r][c] = PT_FAR;
                 if (c * 32 >= k) break;
-                if (c * 32 + lane < k) {
-                    const unsigned short *e = &table[(u64)i * k + c * 32 + lane];
-                    d[r][c] = NC ? __ldg(e) : *e;
-                }
+                if (c * 32 + lane < k) d[r][c] = table[(u64)i * k + c * 32 + lane];
             }
         }
 #pragma unroll
@@ -1153,7 +1150,7 @@ __device__ u32 pt_run(const PortalArgs &p, u32 t, const PtHead &h, u32 *lab, u32
     u32 best[PT_CHUNKS];
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
-    pt_through_table<PT_ROWS, false>(p.dist + dbase, k, fallen, nfallen, lab, best);
+    pt_through_table<PT_ROWS>(p.dist + dbase, k, fallen, nfallen, lab, best);
     // Lower what the table improved; then every portal that fell or was lowered offers its
     // label + 1 to the cells it moves to in other tiles, where that beats what they held when
     // loaded above. Labels only fall, so a cell that held as little needs nothing; one that
@@ -1344,7 +1341,7 @@ __device__ u32 pb_run(const PortalBlockArgs &p, u32 t, const u32 *head, u32 *lab
         if (c * 32 >= k) continue;
         if (c * 32 + lane < k) {
             const uint4 *l4 = reinterpret_cast<const uint4 *>(p.plink + (u64)(base + c * 32 + lane) * 8);
-            const uint4 a = __ldg(l4), b = __ldg(l4 + 1);
+            const uint4 a = l4[0], b = l4[1];
             link[c][0] = a.x; link[c][1] = a.y; link[c][2] = a.z; link[c][3] = a.w;
             link[c][4] = b.x; link[c][5] = b.y; link[c][6] = b.z; link[c][7] = b.w;
         }
@@ -1373,7 +1370,7 @@ __device__ u32 pb_run(const PortalBlockArgs &p, u32 t, const u32 *head, u32 *lab
     __syncwarp();
 #pragma unroll
     for (u32 c = 0; c < PT_CHUNKS; ++c) best[c] = l_c[c];
-    pt_through_table<PB_ROWS, true>(p.dist + dbase, k, fallen, nfallen, flab, best);
+    pt_through_table<PB_ROWS>(p.dist + dbase, k, fallen, nfallen, flab, best);
     // Lower what the table improved; every portal that fell or was lowered offers its label
     // + 1 to the portals it moves to in other tiles.
     volatile u32 *vlab = lab;
