@@ -42,9 +42,9 @@ const PT_DIST_THREADS: u32 = 256;
 /// Shared bytes per warp of the portal queue: three words for each of a tile's portal slots
 /// (label, slot, list of those that fell).
 const PT_WARP_SMEM: u32 = 3 * PT_MAX * 4;
-/// Threads of lee_portal_block's one block (gpu/portal_block.rs): on the H100 the 1000² maze's
-/// field took 4.2 ms with 256 or 384, 4.3 with 512, 4.6 with 192, 6.9 with 128 and 7.6 with
-/// 1024 (registers capped at 64: spills).
+/// Threads of lee_portal_block's one block (gpu/portal_block.rs): on the H100 (BENCHMARKS.md,
+/// fifteenth part, runs 2 and 4) the 1000² maze's field took 35-50 % longer with 128 or 1024
+/// (registers capped at 64), 8-10 % longer with 192, and no less with 384 or 512.
 const PB_THREADS: u32 = 256;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
