@@ -80,15 +80,14 @@ pub enum Schedule {
 
 impl Schedule {
     /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds, queue, portals
-    /// or portal-queue (for
-    /// benchmarks that compare them); unset or adaptive, adaptive (anything else is logged).
+    /// or portal-queue (for benchmarks that compare them); unset or adaptive, adaptive
+    /// (anything else is logged).
     pub fn from_env() -> Schedule {
         let v = std::env::var("GPU_PLANNING_LEE_SCHEDULE").unwrap_or_default();
         Schedule::parse(&v).unwrap_or_else(|| {
             tracing::warn!(
                 "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds, queue, portals or \
-                 portal-queue; \
-                 using adaptive"
+                 portal-queue; using adaptive"
             );
             Schedule::Adaptive
         })
