@@ -31,23 +31,25 @@ pub fn shoemake(n: usize, seed: u64) -> Vec<[f64; 4]> {
 }
 
 /// Quaternions scaled to unit length; zero or non-finite ones are errors naming the index
-/// (the first such). Parallel: at millions of samples this is most of a whole call's host work.
+/// (the first such). Parallel, in one pass over the samples (the bad one is looked for only
+/// when there is one): at millions of samples this is most of a whole call's host work.
 pub fn normalised(raw: &[[f64; 4]]) -> Result<Vec<[f64; 4]>> {
     use rayon::prelude::*;
     let norm = |q: &[f64; 4]| (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     let bad = |n: f64| !(n.is_finite() && n > 0.0);
-    if let Some(i) = raw.par_iter().position_first(|q| bad(norm(q))) {
-        let q = raw[i];
-        return Err(Error::invalid(
-            format!("samples[{i}]"),
-            format!("{q:?} has no direction (norm {})", norm(&q)),
-        ));
-    }
-    Ok(raw
+    let unit: Option<Vec<[f64; 4]>> = raw
         .par_iter()
         .map(|q| {
             let n = norm(q);
-            [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
+            (!bad(n)).then(|| [q[0] / n, q[1] / n, q[2] / n, q[3] / n])
         })
-        .collect())
+        .collect();
+    unit.ok_or_else(|| {
+        let i = raw.iter().position(|q| bad(norm(q))).unwrap_or(0);
+        let q = raw.get(i).copied().unwrap_or_default();
+        Error::invalid(
+            format!("samples[{i}]"),
+            format!("{q:?} has no direction (norm {})", norm(&q)),
+        )
+    })
 }

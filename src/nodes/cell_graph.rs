@@ -7,10 +7,18 @@
 //! `~/cell_graph` (CellGraph) and replaces the current one only when the build succeeds.
 //! Services: `~/build` (BuildCellGraph: builds from the request, answers the graph, and makes
 //! it current and published too) and `~/find_path` (FindRotationPath over the current graph).
+//!
+//! `~/cell_graph` and `~/markers` are latched, and a graph goes out on each only once that
+//! topic has a reader (then at once): a build's megabytes of messages are not made while
+//! nobody listens, nor made beside the answer of the next request, and a reader that joins
+//! later still gets the latest graph, as the latching promises.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use futures::StreamExt;
+use futures::future::Either;
+use futures::{FutureExt, StreamExt};
 use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
@@ -49,8 +57,9 @@ struct State {
     cpu_fallback: bool,
     out: Publisher<CellGraph>,
     markers: Publisher<MarkerArray>,
-    /// The latest graph not yet published, and a wake-up for the task that publishes it.
-    unpublished: Mutex<Option<(Arc<Graph>, CellGraph)>>,
+    /// The latest graph not yet published, with its header, and a wake-up for the task that
+    /// publishes it.
+    unpublished: Mutex<Option<(Arc<Graph>, Header)>>,
     wake: smol::channel::Sender<()>,
 }
 
@@ -135,8 +144,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     let header = req.constraints.header.clone();
                     let g = cancel::unblock(&cancel, move || build_request(&st, &req)).await?;
                     // A build dropped at its deadline never gets here: the graph stays.
-                    let msg = message(&g, header);
-                    install(&state, g, msg.clone());
+                    let msg = message(&g, header.clone());
+                    install(&state, g, header);
                     Ok(BuildCellGraphResponse {
                         success: true,
                         error: String::new(),
@@ -182,13 +191,12 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         )
     };
     rt.spawn(async move {
-        let _ctx = ctx;
         let all = futures::future::join5(
             constraints,
             samples,
             builds,
             paths,
-            publish_latest(state, wake_rx),
+            publish_latest(state, wake_rx, &ctx),
         );
         futures::future::select(Box::pin(all), Box::pin(shutdown.wait())).await;
     });
@@ -290,8 +298,7 @@ async fn rebuild(state: &Arc<State>) {
                 g.edges.len(),
                 g.classify_s + g.graph_s
             );
-            let msg = message(&g, header);
-            install(state, g, msg);
+            install(state, g, header);
         }
         Err(e) => tracing::error!("{NODE_NAME}: cell graph not built: {e}"),
     }
@@ -300,51 +307,119 @@ async fn rebuild(state: &Arc<State>) {
 /// Makes `g` the graph ~/find_path answers on at once, and hands it to the publishing task:
 /// a ~/build response does not wait for the ~/cell_graph and ~/markers messages (a megabyte
 /// and more of DDS fragments at a few hundred thousand samples).
-fn install(state: &State, g: Graph, msg: CellGraph) {
+fn install(state: &State, g: Graph, header: Header) {
     let g = Arc::new(g);
     *lock(&state.current) = Some(g.clone());
-    *lock(&state.unpublished) = Some((g, msg));
+    *lock(&state.unpublished) = Some((g, header));
     let _ = state.wake.try_send(());
 }
 
-/// Publishes the latest installed graph and its markers, in install order; a graph replaced
-/// before its turn is skipped (both topics keep only the latest for late joiners anyway).
-async fn publish_latest(state: Arc<State>, wake: smol::channel::Receiver<()>) {
-    while wake.recv().await.is_ok() {
-        let Some((g, msg)) = lock(&state.unpublished).take() else {
+/// A graph some of whose topics have not had it yet, for want of readers.
+struct Held {
+    graph: Arc<Graph>,
+    header: Header,
+    /// Still owed to ~/cell_graph, to ~/markers.
+    owed: [bool; 2],
+}
+
+/// Publishes the latest installed graph on each topic once it has a reader, in install order;
+/// a graph replaced before its turn is skipped (both topics are latched: a reader that joins
+/// later gets the latest, which is all they keep anyway).
+async fn publish_latest(state: Arc<State>, wake: smol::channel::Receiver<()>, ctx: &NodeContext) {
+    let node = ctx.node();
+    let mut held: Option<Held> = None;
+    // While a graph is held: the topics it is owed to, and a wait that resolves when one of
+    // them matches a reader. Made anew only when those topics change, not per wake-up: each
+    // wait registers a listener with the node until the node's next graph event.
+    type Wait<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+    let mut readers: Option<([bool; 2], Wait<'_>)> = None;
+    loop {
+        match readers.as_mut() {
+            None => {
+                if wake.recv().await.is_err() {
+                    return;
+                }
+            }
+            Some((_, r)) => match futures::future::select(Box::pin(wake.recv()), r).await {
+                Either::Left((Err(_), _)) => return,
+                Either::Left((Ok(()), _)) => {}
+                Either::Right(((), _)) => readers = None,
+            },
+        }
+        if let Some((graph, header)) = lock(&state.unpublished).take() {
+            held = Some(Held {
+                graph,
+                header,
+                owed: [true, true],
+            });
+        }
+        let Some(mut h) = held.take() else {
             continue;
         };
-        let st = state.clone();
-        smol::unblock(move || publish(&st, &g, msg)).await;
+        let listening = [
+            state.out.get_subscription_count(node) > 0,
+            state.markers.get_subscription_count(node) > 0,
+        ];
+        let now = [h.owed[0] && listening[0], h.owed[1] && listening[1]];
+        if now.contains(&true) {
+            let (st, g, header) = (state.clone(), h.graph.clone(), h.header.clone());
+            smol::unblock(move || publish(&st, &g, header, now)).await;
+            h.owed = [h.owed[0] && !now[0], h.owed[1] && !now[1]];
+        }
+        if h.owed.contains(&true) {
+            if readers.as_ref().map(|(owed, _)| *owed) != Some(h.owed) {
+                let (out, marks) = (&state.out, &state.markers);
+                let wait: Wait<'_> = match h.owed {
+                    [true, true] => Box::pin(
+                        futures::future::select(
+                            out.wait_for_subscription(node),
+                            marks.wait_for_subscription(node),
+                        )
+                        .map(|_| ()),
+                    ),
+                    [true, false] => Box::pin(out.wait_for_subscription(node)),
+                    _ => Box::pin(marks.wait_for_subscription(node)),
+                };
+                readers = Some((h.owed, wait));
+            }
+            held = Some(h);
+        } else {
+            readers = None;
+        }
     }
 }
 
-fn publish(state: &State, g: &Graph, msg: CellGraph) {
-    let representatives: Vec<[f64; 4]> = g
-        .cells
-        .representatives
-        .iter()
-        .map(|&i| {
-            g.samples
-                .get(i as usize)
-                .copied()
-                .unwrap_or([0.0, 0.0, 0.0, 1.0])
-        })
-        .collect();
-    let edges = g.edges.from.iter().copied().zip(g.edges.to.iter().copied());
-    let marks = markers::rotations(
-        &msg.header,
-        "cells",
-        &representatives,
-        &g.cells.counts,
-        edges,
-        state.params.max_markers as usize,
-    );
-    if let Err(e) = state.out.publish(msg) {
-        tracing::warn!("{NODE_NAME}: publishing ~/cell_graph failed: {e:?}");
+/// `topics`: whether to publish on ~/cell_graph, on ~/markers.
+fn publish(state: &State, g: &Graph, header: Header, topics: [bool; 2]) {
+    if topics[0] {
+        if let Err(e) = state.out.publish(message(g, header.clone())) {
+            tracing::warn!("{NODE_NAME}: publishing ~/cell_graph failed: {e:?}");
+        }
     }
-    if let Err(e) = state.markers.publish(marks) {
-        tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
+    if topics[1] {
+        let representatives: Vec<[f64; 4]> = g
+            .cells
+            .representatives
+            .iter()
+            .map(|&i| {
+                g.samples
+                    .get(i as usize)
+                    .copied()
+                    .unwrap_or([0.0, 0.0, 0.0, 1.0])
+            })
+            .collect();
+        let edges = g.edges.from.iter().copied().zip(g.edges.to.iter().copied());
+        let marks = markers::rotations(
+            &header,
+            "cells",
+            &representatives,
+            &g.cells.counts,
+            edges,
+            state.params.max_markers as usize,
+        );
+        if let Err(e) = state.markers.publish(marks) {
+            tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
+        }
     }
 }
 

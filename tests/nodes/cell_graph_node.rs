@@ -172,3 +172,67 @@ fn cell_graph_over_dds_matches_the_cpu() {
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
+
+/// Builds made while nobody reads ~/cell_graph and ~/markers are held, not published; a reader
+/// that joins afterwards gets the latest of them on each topic, as latched topics promise.
+#[test]
+fn a_late_reader_gets_the_latest_graph() {
+    use gpu_planning::ros::msg::visualization_msgs::MarkerArray;
+    let domain = common::unique_domain();
+    let server = RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    gpu_planning::nodes::start_all(&server).unwrap();
+    let client_rt =
+        RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut peer = NodeContext::new(&client_rt, "late_peer").unwrap();
+    let build_client: ros2_client::Client<BuildCellGraphRequest, BuildCellGraphResponse> =
+        peer.client::<BuildCellGraph>("/cell_graph/build").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    let arr = Arrangement::random(6, gpu_planning::compute::testing::seed(0xc1));
+    smol::block_on(async {
+        common::settle_discovery("build service", build_client.wait_for_service(peer.node())).await;
+        let mut last = None;
+        for count in [1500, 2500] {
+            let req = BuildCellGraphRequest {
+                constraints: arrangement_message(&arr),
+                sample_count: count,
+                seed: 3,
+                ..Default::default()
+            };
+            let r = call(&build_client, req).await;
+            assert!(r.success, "{}", r.error);
+            last = Some(r.graph);
+        }
+        let last = last.unwrap();
+        assert_eq!(last.sample_count, 2500);
+        let graph_sub = peer
+            .subscription::<CellGraph>("/cell_graph/cell_graph", qos::map())
+            .unwrap();
+        let markers_sub = peer
+            .subscription::<MarkerArray>("/cell_graph/markers", qos::map())
+            .unwrap();
+        let within = Duration::from_secs(30);
+        let g = graph_sub.async_stream();
+        futures::pin_mut!(g);
+        let got =
+            futures::future::select(Box::pin(g.next()), Box::pin(smol::Timer::after(within))).await;
+        let futures::future::Either::Left((Some(Ok((msg, _))), _)) = got else {
+            panic!("no ~/cell_graph within 30 s of a late reader");
+        };
+        assert_eq!(msg.sample_count, 2500, "the latest graph");
+        assert_eq!(msg.cells, last.cells);
+        assert_eq!(msg.edge_from, last.edge_from);
+        assert_eq!(msg.edge_to, last.edge_to);
+        let m = markers_sub.async_stream();
+        futures::pin_mut!(m);
+        let got =
+            futures::future::select(Box::pin(m.next()), Box::pin(smol::Timer::after(within))).await;
+        let futures::future::Either::Left((Some(Ok((marks, _))), _)) = got else {
+            panic!("no ~/markers within 30 s of a late reader");
+        };
+        // The deletion marker, then one arrow per shown cell (at most max_markers).
+        assert!(marks.markers.len() > 1);
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}

@@ -16,6 +16,7 @@ mod demo;
 mod fallback_oom;
 mod fast_dds;
 mod garbage_topics;
+mod graph_matches;
 mod large_messages;
 mod lee_node;
 mod load;

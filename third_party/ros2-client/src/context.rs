@@ -22,7 +22,7 @@ use crate::{
   gid::Gid,
   graph::DiscoveredTopic,
   names::*,
-  node::{Node, NodeCreateError},
+  node::{EndpointMatches, Node, NodeCreateError},
   pubsub::{Publisher, Subscription},
   qos::QosProfile,
 };
@@ -321,6 +321,10 @@ impl Context {
   pub(crate) fn ros_discovery_topic(&self) -> Topic {
     self.inner.lock().unwrap().ros_discovery_topic.clone()
   }
+
+  pub(crate) fn endpoint_matches(&self) -> Arc<EndpointMatches> {
+    Arc::clone(&self.inner.lock().unwrap().endpoint_matches)
+  }
 }
 
 struct ContextInner {
@@ -341,6 +345,8 @@ struct ContextInner {
 
   ros_parameter_events_topic: Topic,
   ros_rosout_topic: Topic,
+
+  endpoint_matches: Arc<EndpointMatches>,
 }
 
 impl ContextInner {
@@ -388,6 +394,7 @@ impl ContextInner {
       ros_default_subscriber,
       ros_parameter_events_topic,
       ros_rosout_topic,
+      endpoint_matches: Arc::default(),
     })
   }
 

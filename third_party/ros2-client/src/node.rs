@@ -3,7 +3,7 @@ use std::{
   error::Error,
   fmt,
   pin::Pin,
-  sync::{Arc, Mutex},
+  sync::{Arc, Mutex, Weak},
 };
 
 use futures::{
@@ -114,6 +114,67 @@ fn publish_parameter_changes(
   }
 }
 
+fn send_status_event_to(senders: &Mutex<Vec<async_channel::Sender<NodeEvent>>>, event: &NodeEvent) {
+  let mut closed = Vec::new();
+  let mut sender_array = senders.lock().unwrap();
+  for (i, sender) in sender_array.iter().enumerate() {
+    match sender.try_send(event.clone()) {
+      Ok(()) => {
+        // expected result
+      }
+      Err(async_channel::TrySendError::Closed(_)) => {
+        // trace!("Closing {i}");
+        closed.push(i) // mark for deletion
+      }
+      Err(e) => {
+        debug!("send_status_event: Send error for {i}: {e:?}");
+        // We do not do anything about the error. It may be that the receiver
+        // is not interested and the channel is full.
+      }
+    }
+  }
+
+  // remove senders that reported they were closed
+  for c in closed.iter().rev() {
+    sender_array.swap_remove(*c);
+  }
+}
+
+/// The matched remote endpoints and the graph-event listeners of every node of one
+/// [`Context`]. A participant's DDS status events (reader and writer matches and losses) go to
+/// one receiver, which every node's Spinner reads, so each event reaches one Spinner only:
+/// that Spinner records it here for all nodes and wakes the waiters of all.
+/// (gpu_planning patch: with one map per node, a node of several on a participant saw another
+/// node's Spinner take its writers' matches, and `get_subscription_count` stayed 0.)
+#[derive(Default)]
+pub(crate) struct EndpointMatches {
+  readers_to_remote_writers: Arc<Mutex<BTreeMap<GUID, BTreeSet<GUID>>>>,
+  writers_to_remote_readers: Arc<Mutex<BTreeMap<GUID, BTreeSet<GUID>>>>,
+  /// Each live node's status event senders.
+  listeners: Mutex<Vec<Weak<Mutex<Vec<async_channel::Sender<NodeEvent>>>>>>,
+}
+
+impl EndpointMatches {
+  fn register(&self, senders: &Arc<Mutex<Vec<async_channel::Sender<NodeEvent>>>>) {
+    let mut listeners = self.listeners.lock().unwrap();
+    listeners.retain(|l| l.strong_count() > 0);
+    listeners.push(Arc::downgrade(senders));
+  }
+
+  fn broadcast(&self, event: &NodeEvent) {
+    let live: Vec<_> = self
+      .listeners
+      .lock()
+      .unwrap()
+      .iter()
+      .filter_map(Weak::upgrade)
+      .collect();
+    for senders in live {
+      send_status_event_to(&senders, event);
+    }
+  }
+}
+
 // ----------------------------------------------------------------------------------------------------
 // ----------------------------------------------------------------------------------------------------
 /// Spinner implements Node's background event loop.
@@ -130,6 +191,7 @@ pub struct Spinner {
   // Keep track of ros_discovery_info
   external_nodes: Arc<Mutex<BTreeMap<Gid, Vec<NodeEntitiesInfo>>>>,
   status_event_senders: Arc<Mutex<Vec<async_channel::Sender<NodeEvent>>>>,
+  endpoint_matches: Arc<EndpointMatches>,
 
   sim_time: Arc<Mutex<ROSTime>>,
   clock_topic: Topic,
@@ -386,7 +448,7 @@ impl Spinner {
 
           // also notify any status listeneners
           if let Some(graph_event) = graph_event {
-            self.send_status_event( &NodeEvent::Graph(graph_event) );
+            self.endpoint_matches.broadcast( &NodeEvent::Graph(graph_event) );
           }
         }
       }
@@ -397,29 +459,7 @@ impl Spinner {
   } // fn
 
   fn send_status_event(&self, event: &NodeEvent) {
-    let mut closed = Vec::new();
-    let mut sender_array = self.status_event_senders.lock().unwrap();
-    for (i, sender) in sender_array.iter().enumerate() {
-      match sender.try_send(event.clone()) {
-        Ok(()) => {
-          // expected result
-        }
-        Err(async_channel::TrySendError::Closed(_)) => {
-          // trace!("Closing {i}");
-          closed.push(i) // mark for deletion
-        }
-        Err(e) => {
-          debug!("send_status_event: Send error for {i}: {e:?}");
-          // We do not do anything about the error. It may be that the receiver
-          // is not interested and the channel is full.
-        }
-      }
-    }
-
-    // remove senders that reported they were closed
-    for c in closed.iter().rev() {
-      sender_array.swap_remove(*c);
-    }
+    send_status_event_to(&self.status_event_senders, event);
   }
 
   /// Sets a parameter value. Parameter must be
@@ -575,18 +615,21 @@ impl Node {
     )
     .map_err(NodeCreateError::BadParameter)?;
 
+    let matches = ros_context.endpoint_matches();
+    let status_event_senders = Arc::new(Mutex::new(Vec::new()));
+    matches.register(&status_event_senders);
     let mut node = Node {
       node_name,
       options,
       ros_context,
       readers: BTreeSet::new(),
       writers: BTreeSet::new(),
-      readers_to_remote_writers: Arc::new(Mutex::new(BTreeMap::new())),
-      writers_to_remote_readers: Arc::new(Mutex::new(BTreeMap::new())),
+      readers_to_remote_writers: Arc::clone(&matches.readers_to_remote_writers),
+      writers_to_remote_readers: Arc::clone(&matches.writers_to_remote_readers),
       external_nodes: Arc::new(Mutex::new(BTreeMap::new())),
       suppress_node_info_updates: false,
       stop_spin_sender: None,
-      status_event_senders: Arc::new(Mutex::new(Vec::new())),
+      status_event_senders,
       rosout_writer: Arc::new(None), // Set below
       rosout_reader: None,
       parameter_events_writer: Arc::new(parameter_events_writer),
@@ -726,6 +769,7 @@ impl Node {
       writers_to_remote_readers: Arc::clone(&self.writers_to_remote_readers),
       external_nodes: Arc::clone(&self.external_nodes),
       status_event_senders: Arc::clone(&self.status_event_senders),
+      endpoint_matches: self.ros_context.endpoint_matches(),
       sim_time: Arc::clone(&self.sim_time),
       clock_topic,
       parameter_servers,
