@@ -31,25 +31,34 @@ pub fn shoemake(n: usize, seed: u64) -> Vec<[f64; 4]> {
 }
 
 /// Quaternions scaled to unit length; zero or non-finite ones are errors naming the index
-/// (the first such). Parallel, in one pass over the samples (the bad one is looked for only
-/// when there is one): at millions of samples this is most of a whole call's host work.
+/// (the first such). Parallel, in one pass over the samples into a vector of known length (a
+/// collect into `Option<Vec>` cannot write in place and was slower than two passes); the bad
+/// one is looked for only when there is one. At millions of samples this is most of a whole
+/// call's host work.
 pub fn normalised(raw: &[[f64; 4]]) -> Result<Vec<[f64; 4]>> {
     use rayon::prelude::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
     let norm = |q: &[f64; 4]| (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     let bad = |n: f64| !(n.is_finite() && n > 0.0);
-    let unit: Option<Vec<[f64; 4]>> = raw
+    let any_bad = AtomicBool::new(false);
+    let unit: Vec<[f64; 4]> = raw
         .par_iter()
         .map(|q| {
             let n = norm(q);
-            (!bad(n)).then(|| [q[0] / n, q[1] / n, q[2] / n, q[3] / n])
+            if bad(n) {
+                any_bad.store(true, Ordering::Relaxed);
+            }
+            [q[0] / n, q[1] / n, q[2] / n, q[3] / n]
         })
         .collect();
-    unit.ok_or_else(|| {
-        let i = raw.iter().position(|q| bad(norm(q))).unwrap_or(0);
-        let q = raw.get(i).copied().unwrap_or_default();
-        Error::invalid(
-            format!("samples[{i}]"),
-            format!("{q:?} has no direction (norm {})", norm(&q)),
-        )
-    })
+    // The join that ends the collect orders every store before this load.
+    if !any_bad.load(Ordering::Relaxed) {
+        return Ok(unit);
+    }
+    let i = raw.iter().position(|q| bad(norm(q))).unwrap_or(0);
+    let q = raw.get(i).copied().unwrap_or_default();
+    Err(Error::invalid(
+        format!("samples[{i}]"),
+        format!("{q:?} has no direction (norm {})", norm(&q)),
+    ))
 }

@@ -424,16 +424,28 @@ fn publish(state: &State, g: &Graph, header: Header, topics: [bool; 2]) {
 }
 
 pub fn message(g: &Graph, header: Header) -> CellGraph {
+    // The arrays are copied side by side: a megabyte and more into fresh pages at 44,000
+    // samples, on a ~/build's way to its answer.
+    let ((cells, sample_counts), ((representatives, edge_bits), (edge_from, edge_to))) =
+        rayon::join(
+            || (g.cells.bits.data.clone(), g.cells.counts.clone()),
+            || {
+                rayon::join(
+                    || (g.cells.representatives.clone(), g.edges.bit.clone()),
+                    || (g.edges.from.clone(), g.edges.to.clone()),
+                )
+            },
+        );
     CellGraph {
         header,
         constraint_count: g.arrangement.len() as u32,
         words_per_cell: g.cells.bits.words as u32,
-        cells: g.cells.bits.data.clone(),
-        sample_counts: g.cells.counts.clone(),
-        representatives: g.cells.representatives.clone(),
-        edge_from: g.edges.from.clone(),
-        edge_to: g.edges.to.clone(),
-        edge_bits: g.edges.bit.clone(),
+        cells,
+        sample_counts,
+        representatives,
+        edge_from,
+        edge_to,
+        edge_bits,
         sample_count: g.samples.len() as u32,
         algorithm: g.algorithm.name().into(),
         compute_time_s: g.classify_s + g.graph_s,
