@@ -535,34 +535,53 @@ async fn cases(
         )
         .await?,
     );
-    out.push(
-        timed(
-            format!(
-                "build {} x {}",
-                inputs.build.sample_count, inputs.build.constraints.count
-            ),
-            "cell_graph: ~/build",
-            &build,
-            |_| inputs.build.clone(),
-            |r| {
-                if !r.success {
-                    return Err(r.error.clone());
-                }
-                let g = &r.graph;
-                Ok(digest((
-                    &g.cells,
-                    &g.sample_counts,
-                    &g.representatives,
-                    &g.edge_from,
-                    &g.edge_to,
-                    &g.edge_bits,
-                )))
-            },
-            warmup,
-            calls,
-        )
-        .await?,
-    );
+    // One seed for every call (the node makes the samples once and keeps them, as for every
+    // rebuild over its `sample_count` samples), then a new seed each call (made every time).
+    let seeded = |i: usize| BuildCellGraphRequest {
+        seed: inputs.build.seed.wrapping_add(1 + i as u64),
+        ..inputs.build.clone()
+    };
+    for fresh in [false, true] {
+        let what = if fresh {
+            "a new seed each call"
+        } else {
+            "one seed"
+        };
+        out.push(
+            timed(
+                format!(
+                    "build {} x {}, {what}",
+                    inputs.build.sample_count, inputs.build.constraints.count
+                ),
+                "cell_graph: ~/build",
+                &build,
+                |i| {
+                    if fresh {
+                        seeded(i)
+                    } else {
+                        inputs.build.clone()
+                    }
+                },
+                |r| {
+                    if !r.success {
+                        return Err(r.error.clone());
+                    }
+                    let g = &r.graph;
+                    Ok(digest((
+                        &g.cells,
+                        &g.sample_counts,
+                        &g.representatives,
+                        &g.edge_from,
+                        &g.edge_to,
+                        &g.edge_bits,
+                    )))
+                },
+                warmup,
+                calls,
+            )
+            .await?,
+        );
+    }
     Ok((out, delivered))
 }
 

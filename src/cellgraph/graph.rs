@@ -7,7 +7,7 @@ use super::cells::Cells;
 use super::classify::classify_one;
 use super::config::Algorithm;
 use super::edges::Edges;
-use super::samples::normalised;
+use super::samples::{normalised, UnitSamples};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -15,7 +15,7 @@ pub struct CellGraph {
     pub cells: Cells,
     pub edges: Edges,
     /// The samples, normalised (representatives index them).
-    pub samples: Vec<[f64; 4]>,
+    pub samples: UnitSamples,
     pub arrangement: Arrangement,
     pub algorithm: Algorithm,
     /// Seconds spent classifying, and building cells and edges.

@@ -24,7 +24,7 @@ pub use graph::{CellGraph, RotationPath};
 
 use crate::compute::Backend;
 use crate::error::{Error, Result};
-use samples::normalised;
+use samples::UnitSamples;
 
 // The dispatch.
 
@@ -36,7 +36,18 @@ pub fn build(
     cfg: &Config,
 ) -> Result<CellGraph> {
     cfg.validate()?;
-    let samples = normalised(raw)?;
+    build_unit(backend, arr, UnitSamples::new(raw)?, cfg)
+}
+
+/// [`build`] on samples normalised already (a node reuses one Shoemake set across builds);
+/// the graph shares them.
+pub fn build_unit(
+    backend: &Backend,
+    arr: &Arrangement,
+    samples: UnitSamples,
+    cfg: &Config,
+) -> Result<CellGraph> {
+    cfg.validate()?;
     if samples.len() >= u32::MAX as usize {
         return Err(Error::invalid(
             "samples",

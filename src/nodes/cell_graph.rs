@@ -22,8 +22,8 @@ use futures::{FutureExt, StreamExt};
 use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
-use crate::cellgraph::samples::shoemake;
-use crate::cellgraph::{build, Arrangement, CellGraph as Graph};
+use crate::cellgraph::samples::{ShoemakeCache, UnitSamples};
+use crate::cellgraph::{build_unit, Arrangement, CellGraph as Graph};
 use crate::compute::{warmup, Backend};
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
@@ -46,7 +46,7 @@ pub const NODE_NAME: &str = "cell_graph";
 #[derive(Default)]
 struct Inputs {
     constraints: Option<(Header, Arrangement)>,
-    samples: Option<Vec<[f64; 4]>>,
+    samples: Option<UnitSamples>,
 }
 
 struct State {
@@ -61,6 +61,7 @@ struct State {
     /// publishes it.
     unpublished: Mutex<Option<(Arc<Graph>, Header)>>,
     wake: smol::channel::Sender<()>,
+    shoemake: ShoemakeCache,
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
@@ -90,6 +91,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         markers: ctx.publisher("~/markers", qos::result())?,
         unpublished: Mutex::new(None),
         wake: wake_tx,
+        shoemake: ShoemakeCache::default(),
     });
     let shutdown = rt.shutdown().clone();
 
@@ -125,7 +127,14 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     );
                     continue;
                 }
-                lock(&state.inputs).samples = Some(q);
+                // Normalised once here, off the executor's thread, not at every rebuild.
+                match smol::unblock(move || UnitSamples::new(&q)).await {
+                    Ok(s) => lock(&state.inputs).samples = Some(s),
+                    Err(e) => {
+                        tracing::error!("{NODE_NAME}: ~/samples rejected: {e}");
+                        continue;
+                    }
+                }
                 rebuild(&state).await;
             }
         }
@@ -207,7 +216,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
 /// The graph a ~/build request asks for (its samples, or `sample_count` Shoemake ones).
 fn build_request(st: &State, req: &BuildCellGraphRequest) -> Result<Graph> {
     let arr = arrangement(&st.params, &req.constraints)?;
-    let samples: Vec<[f64; 4]> = if !req.samples.is_empty() {
+    let samples = if !req.samples.is_empty() {
         if req.samples.len() > st.params.max_samples as usize {
             return Err(Error::invalid(
                 "samples",
@@ -218,7 +227,8 @@ fn build_request(st: &State, req: &BuildCellGraphRequest) -> Result<Graph> {
                 ),
             ));
         }
-        req.samples.iter().map(quat).collect()
+        let raw: Vec<[f64; 4]> = req.samples.iter().map(quat).collect();
+        UnitSamples::new(&raw)?
     } else if req.sample_count == 0 {
         return Err(Error::invalid(
             "sample_count",
@@ -233,10 +243,10 @@ fn build_request(st: &State, req: &BuildCellGraphRequest) -> Result<Graph> {
             ),
         ));
     } else {
-        shoemake(req.sample_count as usize, req.seed)
+        st.shoemake.get(req.sample_count as usize, req.seed)?
     };
     let cfg = st.params.config(Some(&req.algorithm))?;
-    build_with_fallback(st, &arr, &samples, &cfg)
+    build_with_fallback(st, &arr, samples, &cfg)
 }
 
 fn quat(q: &Quaternion) -> [f64; 4] {
@@ -258,7 +268,7 @@ pub fn arrangement(p: &CellGraphParams, m: &QuadricArrangement) -> Result<Arrang
 fn build_with_fallback(
     st: &State,
     arr: &Arrangement,
-    samples: &[[f64; 4]],
+    samples: UnitSamples,
     cfg: &crate::cellgraph::Config,
 ) -> Result<Graph> {
     let what = format!(
@@ -267,7 +277,7 @@ fn build_with_fallback(
         arr.len()
     );
     cpu_when_out_of_memory(&st.backend, st.cpu_fallback, &what, |b| {
-        build(b, arr, samples, cfg)
+        build_unit(b, arr, samples.clone(), cfg)
     })
 }
 
@@ -282,10 +292,14 @@ async fn rebuild(state: &Arc<State>) {
     };
     let st = state.clone();
     let result = smol::unblock(move || {
-        let samples =
-            samples.unwrap_or_else(|| shoemake(st.params.sample_count as usize, st.params.seed));
+        let samples = match samples {
+            Some(s) => s,
+            None => st
+                .shoemake
+                .get(st.params.sample_count as usize, st.params.seed)?,
+        };
         let cfg = st.params.config(None)?;
-        build_with_fallback(&st, &arr, &samples, &cfg)
+        build_with_fallback(&st, &arr, samples, &cfg)
     })
     .await;
     match result {

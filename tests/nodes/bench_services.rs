@@ -46,6 +46,7 @@ fn bench_services_times_every_service_over_dds() {
         "shortest_path",
         "extract",
         "build",
+        "build",
     ];
     assert_eq!(rows.len(), services.len(), "{stdout}");
     for (row, service) in rows.iter().zip(services) {
