@@ -118,15 +118,40 @@ extern "C" __global__ void kd_layout(const float *coords, const u32 *order, cons
     }
 }
 
+// The k best in (d, i) order, in registers. For k > 1 every entry starts as (+inf, ~0),
+// after every real point in that order (an index is below the point count, below 2^32 - 1),
+// so the list is always full and an offer is one test against the last entry and a
+// compare-and-shift with no count to consult: on the H100 this took 8-NN (3-D) from 63
+// registers to 40 and from 1.99-2.05 ms to 1.63-1.66, and k = 32 from 12.7 ms to 6.5-6.7
+// (BENCHMARKS.md). For k = 1 the form with a count stays, as it was: there both the sentinel
+// form and a shorter one-entry offer compiled 4-D to 32 registers instead of 38, which let 16
+// blocks share an SM instead of 12, and made 4-D 1-NN on 16.7M points 20-25 % slower (more
+// warps over a 268 MB tree).
+#if KNN_K > 1
+struct Best {
+    float d[KNN_K];
+    u32 i[KNN_K];
+};
+
+__device__ __forceinline__ void best_init(Best &b) {
+#pragma unroll
+    for (int t = 0; t < KNN_K; ++t) { b.d[t] = __int_as_float(0x7f800000); b.i[t] = 0xffffffffu; }
+}
+
+__device__ __forceinline__ float worst(const Best &b) { return b.d[KNN_K - 1]; }
+#else
 struct Best {
     float d[KNN_K];
     u32 i[KNN_K];
     int len;
 };
 
+__device__ __forceinline__ void best_init(Best &b) { b.len = 0; }
+
 __device__ __forceinline__ float worst(const Best &b) {
     return b.len < KNN_K ? __int_as_float(0x7f800000) : b.d[KNN_K - 1];
 }
+#endif
 
 __device__ __forceinline__ bool before(float d, u32 i, float d2, u32 i2) {
     return d < d2 || (d == d2 && i < i2);
@@ -135,6 +160,43 @@ __device__ __forceinline__ bool before(float d, u32 i, float d2, u32 i2) {
 // Insert keeping (d, i) order; with `unique`, an index already listed keeps its smaller d.
 // Fully unrolled compare-and-shift so the arrays stay in registers.
 __device__ __forceinline__ void offer(Best &b, float d, u32 idx, bool unique) {
+#if KNN_K > 1
+    if (unique) {
+        int at = -1;
+#pragma unroll
+        for (int t = 0; t < KNN_K; ++t)
+            if (b.i[t] == idx) at = t;
+        if (at >= 0) {
+            bool better = false;
+#pragma unroll
+            for (int t = 0; t < KNN_K; ++t)
+                if (t == at) better = d < b.d[t];
+            if (!better) return;
+            // Drop the entry at `at` (the last becomes empty), then insert below.
+#pragma unroll
+            for (int t = 0; t + 1 < KNN_K; ++t)
+                if (t >= at) { b.d[t] = b.d[t + 1]; b.i[t] = b.i[t + 1]; }
+            b.d[KNN_K - 1] = __int_as_float(0x7f800000);
+            b.i[KNN_K - 1] = 0xffffffffu;
+        }
+    }
+    if (!before(d, idx, b.d[KNN_K - 1], b.i[KNN_K - 1])) return;
+    // Shift larger entries up by one, from the top (the last falls out), and drop (d, idx)
+    // into the gap.
+    float cd = d;
+    u32 ci = idx;
+#pragma unroll
+    for (int t = 0; t < KNN_K; ++t) {
+        if (before(cd, ci, b.d[t], b.i[t])) {
+            const float td = b.d[t];
+            const u32 ti = b.i[t];
+            b.d[t] = cd;
+            b.i[t] = ci;
+            cd = td;
+            ci = ti;
+        }
+    }
+#else
     if (unique) {
         int at = -1;
 #pragma unroll
@@ -154,7 +216,6 @@ __device__ __forceinline__ void offer(Best &b, float d, u32 idx, bool unique) {
         }
     }
     if (b.len == KNN_K && !before(d, idx, b.d[KNN_K - 1], b.i[KNN_K - 1])) return;
-    // Shift larger entries up by one, from the top, and drop (d, idx) into the gap.
     float cd = d;
     u32 ci = idx;
 #pragma unroll
@@ -174,6 +235,7 @@ __device__ __forceinline__ void offer(Best &b, float d, u32 idx, bool unique) {
         }
     }
     if (b.len < KNN_K) b.len++;
+#endif
 }
 
 // The k best of a large k: a max-heap of (distance, index) keys in a scratch array of the
@@ -483,7 +545,7 @@ extern "C" __global__ void kd_knn(const float *__restrict__ tc, const u32 *__res
     GRID_STRIDE(t, nq) {
         u32 qi = perm[t];
         Best b;
-        b.len = 0;
+        best_init(b);
         search_query<false>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
 #pragma unroll
         for (int j = 0; j < KNN_K; ++j)
