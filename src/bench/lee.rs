@@ -204,9 +204,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             let terrain = terrain.name();
             if let Some(dir) = &o.npy_dir {
                 let bytes = crate::lee::io::npy::write_f32_2d(n, n, &heights);
-                let path = dir.join(format!("{terrain}_{n}.npy"));
-                std::fs::write(&path, bytes)
-                    .map_err(|e| crate::Error::io(path.display().to_string(), e))?;
+                super::write_file(dir, &format!("{terrain}_{n}.npy"), &bytes)?;
             }
             let grid = Grid::from_elevation(n, n, &heights, 1.0, Connectivity::Four)?;
             if o.robot_radius > 0.0 {

@@ -111,7 +111,31 @@ pub fn write_npy<T: crate::npy::Element>(
     shape: &[usize],
     values: &[T],
 ) -> Result<()> {
+    write_file(dir, name, &crate::npy::write(shape, values))
+}
+
+/// Writes `bytes` to `dir/name`, making `dir` (and its parents) first, as `--npy-dir` asks.
+pub fn write_file(dir: &std::path::Path, name: &str, bytes: &[u8]) -> Result<()> {
+    std::fs::create_dir_all(dir).map_err(|e| Error::io(dir.display().to_string(), e))?;
     let path = dir.join(name);
-    std::fs::write(&path, crate::npy::write(shape, values))
-        .map_err(|e| Error::io(path.display().to_string(), e))
+    std::fs::write(&path, bytes).map_err(|e| Error::io(path.display().to_string(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npy_files_go_into_a_directory_made_for_them() {
+        let root = std::env::temp_dir().join(format!("gp-npy-{}", std::process::id()));
+        let dir = root.join("not").join("there");
+        write_npy(&dir, "a.npy", &[2], &[1.0f32, 2.0]).expect("write into a new directory");
+        let bytes = std::fs::read(dir.join("a.npy")).expect("the file is there");
+        assert!(
+            bytes.starts_with(b"\x93NUMPY"),
+            "{:?}",
+            &bytes[..8.min(bytes.len())]
+        );
+        let _ = std::fs::remove_dir_all(&root);
+    }
 }
