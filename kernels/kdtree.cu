@@ -125,7 +125,7 @@ extern "C" __global__ void kd_layout(const float *coords, const u32 *order, cons
 // registers to 40 and from 1.99-2.05 ms to 1.63-1.66, and k = 32 from 12.7 ms to 6.5-6.7
 // (BENCHMARKS.md). For k = 1 the form with a count stays, as it was: there both the sentinel
 // form and a shorter one-entry offer compiled 4-D to 32 registers instead of 38, which let 16
-// blocks share an SM instead of 12, and made 4-D 1-NN on 16.7M points 20-25 % slower (more
+// blocks share an SM instead of 12, and made 4-D 1-NN on 16.7M points 15-30 % slower (more
 // warps over a 268 MB tree).
 #if KNN_K > 1
 struct Best {
