@@ -175,6 +175,59 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
     }
 }
 
+/// Distances beyond f32 (coordinates near 1e30 square to +inf): every such point ties at
+/// +inf and is ordered by its index, on the CPU as by brute force, and on the device as on
+/// the CPU, whose k best start as (+inf, ~0) entries that every real point, at +inf too, must
+/// still come before. Without a device only the CPU's half runs.
+#[test]
+fn gpu_knn_with_infinite_distances_equals_the_cpu() {
+    use gpu_planning::kdtree::gpu::DeviceTree;
+    let rt = gpu_planning::compute::testing::cuda_or_skip("gpu_knn_infinite_distances");
+    let seed = gpu_planning::compute::testing::seed(0x1f);
+    for (n, dims) in [(300usize, 3usize), (301, 4), (40, 2)] {
+        let mut rng = XorShift::new(seed ^ n as u64);
+        // One point in fifty near 0, the rest far out (their squared distances overflow).
+        let coords: Vec<f32> = (0..n * dims)
+            .map(|i| {
+                let far = (i / dims) % 50 != 3;
+                let v = (rng.next_u64() % 1000) as f32 / 1000.0 - 0.5;
+                if far {
+                    v * 4e30
+                } else {
+                    v
+                }
+            })
+            .collect();
+        let p = Points::new(dims, coords).unwrap();
+        let cpu = cpu_build(&p);
+        let queries = points(500, dims, 1 << 10, seed ^ 7);
+        let metrics: &[Metric] = if dims == 4 {
+            &[Metric::Euclidean, Metric::So3]
+        } else {
+            &[Metric::Euclidean]
+        };
+        let dev = rt.as_ref().map(|rt| DeviceTree::build(rt, &p).unwrap().0);
+        for &metric in metrics {
+            for k in [1, 8, 32] {
+                let want = knn(&cpu, &queries.coords, k, metric).unwrap();
+                for (q, row) in queries.coords.chunks(dims).zip(&want) {
+                    assert_eq!(*row, brute_knn(&p, q, k, metric), "cpu: n {n}, k {k}");
+                }
+                if k > 1 {
+                    assert!(
+                        want.iter().flatten().any(|&(d, _)| d == f32::INFINITY),
+                        "no answer at +inf: the case tests nothing (n {n}, k {k})"
+                    );
+                }
+                if let Some(dev) = &dev {
+                    let got = dev.knn(&queries.coords, k, metric).unwrap();
+                    assert_eq!(got, want, "n {n}, dims {dims}, k {k}, {metric:?}");
+                }
+            }
+        }
+    }
+}
+
 /// knn_into's page-locked answers, kept across calls: equal to knn_rows whether the call
 /// grows them, fits in them or asks for fewer rows than they hold, with the heap's k too, for
 /// no queries and for k above the points; bad calls are refused and leave them as they were.
