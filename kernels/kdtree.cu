@@ -122,7 +122,7 @@ extern "C" __global__ void kd_layout(const float *coords, const u32 *order, cons
 // after every real point in that order (an index is below the point count, below 2^32 - 1),
 // so the list is always full and an offer is one test against the last entry and a
 // compare-and-shift with no count to consult: on the H100 this took 8-NN (3-D) from 63
-// registers to 40 and from 1.99-2.05 ms to 1.63-1.66, and k = 32 from 12.7 ms to 6.5-6.7
+// registers to 40 and from 1.99-2.05 ms to 1.62-1.75, and k = 32 from 12.7 ms to 6.5-6.7
 // (BENCHMARKS.md). For k = 1 the form with a count stays, as it was: there both the sentinel
 // form and a shorter one-entry offer compiled 4-D to 32 registers instead of 38, which let 16
 // blocks share an SM instead of 12, and made 4-D 1-NN on 16.7M points 15-30 % slower (more
