@@ -12,7 +12,7 @@
 //   kd_layout       coordinates and indices copied into tree order
 //   kd_bounds       each dimension's range over the queries
 //   kd_morton       the queries' Morton codes (the order they are answered in)
-//   kd_knn          k nearest per query, k <= 32 in registers (KNN_K, KNN_DIMS set by the host)
+//   kd_knn          k nearest per query, k <= 64 in registers (KNN_K, KNN_DIMS set by the host)
 //   kd_knn_heap     k nearest per query, any k, a max-heap in scratch memory
 //   kd_check        the balanced-tree invariant, counted
 //   kd_radius       radius search: counts, then (distance, index) pairs

@@ -125,7 +125,7 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
     let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_builds_the_cpu_tree") else {
         return;
     };
-    use gpu_planning::kdtree::gpu::DeviceTree;
+    use gpu_planning::kdtree::gpu::{DeviceTree, REGISTER_K};
     let seed = gpu_planning::compute::testing::seed(0xd7);
     for (case, (n, dims, levels)) in [
         (1usize, 3usize, 10u64),
@@ -147,7 +147,8 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
         let gpu = dev.download(p.len()).unwrap();
         assert_eq!(gpu, cpu, "n {n}, dims {dims}");
         let queries = points(3000, dims, levels, seed ^ 99);
-        for k in [1, 8, 32] {
+        // 32 and 33: either side of the old register bound; REGISTER_K: the largest k there.
+        for k in [1, 8, 32, 33, REGISTER_K] {
             let want = knn(&cpu, &queries.coords, k, Metric::Euclidean).unwrap();
             let got = dev.knn(&queries.coords, k, Metric::Euclidean).unwrap();
             assert_eq!(got, want, "n {n}, dims {dims}, k {k}");

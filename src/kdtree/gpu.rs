@@ -26,8 +26,11 @@ use crate::error::{Error, Result};
 /// Neighbours a device query keeps (larger k runs on the CPU, with a log line).
 pub const MAX_K: usize = 1024;
 /// Up to this k the query keeps its k best in registers (kd_knn, compiled per k); above it,
-/// in a heap in global memory (kd_knn_heap).
-pub const REGISTER_K: usize = 32;
+/// in a heap in global memory (kd_knn_heap). On the H100 (1M points, 1M queries) registers
+/// took 7.0 ms at k = 33 against the heap's 14.0, 18.8-19.3 at k = 64 against 34.3-34.6 (4-D
+/// 36.5 against 57.5), with no spills at 156 registers; at k = 128 they spill and took 131 ms
+/// against the heap's 92 (BENCHMARKS.md).
+pub const REGISTER_K: usize = 64;
 const THREADS: u32 = 256;
 
 /// Milliseconds of each build phase (synchronised), for the benchmark.
