@@ -53,6 +53,26 @@ fn check_stable_sorted(keys: &[u64], values: &[u32], sk: &[u64], sv: &[u32]) {
     let _ = values;
 }
 
+/// A request's buffers, freed when it ends, must still be in the pool after the request's
+/// synchronisation, or the next request maps fresh pages for them on its own time.
+#[test]
+fn freed_device_memory_stays_in_the_pool_across_a_synchronisation() {
+    let Some(rt) = cuda_or_skip("freed_device_memory_stays_in_the_pool_across_a_synchronisation")
+    else {
+        return;
+    };
+    const BYTES: usize = 64 << 20;
+    let buffer = rt.alloc_zeros::<u8>(BYTES).expect("alloc");
+    rt.synchronize().expect("sync");
+    drop(buffer);
+    rt.synchronize().expect("sync");
+    let kept = rt.pool_reserved().expect("pool attribute");
+    assert!(
+        kept >= BYTES as u64,
+        "the pool kept {kept} bytes after a synchronisation, less than the {BYTES} just freed"
+    );
+}
+
 proptest! {
     #[test]
     fn cpu_scan_matches_definition(input in prop::collection::vec(any::<u32>(), 0..600)) {
