@@ -79,21 +79,34 @@ type ModuleKey = (&'static str, Vec<String>);
 /// back to the driver at every synchronisation, which each request has: the next request's
 /// allocations then map fresh pages again, on the host's time and with the device idle. A
 /// caching allocator (PyTorch's, CuPy's) keeps them instead; a quarter of the device's memory
-/// bounds what an idle node holds (on a Jetson that memory is the host's too), and
-/// `cuMemPoolTrimTo` is left to the driver under memory pressure.
+/// bounds what an idle node holds (on a Jetson that memory is the host's too).
+///
+/// With more memory kept, a block one node's stream freed is more often the one another
+/// node's stream asks for; the pool would then make the second stream wait for the first
+/// stream's work up to the free (an internal dependency), and a planner's request would queue
+/// behind a cell graph. Those waits are off: a block is reused across streams only once the
+/// work before its free has finished, and otherwise the pool takes more memory.
 fn keep_freed_memory(ctx: &CudaContext, bytes: usize) -> Result<()> {
     use cudarc::driver::{result, sys};
     let err = |e: cudarc::driver::DriverError| Error::Gpu(format!("memory pool: {e}"));
     ctx.bind_to_thread().map_err(gpu_err)?;
     let mut threshold = bytes as u64;
+    let mut no: i32 = 0;
     // SAFETY: the device is the context's own, and its pool lives as long as the context; the
-    // release threshold is a cuuint64_t, which `threshold` is, a live local.
+    // release threshold is a cuuint64_t, which `threshold` is, the reuse flag an int, both
+    // live locals.
     unsafe {
         let pool = result::device::get_mem_pool(ctx.cu_device()).map_err(err)?;
         result::mem_pool::set_attribute(
             pool,
             sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
             (&mut threshold as *mut u64).cast(),
+        )
+        .map_err(err)?;
+        result::mem_pool::set_attribute(
+            pool,
+            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
+            (&mut no as *mut i32).cast(),
         )
         .map_err(err)
     }
