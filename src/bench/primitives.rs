@@ -167,6 +167,11 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
         let mut v: CudaSlice<u32> = rt.alloc_zeros(o.n)?;
         for (method, label, pass_bytes) in [
             (SortMethod::Onesweep, "cuda radix one-sweep", 24),
+            (
+                SortMethod::Queued,
+                "cuda radix one-sweep, queued (every digit, no read-back)",
+                24,
+            ),
             (SortMethod::ThreeKernel, "cuda radix 3-kernel", 32),
         ] {
             let mut passes = 0;
