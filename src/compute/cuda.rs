@@ -16,6 +16,7 @@ use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
 
 use super::host_copies::{HostCopies, Registration};
+use super::memory_pool;
 use super::staging::Staging;
 use crate::error::{Error, Result};
 
@@ -72,45 +73,6 @@ impl DeviceInfo {
 
 /// A compiled module is identified by its source and the extra NVRTC options.
 type ModuleKey = (&'static str, Vec<String>);
-/// Lets the device's memory pool keep up to `bytes` of freed memory for the next allocation.
-///
-/// Every request allocates its buffers from the stream-ordered pool (cudarc's `alloc` is
-/// `cuMemAllocAsync`), and the pool's default release threshold, 0, hands all freed memory
-/// back to the driver at every synchronisation, which each request has: the next request's
-/// allocations then map fresh pages again, on the host's time and with the device idle. A
-/// caching allocator (PyTorch's, CuPy's) keeps them instead; a quarter of the device's memory
-/// bounds what an idle node holds (on a Jetson that memory is the host's too).
-///
-/// With more memory kept, a block one node's stream freed is more often the one another
-/// node's stream asks for; the pool would then make the second stream wait for the first
-/// stream's work up to the free (an internal dependency), and a planner's request would queue
-/// behind a cell graph. Those waits are off: a block is reused across streams only once the
-/// work before its free has finished, and otherwise the pool takes more memory.
-fn keep_freed_memory(ctx: &CudaContext, bytes: usize) -> Result<()> {
-    use cudarc::driver::{result, sys};
-    let err = |e: cudarc::driver::DriverError| Error::Gpu(format!("memory pool: {e}"));
-    ctx.bind_to_thread().map_err(gpu_err)?;
-    let mut threshold = bytes as u64;
-    let mut no: i32 = 0;
-    // SAFETY: the device is the context's own, and its pool lives as long as the context; the
-    // release threshold is a cuuint64_t, which `threshold` is, the reuse flag an int, both
-    // live locals.
-    unsafe {
-        let pool = result::device::get_mem_pool(ctx.cu_device()).map_err(err)?;
-        result::mem_pool::set_attribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
-            (&mut threshold as *mut u64).cast(),
-        )
-        .map_err(err)?;
-        result::mem_pool::set_attribute(
-            pool,
-            sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES,
-            (&mut no as *mut i32).cast(),
-        )
-        .map_err(err)
-    }
-}
 
 /// A module's slot: empty until its first compile succeeds.
 type ModuleSlot = Arc<Mutex<Option<Arc<CudaModule>>>>;
@@ -186,7 +148,7 @@ impl CudaRuntime {
             driver_version,
             nvrtc_version: (major, minor),
         };
-        keep_freed_memory(&ctx, info.total_memory / 4)?;
+        memory_pool::keep_freed_memory(&ctx, info.total_memory / 4)?;
         let host_copies = HostCopies::for_device(info.integrated);
         Ok(CudaRuntime {
             ctx,
@@ -279,23 +241,9 @@ impl CudaRuntime {
     }
 
     /// Bytes the device's memory pool holds now, in use or kept for the next allocation
-    /// (see [`keep_freed_memory`]).
+    /// (see [`super::memory_pool`]).
     pub fn pool_reserved(&self) -> Result<u64> {
-        use cudarc::driver::{result, sys};
-        let err = |e: cudarc::driver::DriverError| Error::Gpu(format!("memory pool: {e}"));
-        self.ctx.bind_to_thread().map_err(gpu_err)?;
-        let mut bytes = 0u64;
-        // SAFETY: as in keep_freed_memory; the attribute is a cuuint64_t written to a live local.
-        unsafe {
-            let pool = result::device::get_mem_pool(self.ctx.cu_device()).map_err(err)?;
-            result::mem_pool::get_attribute(
-                pool,
-                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT,
-                (&mut bytes as *mut u64).cast(),
-            )
-            .map_err(err)?;
-        }
-        Ok(bytes)
+        memory_pool::reserved(&self.ctx)
     }
 
     /// (free, total) device memory in bytes, now.

@@ -7,6 +7,7 @@ pub mod cuda;
 pub mod host_copies;
 pub mod info;
 pub mod kernels;
+pub mod memory_pool;
 pub mod primitives;
 pub mod staging;
 pub mod testing;
