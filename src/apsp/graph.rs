@@ -100,8 +100,8 @@ fn check_int_range(from: &[u32], w: &[i32]) -> Result<()> {
     Ok(())
 }
 
-/// Dense start matrices: d[u][v] the lightest u->v edge (INF when none), d[u][u] = 0 unless a
-/// negative self loop; h[u][v] = v where an edge is, u on the diagonal, NO_VERTEX elsewhere.
+/// Dense start matrices: `d[u][v]` the lightest u->v edge (INF when none), `d[u][u]` = 0 unless a
+/// negative self loop; `h[u][v]` = v where an edge is, u on the diagonal, NO_VERTEX elsewhere.
 /// `np >= n` adds isolated padding vertices so tiles divide the matrix.
 pub fn dense<T: Weight>(
     n: usize,

@@ -117,7 +117,7 @@ pub fn bellman_ford_cycle<T: Weight>(
 /// Successors that lead in circles, which the blocked relaxation order can leave behind on
 /// cycles of total weight zero (the textbook order never does), are rebuilt column by column:
 /// for each affected target j, a breadth-first search backwards from j over tight edges
-/// (w(u, v) + d[v][j] == d[u][j]) gives every vertex the first-found tight edge one level closer
+/// (`w(u, v) + d[v][j] == d[u][j]`) gives every vertex the first-found tight edge one level closer
 /// to j. Deterministic (edge order), so CPU and GPU results stay equal. Costs O(m) when the
 /// graph has no zero-weight cycle, which is checked first.
 pub fn repair_circular_successors<T: Weight>(

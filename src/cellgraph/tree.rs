@@ -22,7 +22,7 @@ pub struct Tree {
     r: u32,
     l: usize,
     nodes: Vec<Node>,
-    /// Nodes of level t are nodes[level_start[t]..level_start[t + 1]].
+    /// Nodes of level t are `nodes[level_start[t]..level_start[t + 1]]`.
     pub level_start: Vec<usize>,
 }
 

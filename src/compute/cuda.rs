@@ -525,7 +525,7 @@ impl CudaRuntime {
 
     /// The launch of a grid-stride kernel (`GRID_STRIDE` in kernels/common.cuh) over `n`
     /// items: `threads` per block, blocks enough to cover `n` but no more than fill the device,
-    /// unless a thread would then take more than [`STRIDE_ITEMS_PER_THREAD`] items.
+    /// unless a thread would then take more than `STRIDE_ITEMS_PER_THREAD` items.
     pub fn grid_stride(&self, n: usize, threads: u32) -> LaunchConfig {
         self.stride_launch(n, threads, STRIDE_ITEMS_PER_THREAD)
     }

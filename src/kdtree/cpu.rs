@@ -36,7 +36,7 @@ pub fn dedupe(p: &Points) -> (Vec<f32>, Vec<u32>) {
     (coords, original)
 }
 
-/// rank[d][id]: position of distinct point id in dimension d's super-key order.
+/// `rank[d][id]`: position of distinct point id in dimension d's super-key order.
 pub fn ranks(dims: usize, coords: &[f32]) -> Vec<Vec<u32>> {
     let n = coords.len() / dims;
     let pt = |i: u32| &coords[i as usize * dims..(i as usize + 1) * dims];

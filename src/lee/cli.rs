@@ -26,7 +26,7 @@ pub struct LeeArgs {
     /// ROS map_server YAML (trinary); y counts image rows from the top.
     #[arg(long, conflicts_with = "heightmap")]
     pub map: Option<PathBuf>,
-    /// Gazebo heightmap: an SDF world/model (its first <heightmap>: uri, size, pos) or a
+    /// Gazebo heightmap: an SDF world/model (its first `<heightmap>`: uri, size, pos) or a
     /// grayscale PNG with --heightmap-size; one cell per pixel, y counts image rows from the
     /// top.
     #[arg(long, requires = "max_step")]

@@ -8,7 +8,7 @@
 //! front of the reply. ros2-client's `Server` is built for one mapping, so a node on its default
 //! decoded Cyclone requests as if their header were the first fields of the request. This server
 //! reads the raw sample with its writer's GUID and inline QoS and decides per request (`Auto`,
-//! [`carries_cyclone_header`]): the header when the writer is Eclipse Cyclone DDS's and sent no
+//! `carries_cyclone_header`): the header when the writer is Eclipse Cyclone DDS's and sent no
 //! related sample identity (rmw_cyclonedds), or when the header names the writer (ros2-client's
 //! `Cyclone` clients); otherwise the bare request (rmw_fastrtps, ros2-client's `Enhanced`
 //! clients, which send no inline QoS: their sample's own identity is the request id). Content

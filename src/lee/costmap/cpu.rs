@@ -109,7 +109,7 @@ pub fn cost_field(grid: &Grid, enter: &[u32], goal: (u32, u32)) -> Vec<u64> {
 
 /// The cells from `start` to the goal down the field: at each cell, the first direction (in
 /// DIRECTIONS order: left, up, right, down, then the diagonals) whose neighbour n has
-/// field[n] + step(into n) = field[cell]. `None` when the start was not reached.
+/// `field[n] + step(into n) = field[cell]`. `None` when the start was not reached.
 pub fn descend(
     grid: &Grid,
     enter: &[u32],

@@ -4,7 +4,7 @@
 //! rules ahead of ALLOW rules (the first matching rule decides), `ros_discovery_info` allowed
 //! both ways (every rmw publishes and reads it), everything else denied by default.
 //!
-//! Pure text work, no cryptography: the grant is signed in [`super::pki`].
+//! Pure text work, no cryptography: the grant is signed in `super::pki`.
 
 use crate::error::{Error, Result};
 
