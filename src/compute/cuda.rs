@@ -148,7 +148,7 @@ impl CudaRuntime {
             driver_version,
             nvrtc_version: (major, minor),
         };
-        memory_pool::keep_freed_memory(&ctx, info.total_memory / 4)?;
+        memory_pool::keep_freed_memory(&ctx, memory_pool::kept_bytes(info.total_memory))?;
         let host_copies = HostCopies::for_device(info.integrated);
         Ok(CudaRuntime {
             ctx,

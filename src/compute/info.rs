@@ -38,6 +38,11 @@ pub fn print(kind: BackendKind) {
                 total as f64 / 1073741824.0
             );
             println!(
+                "memory pool: keeps up to {:.1} GiB of freed memory between requests, holds {:.1} MiB now",
+                super::memory_pool::kept_bytes(i.total_memory) as f64 / 1073741824.0,
+                rt.pool_reserved().unwrap_or(0) as f64 / 1048576.0
+            );
+            println!(
                 "driver: {}.{}",
                 i.driver_version / 1000,
                 (i.driver_version % 1000) / 10

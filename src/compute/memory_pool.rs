@@ -12,6 +12,11 @@ use cudarc::driver::{result, sys, CudaContext, DriverError};
 use super::cuda::gpu_err;
 use crate::error::{Error, Result};
 
+/// Freed memory the pool keeps, of a device with `total` bytes: a quarter of it.
+pub fn kept_bytes(total: usize) -> usize {
+    total / 4
+}
+
 fn pool_err(e: DriverError) -> Error {
     Error::Gpu(format!("memory pool: {e}"))
 }
