@@ -13,12 +13,9 @@
 //! nobody listens, nor made beside the answer of the next request, and a reader that joins
 //! later still gets the latest graph, as the latching promises.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 
-use futures::future::Either;
-use futures::{FutureExt, StreamExt};
+use futures::StreamExt;
 use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
@@ -28,6 +25,7 @@ use crate::compute::{warmup, Backend};
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
 use crate::nodes::fallback::cpu_when_out_of_memory;
+use crate::nodes::latched;
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
@@ -328,79 +326,20 @@ fn install(state: &State, g: Graph, header: Header) {
     let _ = state.wake.try_send(());
 }
 
-/// A graph some of whose topics have not had it yet, for want of readers.
-struct Held {
-    graph: Arc<Graph>,
-    header: Header,
-    /// Still owed to ~/cell_graph, to ~/markers.
-    owed: [bool; 2],
-}
-
-/// Publishes the latest installed graph on each topic once it has a reader, in install order;
-/// a graph replaced before its turn is skipped (both topics are latched: a reader that joins
-/// later gets the latest, which is all they keep anyway).
+/// Publishes each installed graph on ~/cell_graph and ~/markers once that topic has a reader
+/// (`latched`); a graph replaced before its turn is skipped (both topics are latched: a reader
+/// that joins later gets the latest, which is all they keep anyway).
 async fn publish_latest(state: Arc<State>, wake: smol::channel::Receiver<()>, ctx: &NodeContext) {
-    let node = ctx.node();
-    let mut held: Option<Held> = None;
-    // While a graph is held: the topics it is owed to, and a wait that resolves when one of
-    // them matches a reader. Made anew only when those topics change, not per wake-up: each
-    // wait registers a listener with the node until the node's next graph event.
-    type Wait<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
-    let mut readers: Option<([bool; 2], Wait<'_>)> = None;
-    loop {
-        match readers.as_mut() {
-            None => {
-                if wake.recv().await.is_err() {
-                    return;
-                }
-            }
-            Some((_, r)) => match futures::future::select(Box::pin(wake.recv()), r).await {
-                Either::Left((Err(_), _)) => return,
-                Either::Left((Ok(()), _)) => {}
-                Either::Right(((), _)) => readers = None,
-            },
-        }
-        if let Some((graph, header)) = lock(&state.unpublished).take() {
-            held = Some(Held {
-                graph,
-                header,
-                owed: [true, true],
-            });
-        }
-        let Some(mut h) = held.take() else {
-            continue;
-        };
-        let listening = [
-            state.out.get_subscription_count(node) > 0,
-            state.markers.get_subscription_count(node) > 0,
-        ];
-        let now = [h.owed[0] && listening[0], h.owed[1] && listening[1]];
-        if now.contains(&true) {
-            let (st, g, header) = (state.clone(), h.graph.clone(), h.header.clone());
-            smol::unblock(move || publish(&st, &g, header, now)).await;
-            h.owed = [h.owed[0] && !now[0], h.owed[1] && !now[1]];
-        }
-        if h.owed.contains(&true) {
-            if readers.as_ref().map(|(owed, _)| *owed) != Some(h.owed) {
-                let (out, marks) = (&state.out, &state.markers);
-                let wait: Wait<'_> = match h.owed {
-                    [true, true] => Box::pin(
-                        futures::future::select(
-                            out.wait_for_subscription(node),
-                            marks.wait_for_subscription(node),
-                        )
-                        .map(|_| ()),
-                    ),
-                    [true, false] => Box::pin(out.wait_for_subscription(node)),
-                    _ => Box::pin(marks.wait_for_subscription(node)),
-                };
-                readers = Some((h.owed, wait));
-            }
-            held = Some(h);
-        } else {
-            readers = None;
-        }
-    }
+    let installed = wake.filter_map(|()| {
+        let taken = lock(&state.unpublished).take();
+        async move { taken.map(|g| (g, [true, true])) }
+    });
+    let topics: [&dyn latched::Topic; 2] = [&state.out, &state.markers];
+    latched::publish_when_read(ctx.node(), topics, installed, |g, now| {
+        let st = state.clone();
+        smol::unblock(move || publish(&st, &g.0, g.1.clone(), now))
+    })
+    .await;
 }
 
 /// `topics`: whether to publish on ~/cell_graph, on ~/markers.

@@ -8,6 +8,7 @@ pub mod cloud_convert;
 pub mod fallback;
 pub mod grid_convert;
 pub mod image_convert;
+pub(crate) mod latched;
 pub mod lee_planner;
 pub mod lifecycle;
 pub mod map_summary;

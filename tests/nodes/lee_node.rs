@@ -202,6 +202,73 @@ fn get_plan_over_dds_matches_the_cpu_planner() {
     client_rt.shutdown().trigger();
 }
 
+/// Plans made while ~/path and ~/markers have no reader are not written for nobody, but the
+/// latest is held: a reader that joins later gets it (both topics are latched).
+#[test]
+fn a_late_reader_gets_the_latest_plan() {
+    use gpu_planning::ros::msg::visualization_msgs::MarkerArray;
+    let domain = common::unique_domain();
+    let (args, _) = RosArgs::parse(&["--ros-args", "-p", "backend:=cpu"]).unwrap();
+    let server = RosRuntime::new(args, ParamsFile::default(), Some(domain)).unwrap();
+    gpu_planning::nodes::start(&server, &["lee_planner"]).unwrap();
+    let client_rt =
+        RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut peer = NodeContext::new(&client_rt, "late_peer").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let client = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    smol::block_on(async {
+        common::settle_discovery("service", client.wait_for_service(peer.node())).await;
+        map_pub.async_publish(walled_map()).await.unwrap();
+        let to = |x: f64, y: f64| GetPlanRequest {
+            start: pose(1.3, 2.1),
+            goal: pose(x, y),
+            tolerance: 0.0,
+        };
+        // The map may arrive after the first request: retry until the plan is non-empty.
+        for _ in 0..100 {
+            if !call(&client, to(5.4, 2.2)).await.poses.is_empty() {
+                break;
+            }
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let latest = call(&client, to(3.2, 4.7)).await;
+        assert!(!latest.poses.is_empty());
+        let path_sub = peer
+            .subscription::<Path>("/lee_planner/path", qos::result())
+            .unwrap();
+        let markers_sub = peer
+            .subscription::<MarkerArray>("/lee_planner/markers", qos::result())
+            .unwrap();
+        let s = path_sub.async_stream();
+        futures::pin_mut!(s);
+        let published = within("~/path for a late reader", s.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        let cells = |p: &Path| -> Vec<(f64, f64)> {
+            p.poses
+                .iter()
+                .map(|p| (p.pose.position.x, p.pose.position.y))
+                .collect()
+        };
+        assert_eq!(cells(&published), cells(&latest), "the latest plan");
+        let m = markers_sub.async_stream();
+        futures::pin_mut!(m);
+        let marks = within("~/markers for a late reader", m.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        let strip: usize = marks.markers.iter().map(|m| m.points.len()).sum();
+        assert_eq!(strip, latest.poses.len(), "one marker point per pose");
+    });
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
+
 /// `heightmap:=world.sdf`: the node plans on a Gazebo heightmap before any map arrives, in
 /// `heightmap_frame`, at the heightmap's own cell size and position.
 #[test]

@@ -34,6 +34,7 @@ use crate::error::{Error, Result};
 use crate::lee::costmap::config::occupancy_value;
 use crate::lee::UNREACHED;
 use crate::nodes::grid_convert::CellFrame;
+use crate::nodes::latched;
 use crate::nodes::lifecycle::{self, BondTiming, Lifecycle, Primary};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
@@ -96,34 +97,46 @@ struct Made {
 }
 
 /// Publishes each plan on ~/path, ~/markers and (with its field) ~/distance_field, in order,
-/// off the request's way. Every plan goes out, as nav2's planner server publishes each: the
-/// channel is bounded, so a publisher that falls behind slows the planning down instead of
-/// growing a backlog.
+/// off the request's way, on each topic once it has a reader (`latched`): while one has
+/// readers every plan goes out on it, as nav2's planner server publishes each (the channel is
+/// bounded, so a publisher that falls behind slows the planning down instead of growing a
+/// backlog); while it has none only the latest plan is held for it.
 async fn publish_made(out: Arc<Outputs>, made: smol::channel::Receiver<Made>) {
-    while let Ok(m) = made.recv().await {
+    let plans = made.map(|m| {
+        let field = m.labels.is_some();
+        (m, [true, true, field])
+    });
+    let topics: [&dyn latched::Topic; 3] = [&out.path, &out.markers, &out.field];
+    latched::publish_when_read(out.ctx.node(), topics, plans, |m, now| {
         let out = out.clone();
-        smol::unblock(move || publish(&out, m)).await;
-    }
+        smol::unblock(move || publish(&out, &m, now))
+    })
+    .await;
 }
 
-fn publish(out: &Outputs, m: Made) {
-    let header = m.path.header.clone();
-    let points: Vec<_> = m
-        .path
-        .poses
-        .iter()
-        .map(|p| p.pose.position.clone())
-        .collect();
-    if let Err(e) = out.path.publish(m.path) {
-        tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
+/// `topics`: whether to publish on ~/path, ~/markers, ~/distance_field.
+fn publish(out: &Outputs, m: &Made, topics: [bool; 3]) {
+    let header = &m.path.header;
+    if topics[0] {
+        if let Err(e) = out.path.publish(m.path.clone()) {
+            tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
+        }
     }
-    let width = 0.5 * m.frame.resolution;
-    let marks = markers::path(&header, "lee_path", &points, markers::GREEN, width);
-    if let Err(e) = out.markers.publish(marks) {
-        tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
+    if topics[1] {
+        let points: Vec<_> = m
+            .path
+            .poses
+            .iter()
+            .map(|p| p.pose.position.clone())
+            .collect();
+        let width = 0.5 * m.frame.resolution;
+        let marks = markers::path(header, "lee_path", &points, markers::GREEN, width);
+        if let Err(e) = out.markers.publish(marks) {
+            tracing::warn!("{NODE_NAME}: publishing ~/markers failed: {e:?}");
+        }
     }
-    if let Some(labels) = &m.labels {
-        let field = field_grid(&m.frame, header, labels);
+    if let (true, Some(labels)) = (topics[2], &m.labels) {
+        let field = field_grid(&m.frame, header.clone(), labels);
         if let Err(e) = out.field.publish(field) {
             tracing::warn!("{NODE_NAME}: publishing ~/distance_field failed: {e:?}");
         }
