@@ -163,16 +163,31 @@ extern "C" __global__ void compact_scatter(const u32 *__restrict__ values,
 #define WARP_CHUNK (32 * SORT_ITEMS)
 
 // Counts of every one of the 8 digits over all keys, so the host can skip passes in which all
-// keys share one digit value.
+// keys share one digit value. Each thread loads HIST_ITEMS keys before counting any: with one
+// load per iteration of a grid-stride loop, eight shared atomics apart, a thread waits out a
+// DRAM round trip per key, and an SM's resident warps keep too few loads in flight to hide it.
+#define HIST_ITEMS 8
 extern "C" __global__ void radix_global_hist(const u64 *__restrict__ keys, u32 n,
                                              u32 *__restrict__ hist /* 8 * 256 */) {
     __shared__ u32 h[8 * RADIX];
     for (u32 i = threadIdx.x; i < 8 * RADIX; i += blockDim.x) h[i] = 0;
     __syncthreads();
-    GRID_STRIDE(i, n) {
-        u64 k = keys[i];
+    const u64 span = (u64)blockDim.x * HIST_ITEMS;
+    for (u64 first = (u64)blockIdx.x * span + threadIdx.x; first < n;
+         first += (u64)gridDim.x * span) {
+        u64 k[HIST_ITEMS];
 #pragma unroll
-        for (u32 d = 0; d < 8; ++d) atomicAdd(&h[d * RADIX + ((k >> (8 * d)) & 0xff)], 1u);
+        for (u32 j = 0; j < HIST_ITEMS; ++j) {
+            const u64 i = first + (u64)j * blockDim.x;
+            k[j] = i < n ? keys[i] : 0;
+        }
+#pragma unroll
+        for (u32 j = 0; j < HIST_ITEMS; ++j) {
+            if (first + (u64)j * blockDim.x >= n) break;
+#pragma unroll
+            for (u32 d = 0; d < 8; ++d)
+                atomicAdd(&h[d * RADIX + ((k[j] >> (8 * d)) & 0xff)], 1u);
+        }
     }
     __syncthreads();
     for (u32 i = threadIdx.x; i < 8 * RADIX; i += blockDim.x)

@@ -442,6 +442,31 @@ impl CudaRuntime {
         Ok(host)
     }
 
+    /// Copies the first `len` elements of `dev` back to the host, as [`Self::download`], but
+    /// queues `meanwhile`'s work behind the copy before waiting for it, so that the device runs
+    /// it while the host waits for the copy and reads the result. For small reads: at most one
+    /// pinned chunk ([`super::staging::CHUNK_BYTES`]). `meanwhile` must not copy between host
+    /// and device through this runtime view.
+    pub fn download_while<T: DeviceRepr + Default + Clone, R>(
+        &self,
+        dev: &CudaSlice<T>,
+        len: usize,
+        meanwhile: impl FnOnce() -> Result<R>,
+    ) -> Result<(Vec<T>, R)> {
+        let mut host = vec![T::default(); len];
+        if len == 0 {
+            return Ok((host, meanwhile()?));
+        }
+        let bytes = std::mem::size_of_val(host.as_slice());
+        // SAFETY: DeviceRepr types are plain data; every byte is overwritten by the copy.
+        let dst = unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) };
+        let view = dev.slice(0..len);
+        let (at, _read) = view.device_ptr(&self.stream);
+        // SAFETY: the view holds `bytes` bytes and this stream orders every use of it.
+        let r = unsafe { self.staged(|s| s.download_while(&self.stream, at, dst, meanwhile)) }?;
+        Ok((host, r))
+    }
+
     /// Copies `host.len()` elements of `dev` from `start` into `host` (waits for the stream).
     /// A caller that made `host` ahead (see [`super::staging::host_vec`], whose pages are
     /// already mapped) saves the page faults a fresh vector takes during the copy.
@@ -480,7 +505,7 @@ impl CudaRuntime {
     ///
     /// # Safety
     /// As the [`Staging`] method `copy` calls.
-    unsafe fn staged(&self, copy: impl FnOnce(&mut Staging) -> Result<()>) -> Result<()> {
+    unsafe fn staged<R>(&self, copy: impl FnOnce(&mut Staging) -> Result<R>) -> Result<R> {
         self.ctx.bind_to_thread().map_err(gpu_err)?;
         let mut slot = self.staging.lock().unwrap_or_else(|p| p.into_inner());
         let staging = match slot.as_mut() {

@@ -122,6 +122,41 @@ impl Staging {
         Ok(())
     }
 
+    /// Copies `dst.len()` bytes (at most [`CHUNK_BYTES`]) from device address `src` into
+    /// `dst` after `stream`'s earlier work, and runs `meanwhile` between queueing the copy and
+    /// waiting for it: what `meanwhile` queues on `stream` runs on the device while the host
+    /// waits for the bytes and reads them, instead of after. `meanwhile` must not copy through
+    /// this staging (its caller holds it).
+    ///
+    /// # Safety
+    /// `src` must be device memory of at least `dst.len()` bytes that `stream` may read.
+    pub unsafe fn download_while<R>(
+        &mut self,
+        stream: &CudaStream,
+        src: sys::CUdeviceptr,
+        dst: &mut [u8],
+        meanwhile: impl FnOnce() -> Result<R>,
+    ) -> Result<R> {
+        if dst.len() > CHUNK_BYTES {
+            return Err(crate::error::Error::Gpu(format!(
+                "download_while: {} bytes do not fit one pinned chunk of {CHUNK_BYTES}",
+                dst.len()
+            )));
+        }
+        let turn = self.take_turn();
+        let chunk = &mut self.chunks[turn];
+        chunk.done.synchronize().map_err(gpu_err)?;
+        let buf = chunk.buf.as_mut_slice().map_err(gpu_err)?;
+        // SAFETY: the caller vouches for src; buf is pinned and the host reads it only after
+        // `done` has passed.
+        unsafe { result::memcpy_dtoh_async(&mut buf[..dst.len()], src, stream.cu_stream()) }
+            .map_err(gpu_err)?;
+        chunk.done.record(stream).map_err(gpu_err)?;
+        let queued = meanwhile();
+        self.drain(turn, dst)?;
+        queued
+    }
+
     fn drain(&mut self, c: usize, out: &mut [u8]) -> Result<()> {
         let chunk = &mut self.chunks[c];
         chunk.done.synchronize().map_err(gpu_err)?;
@@ -132,7 +167,13 @@ impl Staging {
 }
 
 /// A memcpy spread over the rayon pool (one core's copy bandwidth is a fraction of the host's).
+/// One piece or less is copied on the calling thread: handing it to the pool and waking the
+/// caller again costs more than the copy (tens of µs from a thread outside the pool).
 fn parallel_copy(src: &[u8], dst: &mut [u8]) {
+    if src.len() <= PIECE_BYTES {
+        dst.copy_from_slice(src);
+        return;
+    }
     dst.par_chunks_mut(PIECE_BYTES)
         .zip(src.par_chunks(PIECE_BYTES))
         .for_each(|(d, s)| d.copy_from_slice(s));

@@ -84,6 +84,19 @@ pub enum SortMethod {
 /// Largest n the one-sweep path accepts.
 pub const ONESWEEP_MAX_N: usize = (1 << 30) - 1;
 
+/// A one-sweep sort's working memory (see `Primitives::onesweep_scratch`).
+struct OnesweepScratch {
+    /// Where each digit value starts, per digit position (DIGITS x RADIX).
+    bases: CudaSlice<u32>,
+    /// The alternate buffers each pass writes into.
+    keys: CudaSlice<u64>,
+    values: CudaSlice<u32>,
+    /// Look-back slots, tiles x RADIX per pass, zeroed.
+    status: CudaSlice<u32>,
+    /// Each pass's tile counter, zeroed.
+    counters: CudaSlice<u32>,
+}
+
 fn onesweep_fits(n: usize) -> Result<()> {
     if n > ONESWEEP_MAX_N {
         return Err(Error::invalid(
@@ -262,7 +275,13 @@ impl Primitives {
         let stream = self.rt.stream();
         let n32 = n as u32;
         let hist = self.global_hist(keys, n)?;
-        let hist_host = self.rt.download(&hist, DIGITS * RADIX)?;
+        // The passes' buffers are zeroed and their digit bases scanned while the counts come
+        // back: the host's wait for them would otherwise leave the device idle.
+        let (hist_host, scratch) = self.rt.download_while(&hist, DIGITS * RADIX, || {
+            onesweep
+                .then(|| self.onesweep_scratch(n, &hist))
+                .transpose()
+        })?;
         let passes: Vec<usize> = (0..DIGITS)
             .filter(|&d| {
                 !hist_host[d * RADIX..(d + 1) * RADIX]
@@ -274,9 +293,8 @@ impl Primitives {
             return Ok(0);
         }
         let tiles = n.div_ceil(self.sort_tile);
-        if onesweep {
-            let bases = self.digit_bases(&hist)?;
-            self.onesweep_passes(keys, values, n, &passes, &bases)?;
+        if let Some(scratch) = scratch {
+            self.onesweep_passes(keys, values, n, &passes, scratch)?;
         } else {
             let (mut keys_alt, mut values_alt) = self.alternates(n)?;
             let tiles32 = tiles as u32;
@@ -326,9 +344,9 @@ impl Primitives {
         }
         onesweep_fits(n)?;
         let hist = self.global_hist(keys, n)?;
-        let bases = self.digit_bases(&hist)?;
+        let scratch = self.onesweep_scratch(n, &hist)?;
         let passes: Vec<usize> = (0..DIGITS).collect();
-        self.onesweep_passes(keys, values, n, &passes, &bases)
+        self.onesweep_passes(keys, values, n, &passes, scratch)
     }
 
     /// Counts of every digit value at each of the 8 digit positions of the first `n` keys.
@@ -368,6 +386,21 @@ impl Primitives {
         Ok((keys, values))
     }
 
+    /// What the one-sweep passes of a sort of `n` pairs work in, for every digit position: the
+    /// digit bases from `hist`, the alternate buffers, zeroed look-back slots and tile counters.
+    fn onesweep_scratch(&self, n: usize, hist: &CudaSlice<u32>) -> Result<OnesweepScratch> {
+        let tiles = n.div_ceil(self.sort_tile);
+        let bases = self.digit_bases(hist)?;
+        let (keys, values) = self.alternates(n)?;
+        Ok(OnesweepScratch {
+            bases,
+            keys,
+            values,
+            status: self.rt.alloc_zeros::<u32>(DIGITS * tiles * RADIX)?,
+            counters: self.rt.alloc_zeros::<u32>(DIGITS)?,
+        })
+    }
+
     /// One-sweep passes over the given digit positions, least significant first.
     fn onesweep_passes(
         &self,
@@ -375,14 +408,18 @@ impl Primitives {
         values: &mut CudaSlice<u32>,
         n: usize,
         passes: &[usize],
-        bases: &CudaSlice<u32>,
+        scratch: OnesweepScratch,
     ) -> Result<()> {
         let stream = self.rt.stream();
         let n32 = n as u32;
         let tiles = n.div_ceil(self.sort_tile);
-        let (mut keys_alt, mut values_alt) = self.alternates(n)?;
-        let mut status = self.rt.alloc_zeros::<u32>(passes.len() * tiles * RADIX)?;
-        let mut counters = self.rt.alloc_zeros::<u32>(passes.len())?;
+        let OnesweepScratch {
+            bases,
+            keys: mut keys_alt,
+            values: mut values_alt,
+            mut status,
+            mut counters,
+        } = scratch;
         for (i, &digit) in passes.iter().enumerate() {
             let shift = (8 * digit) as u32;
             let base = bases.slice(digit * RADIX..(digit + 1) * RADIX);
