@@ -5,7 +5,7 @@
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
 use gpu_planning::lee::gpu::Schedule;
-use gpu_planning::lee::synth::{maze, nearest_open, random_terrain};
+use gpu_planning::lee::synth::{maze, nearest_open, occupancy, random_terrain};
 use gpu_planning::lee::{
     cpu, Config, Connectivity, Grid, MemoryModel, Planner, DIRECTIONS, UNREACHED,
 };
@@ -94,6 +94,30 @@ fn path_follows_the_seed_priority() {
         cpu::descend(&g, &l, (0, 0)).unwrap(),
         vec![(0, 0), (1, 0), (1, 1)]
     );
+}
+
+/// `occupancy` (bench lee's occupancy terrain): the fraction asked for, reproducible from its
+/// seed, and its occupied cells blocked in the grid.
+#[test]
+fn occupancy_terrain_occupies_its_fraction() {
+    let (w, h) = (301u32, 199u32);
+    let cells = (w * h) as usize;
+    let heights = occupancy(w, h, 0.2, 7);
+    assert_eq!(heights.len(), cells);
+    let occupied = heights.iter().filter(|v| v.is_nan()).count();
+    let share = occupied as f64 / cells as f64;
+    assert!((0.19..0.21).contains(&share), "{share}");
+    assert_eq!(
+        heights.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        occupancy(w, h, 0.2, 7)
+            .iter()
+            .map(|v| v.to_bits())
+            .collect::<Vec<_>>()
+    );
+    let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+    assert_eq!(grid.free.iter().filter(|&&f| !f).count(), occupied);
+    assert!(occupancy(w, h, 0.0, 7).iter().all(|v| *v == 0.0));
+    assert!(occupancy(w, h, 1.0, 7).iter().all(|v| v.is_nan()));
 }
 
 #[test]
@@ -326,13 +350,14 @@ fn gpu_bitwave_matches_cpu_across_tile_edges() {
         (300, 170),
     ] {
         for conn in [Connectivity::Four, Connectivity::Eight] {
-            for terrain in 0..3 {
+            for terrain in 0..4 {
                 case += 1;
                 let s = seed ^ case.wrapping_mul(0x9e37_79b9_7f4a_7c15);
                 let heights = match terrain {
                     0 => random_terrain(w, h, 0.3, s),
                     1 => random_terrain(w, h, 0.55, s),
-                    _ => maze(w, h, s),
+                    2 => maze(w, h, s),
+                    _ => occupancy(w, h, 0.2, s),
                 };
                 let grid = Grid::from_elevation(w, h, &heights, 1.0, conn).unwrap();
                 // Goals on tile corners and borders, and one anywhere.

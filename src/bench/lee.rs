@@ -10,7 +10,7 @@ use super::try_median_ms as median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
 use crate::lee::gpu::Schedule;
-use crate::lee::synth::{maze, nearest_open, random_terrain};
+use crate::lee::synth::{maze, nearest_open, occupancy, random_terrain};
 use crate::lee::{Config, Connectivity, Grid, MemoryModel, Planner};
 
 /// `gpu_planning bench lee`: every memory model and the CPU BFS on random terrain and mazes.
@@ -43,7 +43,7 @@ pub struct Args {
     /// Check against the CPU BFS without timing it (its row is left out).
     #[arg(long)]
     skip_cpu_timing: bool,
-    /// Synthetic terrains to run: random, maze.
+    /// Synthetic terrains to run: random, maze, occupancy.
     #[arg(long, value_delimiter = ',', default_value = "random,maze")]
     terrains: Vec<Terrain>,
     /// Also time the clearance transform for this robot radius (cells of 0.05 m) on the CPU
@@ -113,6 +113,8 @@ pub enum Terrain {
     Random,
     /// A maze of one-cell corridors (the worst case of a wave).
     Maze,
+    /// An occupancy grid with 20 % of its cells occupied at random (`bench services`'s maps).
+    Occupancy,
 }
 
 impl Terrain {
@@ -120,6 +122,7 @@ impl Terrain {
         match self {
             Terrain::Random => "random",
             Terrain::Maze => "maze",
+            Terrain::Occupancy => "occupancy",
         }
     }
 }
@@ -200,6 +203,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
             let heights = match terrain {
                 Terrain::Random => random_terrain(n, n, 0.3, o.seed),
                 Terrain::Maze => maze(n, n, o.seed),
+                Terrain::Occupancy => occupancy(n, n, 0.2, o.seed),
             };
             let terrain = terrain.name();
             if let Some(dir) = &o.npy_dir {

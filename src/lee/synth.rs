@@ -13,6 +13,22 @@ pub fn random_terrain(width: u32, height: u32, blocked: f64, seed: u64) -> Vec<f
         .collect()
 }
 
+/// An occupancy grid with an `occupied` fraction of its cells occupied at random, as heights:
+/// free cells at 0, occupied ones NaN.
+pub fn occupancy(width: u32, height: u32, occupied: f64, seed: u64) -> Vec<f32> {
+    let mut rng = XorShift::new(seed);
+    let cut = (occupied.clamp(0.0, 1.0) * (1u64 << 53) as f64) as u64;
+    (0..width as u64 * height as u64)
+        .map(|_| {
+            if rng.next_u64() >> 11 < cut {
+                f32::NAN
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
 /// A perfect maze (one path between any two open cells): open cells at height 0, walls NaN.
 /// Rooms sit at even coordinates; a randomized depth-first search knocks walls out.
 pub fn maze(width: u32, height: u32, seed: u64) -> Vec<f32> {
