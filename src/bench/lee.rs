@@ -62,6 +62,18 @@ pub struct Args {
     /// With --map: unit or costmap.
     #[arg(long, default_value = "unit")]
     cost_model: crate::lee::costmap::CostModel,
+    /// How CUDA descends the path: auto (the window walk up to `lee::gpu::long_path_from`
+    /// moves, pointer jumps beyond), or walk or jumps for every path.
+    #[arg(long, default_value = "auto")]
+    descent: Descent,
+}
+
+/// How `bench lee` descends paths on CUDA.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Descent {
+    Auto,
+    Walk,
+    Jumps,
 }
 
 impl Args {
@@ -100,6 +112,7 @@ impl Args {
             models,
             robot_radius: self.robot_radius,
             time_cpu: !self.skip_cpu_timing,
+            descent: self.descent,
         };
         println!("{}", run(&backend, &options)?);
         Ok(())
@@ -143,6 +156,8 @@ pub struct Options {
     pub robot_radius: f64,
     /// Time the CPU BFS too (it is the reference either way).
     pub time_cpu: bool,
+    /// How CUDA descends the paths.
+    pub descent: Descent,
 }
 
 /// Rows timing the clearance transform (distance transform + flags, from the host grid to
@@ -189,9 +204,14 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "medians of {} runs after a warm-up (cpu and sweep models: of {}); fields and paths equal the CPU's",
+        "medians of {} runs after a warm-up (cpu and sweep models: of {}); fields and paths equal the CPU's; CUDA descent: {}",
         o.reps.max(1),
-        o.reps.clamp(1, 3)
+        o.reps.clamp(1, 3),
+        match o.descent {
+            Descent::Auto => "the window walk, pointer jumps for long paths",
+            Descent::Walk => "the window walk for every path",
+            Descent::Jumps => "pointer jumps for every path",
+        }
     );
     let _ = writeln!(
         out,
@@ -273,6 +293,11 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 };
                 let planner = Planner::new(&b, grid.clone(), config)?;
                 planner.set_bitwave_schedule(schedule);
+                match o.descent {
+                    Descent::Auto => {}
+                    Descent::Walk => planner.set_long_path_from(u32::MAX),
+                    Descent::Jumps => planner.set_long_path_from(0),
+                }
                 let field = median(reps, || planner.compute_field(g))?;
                 // The descent alone: the query finds the field for its goal in place.
                 let descent = median(reps, || {

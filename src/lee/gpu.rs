@@ -84,14 +84,18 @@ pub const LONG_PATH_FROM: u32 = 256;
 /// matches at about 25,000 moves.
 pub const CELLS_PER_LONG_MOVE: u64 = 4000;
 
+/// Threads of lee_descend's one block (the window walk).
+const DESCEND_THREADS: u32 = 1024;
+
 /// The path length above which a grid of `cells` descends by pointer jumping.
 pub fn long_path_from(cells: u64) -> u32 {
     (cells / CELLS_PER_LONG_MOVE).clamp(LONG_PATH_FROM as u64, u32::MAX as u64) as u32
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 18] {
+fn kernel_defines() -> [(&'static str, String); 19] {
     [
+        ("DESCEND_THREADS", DESCEND_THREADS.to_string()),
         ("PT_MAX", PT_MAX.to_string()),
         ("PT_DIST_THREADS", PT_DIST_THREADS.to_string()),
         ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
@@ -488,7 +492,7 @@ impl DeviceGrid {
         unsafe {
             b.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
+                block_dim: (DESCEND_THREADS, 1, 1),
                 shared_mem_bytes: 0,
             })
         }
