@@ -38,10 +38,8 @@
 //   PT_DIST_THREADS  threads of lee_portal_dist's blocks
 //   PT_WARP_SMEM     shared bytes per warp of the portal queue
 //   PB_THREADS       threads of lee_portal_block's one block
-//   DESCEND_THREADS  threads of lee_descend's one block
 #if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
-    !defined(PT_MAX) || !defined(PT_DIST_THREADS) || !defined(PT_WARP_SMEM) || !defined(PB_THREADS) || \
-    !defined(DESCEND_THREADS)
+    !defined(PT_MAX) || !defined(PT_DIST_THREADS) || !defined(PT_WARP_SMEM) || !defined(PB_THREADS)
 #error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
 #endif
 
@@ -1514,11 +1512,7 @@ extern "C" __global__ void __launch_bounds__(PB_THREADS) lee_portal_block(const 
 // state[STATE_LENGTH]: the path's length in moves. path[i]: its i-th cell.
 // ---------------------------------------------------------------------------------------------
 
-// One block of DESCEND_THREADS threads (set by the host); each loads DESCEND_LOADS window cells.
-#define DESCEND_LOADS (DW * DW / DESCEND_THREADS)
-static_assert(DW * DW % DESCEND_THREADS == 0, "a window is a whole number of loads a thread");
-
-extern "C" __global__ void __launch_bounds__(DESCEND_THREADS) lee_descend(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
+extern "C" __global__ void lee_descend(const u8 *__restrict__ masks, const u32 *__restrict__ labels,
                                        u32 w, u32 h, u32 ndirs, u64 start, u64 goal, u32 *path,
                                        u32 cap, u32 long_from, u32 *state) {
     __shared__ u32 sl[DW * DW];
@@ -1548,25 +1542,14 @@ extern "C" __global__ void __launch_bounds__(DESCEND_THREADS) lee_descend(const 
         const u64 c = s_cell;
         const long long cx = (long long)(c % w), cy = (long long)(c / w);
         const long long ox = window_origin(cx, gx, w), oy = window_origin(cy, gy, h);
-        // Every load of the window issued before any is stored: a loop of load-then-store
-        // waits out one memory latency per iteration, and a window is a few of them per move.
-        u32 lv[DESCEND_LOADS];
-        u8 mv[DESCEND_LOADS];
-#pragma unroll
-        for (u32 r = 0; r < DESCEND_LOADS; ++r) {
-            const u32 i = tid + r * DESCEND_THREADS;
+        for (u32 i = tid; i < DW * DW; i += blockDim.x) {
             const long long x = ox + i % DW, y = oy + i / DW;
             const bool in = x < w && y < h;
-            lv[r] = in ? labels[(u64)y * w + x] : UNREACHED;
-            mv[r] = in ? masks[(u64)y * w + x] : 0;
-        }
-#pragma unroll
-        for (u32 r = 0; r < DESCEND_LOADS; ++r) {
-            sl[tid + r * DESCEND_THREADS] = lv[r];
-            sm[tid + r * DESCEND_THREADS] = mv[r];
+            sl[i] = in ? labels[(u64)y * w + x] : UNREACHED;
+            sm[i] = in ? masks[(u64)y * w + x] : 0;
         }
         __syncthreads();
-        for (u32 i = tid; i < DW * DW; i += DESCEND_THREADS) {
+        for (u32 i = tid; i < DW * DW; i += blockDim.x) {
             const u32 l = sl[i], m = sm[i];
             const int lx = (int)(i % DW), ly = (int)(i / DW);
             u32 next = SUCC_GOAL;

@@ -81,11 +81,11 @@ const DESCENT_LONG: u32 = 4;
 /// field 0.55 ms, and the walk 23 % of it).
 pub const LONG_PATH_FROM: u32 = 256;
 /// See [`LONG_PATH_FROM`]: on a 10000² grid the jumps' passes cost about 4 ms, which the walk
-/// matches at about 25,000 moves.
+/// matches at about 25,000 moves. On a 4000² grid with 20 % of its cells occupied a path of
+/// 4,006 moves took 0.465 ms walked and 0.665 jumped (`bench lee --descent`, BENCHMARKS.md,
+/// nineteenth part): there the walk wins up to about 5,700 moves, but a maze's path of that
+/// length would take five times as long walked, so the bound stays on the jumps' side.
 pub const CELLS_PER_LONG_MOVE: u64 = 4000;
-
-/// Threads of lee_descend's one block (the window walk).
-const DESCEND_THREADS: u32 = 1024;
 
 /// The path length above which a grid of `cells` descends by pointer jumping.
 pub fn long_path_from(cells: u64) -> u32 {
@@ -93,9 +93,8 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 19] {
+fn kernel_defines() -> [(&'static str, String); 18] {
     [
-        ("DESCEND_THREADS", DESCEND_THREADS.to_string()),
         ("PT_MAX", PT_MAX.to_string()),
         ("PT_DIST_THREADS", PT_DIST_THREADS.to_string()),
         ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
@@ -492,7 +491,7 @@ impl DeviceGrid {
         unsafe {
             b.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
-                block_dim: (DESCEND_THREADS, 1, 1),
+                block_dim: (1024, 1, 1),
                 shared_mem_bytes: 0,
             })
         }
