@@ -457,12 +457,10 @@ impl CudaRuntime {
         if len == 0 {
             return Ok((host, meanwhile()?));
         }
-        let bytes = std::mem::size_of_val(host.as_slice());
-        // SAFETY: DeviceRepr types are plain data; every byte is overwritten by the copy.
-        let dst = unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) };
+        let dst = bytes_of_mut(&mut host);
         let view = dev.slice(0..len);
         let (at, _read) = view.device_ptr(&self.stream);
-        // SAFETY: the view holds `bytes` bytes and this stream orders every use of it.
+        // SAFETY: the view holds `dst.len()` bytes and this stream orders every use of it.
         let r = unsafe { self.staged(|s| s.download_while(&self.stream, at, dst, meanwhile)) }?;
         Ok((host, r))
     }
@@ -482,9 +480,7 @@ impl CudaRuntime {
         let range = start..start + host.len();
         let bytes = std::mem::size_of_val(host);
         if self.host_copies.pins(bytes) {
-            // SAFETY: DeviceRepr types are plain data; every byte is overwritten by the copy.
-            let dst =
-                unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) };
+            let dst = bytes_of_mut(host);
             let view = dev.slice(range);
             let (at, _read) = view.device_ptr(&self.stream);
             // SAFETY: the view holds `bytes` bytes and this stream orders every use of it.
@@ -571,6 +567,13 @@ impl CudaRuntime {
             shared_mem_bytes: 0,
         }
     }
+}
+
+/// The bytes of `host`, for a copy that overwrites every one of them.
+fn bytes_of_mut<T: DeviceRepr>(host: &mut [T]) -> &mut [u8] {
+    let bytes = std::mem::size_of_val(host);
+    // SAFETY: DeviceRepr types are plain data, and the slice keeps `host`'s borrow.
+    unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) }
 }
 
 /// Blocks of a grid-stride launch over `n` items on `sms` multiprocessors: one item per thread

@@ -98,18 +98,9 @@ impl Staging {
     ) -> Result<()> {
         let mut pending: Option<(usize, &mut [u8])> = None;
         for (c, piece) in dst.chunks_mut(CHUNK_BYTES).enumerate() {
-            let turn = self.take_turn();
-            let chunk = &mut self.chunks[turn];
-            // The host finished draining this chunk (two pieces ago) before this point: its
-            // copies are synchronous. Its event only orders it after earlier uploads.
-            chunk.done.synchronize().map_err(gpu_err)?;
-            let buf = chunk.buf.as_mut_slice().map_err(gpu_err)?;
             let at = src + (c * CHUNK_BYTES) as u64;
-            // SAFETY: the caller vouches for src; buf is pinned and the host reads it only
-            // after `done` has passed.
-            unsafe { result::memcpy_dtoh_async(&mut buf[..piece.len()], at, stream.cu_stream()) }
-                .map_err(gpu_err)?;
-            chunk.done.record(stream).map_err(gpu_err)?;
+            // SAFETY: the caller vouches for src.
+            let turn = unsafe { self.queue_download(stream, at, piece.len()) }?;
             // While the engine fills this chunk, drain the previous one.
             if let Some((p, out)) = pending.take() {
                 self.drain(p, out)?;
@@ -143,18 +134,36 @@ impl Staging {
                 dst.len()
             )));
         }
+        // SAFETY: the caller vouches for src.
+        let turn = unsafe { self.queue_download(stream, src, dst.len()) }?;
+        let queued = meanwhile();
+        self.drain(turn, dst)?;
+        queued
+    }
+
+    /// Queues a copy of `len` bytes (at most [`CHUNK_BYTES`]) from device address `src` into
+    /// the next chunk, after `stream`'s earlier work; returns the chunk, for [`Self::drain`].
+    ///
+    /// # Safety
+    /// `src` must be device memory of at least `len` bytes that `stream` may read.
+    unsafe fn queue_download(
+        &mut self,
+        stream: &CudaStream,
+        src: sys::CUdeviceptr,
+        len: usize,
+    ) -> Result<usize> {
         let turn = self.take_turn();
         let chunk = &mut self.chunks[turn];
+        // The host finished draining this chunk (two pieces ago) before this point: its
+        // copies are synchronous. Its event only orders it after earlier uploads.
         chunk.done.synchronize().map_err(gpu_err)?;
         let buf = chunk.buf.as_mut_slice().map_err(gpu_err)?;
         // SAFETY: the caller vouches for src; buf is pinned and the host reads it only after
         // `done` has passed.
-        unsafe { result::memcpy_dtoh_async(&mut buf[..dst.len()], src, stream.cu_stream()) }
+        unsafe { result::memcpy_dtoh_async(&mut buf[..len], src, stream.cu_stream()) }
             .map_err(gpu_err)?;
         chunk.done.record(stream).map_err(gpu_err)?;
-        let queued = meanwhile();
-        self.drain(turn, dst)?;
-        queued
+        Ok(turn)
     }
 
     fn drain(&mut self, c: usize, out: &mut [u8]) -> Result<()> {
