@@ -23,14 +23,19 @@
 //                       lee_portal_block runs that wave in one block where the portals' labels
 //                       fit its shared memory
 //   lee_descend         the path from the start down the labels, in one block
-//   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same path when it is long
+//   lee_tile_exits, lee_hop_checkpoints, lee_hop_segments, lee_tile_fill   the same path when
+//                       it is long: the tiles it crosses found by pointer jumping, then filled
+//   lee_next, lee_jump, lee_checkpoints, lee_walk_segments   the same by pointer jumping over
+//                       every cell (kept to compare; lee_jump serves both)
 // All updates are label = min(label, min over allowed neighbours + 1), which only decreases
 // labels and has the BFS distances as its unique fixed point, so every model is exact.
 //
 // Set by the host (src/lee/gpu.rs, NVRTC -D), so both sides read one definition:
 //   BW_ROW           shared row stride of a bitwave tile's labels (64 + 1: lanes on different
 //                    rows of one column hit different banks)
-//   STATE_ROUND, STATE_STATUS, STATE_LENGTH, STATE_SWITCH   slots of the per-query state buffer
+//   STATE_ROUND, STATE_STATUS, STATE_LENGTH, STATE_SWITCH, STATE_HOP_FIRST, STATE_CHECKPOINTS,
+//   STATE_HOPS       slots of the per-query state buffer
+//   DT, DT_THREADS   the tile descent's tile side and its blocks' threads
 //   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
 //                    lee_descend's status
 //   BWQ_HEAD, BWQ_TAIL, BWQ_PENDING, BWQ_VISITS   slots of the work queue's control words
@@ -1672,5 +1677,277 @@ extern "C" __global__ void lee_walk_segments(const u32 *__restrict__ next, u32 l
             return;
         }
         path[s] = c;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Long paths over tiles. The path's cell i has label len - i, so where a cell lies on the path
+// follows from its label; only which cells are on it needs the walk. The grid is cut into
+// DT x DT tiles (frames at multiples of DT). lee_tile_exits: one block a tile finds every
+// cell's successor (the neighbour priority of lee_next) from the tile's labels and a one-cell
+// halo in shared memory, and follows them from each of the tile's DT_BORDER border cells (a
+// path enters a tile by no other) to the border cell by which that path enters the next tile:
+// the node of a graph 252/4096 the grid's size. The goal is one more node, its own successor.
+// That graph's chain from the start is cut as the cells' chain is above (lee_jump over nodes,
+// then lee_hop_checkpoints, lee_hop_segments: the tile entries in order), and lee_tile_fill
+// walks each entry's tile in shared memory, a block a visit, writing each cell at its label's
+// index. The grid is read once, not once per doubling, and the dependent loads are hops
+// between tiles, not moves.
+// state[STATE_HOP_FIRST]: the node after the start; state[STATE_CHECKPOINTS]: how many;
+// state[STATE_HOPS]: the tile visits (entries, the start's first).
+// ---------------------------------------------------------------------------------------------
+
+#define DT_HALO (DT + 2)
+#define DT_BORDER (4 * DT - 4)
+// tile_successors' answer for a move into another tile: DT_OUT | its direction (below
+// SUCC_GOAL and SUCC_NONE, above every local index).
+#define DT_OUT 0xfff0u
+#if !defined(DT) || !defined(DT_THREADS) || !defined(STATE_HOPS)
+#error "lee.cu is compiled with the constants src/lee/gpu.rs defines"
+#endif
+#if DT * DT > DT_OUT
+#error "a tile's local indices lie below DT_OUT"
+#endif
+
+// Items a thread stages: every load is issued before the first store, so a block waits out one
+// memory round trip per stage, not one per item.
+#define DT_LABEL_ITEMS ((DT_HALO * DT_HALO + DT_THREADS - 1) / DT_THREADS)
+#define DT_MASK_ITEMS (DT * DT / DT_THREADS)
+#if DT * DT % DT_THREADS != 0 || DT_MASK_ITEMS > 32
+#error "a tile's cells are DT_THREADS x (at most 32) items"
+#endif
+
+// The labels of the tile at (ox, oy) and a one-cell halo (UNREACHED off the grid), and the
+// tile's masks (0 off the grid); blockDim.x = DT_THREADS.
+__device__ void tile_stage(const u32 *__restrict__ labels, const u8 *__restrict__ masks, u32 w,
+                           u32 h, u32 ox, u32 oy, u32 *hl, u8 *hm) {
+    u32 l[DT_LABEL_ITEMS];
+    u8 m[DT_MASK_ITEMS];
+#pragma unroll
+    for (u32 r = 0; r < DT_LABEL_ITEMS; ++r) {
+        const u32 i = threadIdx.x + r * DT_THREADS;
+        const long long x = (long long)ox + (long long)(i % DT_HALO) - 1;
+        const long long y = (long long)oy + (long long)(i / DT_HALO) - 1;
+        l[r] = i < DT_HALO * DT_HALO && x >= 0 && y >= 0 && x < w && y < h
+                   ? labels[(u64)y * w + x]
+                   : UNREACHED;
+    }
+#pragma unroll
+    for (u32 r = 0; r < DT_MASK_ITEMS; ++r) {
+        const u32 i = threadIdx.x + r * DT_THREADS;
+        const u32 x = ox + i % DT, y = oy + i / DT;
+        m[r] = i < DT * DT && x < w && y < h ? masks[(u64)y * w + x] : 0;
+    }
+#pragma unroll
+    for (u32 r = 0; r < DT_LABEL_ITEMS; ++r) {
+        const u32 i = threadIdx.x + r * DT_THREADS;
+        if (i < DT_HALO * DT_HALO) hl[i] = l[r];
+    }
+#pragma unroll
+    for (u32 r = 0; r < DT_MASK_ITEMS; ++r) {
+        const u32 i = threadIdx.x + r * DT_THREADS;
+        if (i < DT * DT) hm[i] = m[r];
+    }
+}
+
+// Every cell's successor in the staged tile (the neighbour priority of lee_next): a local index,
+// DT_OUT | the direction of a move into another tile, SUCC_GOAL, or SUCC_NONE (unreached, off
+// the grid, no allowed neighbour one label lower). A cell's neighbours are read at once and
+// the first in the priority taken, so its answer waits for one round trip to shared memory.
+__device__ void tile_successors(const u32 *hl, const u8 *hm, u32 w, u32 h, u32 ndirs, u32 ox,
+                                u32 oy, unsigned short *succ) {
+    const u32 allowed = (1u << ndirs) - 1;
+#pragma unroll
+    for (u32 r = 0; r < DT_MASK_ITEMS; ++r) {
+        const u32 i = threadIdx.x + r * DT_THREADS;
+        const int lx = (int)(i % DT), ly = (int)(i / DT);
+        const u32 c = (ly + 1) * DT_HALO + lx + 1;
+        const u32 l = hl[c];
+        u32 lower = 0;
+#pragma unroll
+        for (u32 k = 0; k < 8; ++k)
+            if (k < ndirs) lower |= (u32)(hl[(int)c + DY[k] * DT_HALO + DX[k]] == l - 1) << k;
+        // Masks never allow a move off the grid, so an allowed neighbour is in the halo.
+        lower &= hm[i] & allowed;
+        unsigned short s = SUCC_NONE;
+        if (ox + lx >= w || oy + ly >= h || l == UNREACHED) {
+            s = SUCC_NONE;
+        } else if (l == 0) {
+            s = SUCC_GOAL;
+        } else if (lower) {
+            const u32 k = __ffs(lower) - 1;
+            const int nx = lx + DX[k], ny = ly + DY[k];
+            s = nx < 0 || ny < 0 || nx >= DT || ny >= DT ? (unsigned short)(DT_OUT | k)
+                                                         : (unsigned short)(ny * DT + nx);
+        }
+        succ[i] = s;
+    }
+}
+
+// Border slot of frame cell (lx, ly): the top row, the bottom row, then the left and right
+// columns without their corners.
+__device__ __forceinline__ u32 border_slot(u32 lx, u32 ly) {
+    return ly == 0        ? lx
+           : ly == DT - 1 ? DT + lx
+           : lx == 0      ? 2 * DT + ly - 1
+                          : 3 * DT - 2 + ly - 1;
+}
+
+__device__ __forceinline__ void slot_cell(u32 b, u32 &lx, u32 &ly) {
+    if (b < DT) {
+        lx = b; ly = 0;
+    } else if (b < 2 * DT) {
+        lx = b - DT; ly = DT - 1;
+    } else if (b < 3 * DT - 2) {
+        lx = 0; ly = b - 2 * DT + 1;
+    } else {
+        lx = DT - 1; ly = b - (3 * DT - 2) + 1;
+    }
+}
+
+__device__ __forceinline__ u32 cell_node(u64 x, u64 y, u32 tiles_x) {
+    return (u32)(((y / DT) * tiles_x + x / DT) * DT_BORDER + border_slot(x % DT, y % DT));
+}
+
+__device__ __forceinline__ u64 node_cell(u32 node, u32 w, u32 tiles_x) {
+    const u32 t = node / DT_BORDER;
+    u32 lx, ly;
+    slot_cell(node % DT_BORDER, lx, ly);
+    return ((u64)(t / tiles_x) * DT + ly) * w + (u64)(t % tiles_x) * DT + lx;
+}
+
+// Grid (tiles_x, tiles_y), DT_THREADS threads: exits[node] for every border cell of the tile
+// (NEXT_NONE where no path leaves it), exits[goal node] = the goal node, and the start's. Each
+// border cell (and the start) follows its successors to where its path leaves the tile: a
+// tile's chains are tens of moves on open ground, and no cell but these needs an answer.
+extern "C" __global__ void __launch_bounds__(DT_THREADS)
+    lee_tile_exits(const u8 *__restrict__ masks, const u32 *__restrict__ labels, u32 w, u32 h,
+                   u32 ndirs, u64 start, u32 *exits, u32 *state) {
+    __shared__ u32 hl[DT_HALO * DT_HALO];
+    __shared__ unsigned short succ[DT * DT];
+    __shared__ u8 hm[DT * DT];
+    const u32 tiles_x = gridDim.x, tile = blockIdx.y * tiles_x + blockIdx.x;
+    const u32 goal_node = tiles_x * gridDim.y * DT_BORDER;
+    const u32 ox = blockIdx.x * DT, oy = blockIdx.y * DT;
+    tile_stage(labels, masks, w, h, ox, oy, hl, hm);
+    __syncthreads();
+    tile_successors(hl, hm, w, h, ndirs, ox, oy, succ);
+    __syncthreads();
+    const u64 sx = start % w, sy = start / w;
+    const bool has_start = sx / DT == blockIdx.x && sy / DT == blockIdx.y;
+    for (u32 b = threadIdx.x; b <= DT_BORDER; b += blockDim.x) {
+        u32 at;
+        if (b < DT_BORDER) {
+            u32 lx, ly;
+            slot_cell(b, lx, ly);
+            at = ly * DT + lx;
+        } else if (has_start) {
+            at = (u32)((sy % DT) * DT + sx % DT);
+        } else {
+            continue;
+        }
+        // Labels fall along successors, so the chain ends.
+        u32 s = succ[at];
+        while (s < DT * DT) {
+            at = s;
+            s = succ[at];
+        }
+        const u32 v = s == SUCC_GOAL   ? goal_node
+                      : s == SUCC_NONE ? NEXT_NONE
+                                       : cell_node(ox + at % DT + DX[s & 7u], oy + at / DT + DY[s & 7u], tiles_x);
+        if (b < DT_BORDER) {
+            exits[tile * DT_BORDER + b] = v;
+        } else {
+            state[STATE_HOP_FIRST] = v;
+        }
+    }
+    if (tile == 0 && threadIdx.x == 0) exits[goal_node] = goal_node;
+}
+
+// One thread: the node chain from the start's first node hopping `jump` (exits^stride), at most
+// `cap` checkpoints; lowers nothing else, so the segments find the visits' count.
+extern "C" __global__ void lee_hop_checkpoints(const u32 *__restrict__ jump, u32 goal_node, u32 cap,
+                                               u32 *checkpoints, u32 *state) {
+    if (blockIdx.x != 0 || threadIdx.x != 0) return;
+    state[STATE_STATUS] = DESCENT_OK;
+    state[STATE_HOPS] = UNREACHED;
+    u32 x = state[STATE_HOP_FIRST], i = 0;
+    while (true) {
+        // Labels fall along every hop, so a chain ends; only a broken field breaks it.
+        if (x == NEXT_NONE || i == cap) {
+            state[STATE_STATUS] = DESCENT_BROKEN;
+            return;
+        }
+        checkpoints[i++] = x;
+        if (x == goal_node) break;
+        x = jump[x];
+    }
+    state[STATE_CHECKPOINTS] = i;
+}
+
+// Thread i: the tile entries after checkpoint i, up to the next checkpoint or the goal node;
+// hops[0] is the start. The first thread to meet the goal node sets the count.
+extern "C" __global__ void lee_hop_segments(const u32 *__restrict__ exits,
+                                            const u32 *__restrict__ checkpoints, u32 stride,
+                                            u32 goal_node, u32 w, u32 tiles_x, u64 start,
+                                            u32 *hops, u32 *state) {
+    const u64 i = grid_first();
+    if (state[STATE_STATUS] != DESCENT_OK || i >= state[STATE_CHECKPOINTS]) return;
+    if (i == 0) hops[0] = (u32)start;
+    u32 x = checkpoints[i];
+    const u64 first = 1 + i * stride;
+    for (u32 j = 0; j < stride; ++j) {
+        if (x == goal_node) {
+            atomicMin(&state[STATE_HOPS], (u32)(first + j));
+            return;
+        }
+        if (x == NEXT_NONE) {
+            state[STATE_STATUS] = DESCENT_BROKEN;
+            return;
+        }
+        hops[first + j] = (u32)node_cell(x, w, tiles_x);
+        x = exits[x];
+    }
+}
+
+// A block a tile visit (grid-stride over the count): the visit's cells from its entry to where
+// the path leaves the tile (or ends), each at path[len - its label].
+extern "C" __global__ void __launch_bounds__(DT_THREADS)
+    lee_tile_fill(const u8 *__restrict__ masks, const u32 *__restrict__ labels, u32 w, u32 h,
+                  u32 ndirs, const u32 *__restrict__ hops, u32 len, u32 *path, u32 *state) {
+    __shared__ u32 hl[DT_HALO * DT_HALO];
+    __shared__ unsigned short succ[DT * DT];
+    __shared__ u8 hm[DT * DT];
+    __shared__ u32 s_count;
+    // Read once for the block: another block may mark the descent broken meanwhile.
+    if (threadIdx.x == 0) s_count = state[STATE_STATUS] == DESCENT_OK ? state[STATE_HOPS] : 0;
+    __syncthreads();
+    const u32 count = s_count;
+    for (u32 q = blockIdx.x; q < count; q += gridDim.x) {
+        const u32 c = hops[q];
+        const u32 cx = c % w, cy = c / w, ox = cx / DT * DT, oy = cy / DT * DT;
+        tile_stage(labels, masks, w, h, ox, oy, hl, hm);
+        __syncthreads();
+        tile_successors(hl, hm, w, h, ndirs, ox, oy, succ);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u32 at = (cy - oy) * DT + (cx - ox);
+            u32 l = hl[(at / DT + 1) * DT_HALO + at % DT + 1];
+            while (true) {
+                if (l > len) {
+                    state[STATE_STATUS] = DESCENT_BROKEN;
+                    break;
+                }
+                path[len - l] = (u32)((u64)(oy + at / DT) * w + ox + at % DT);
+                const u32 next = succ[at];
+                if (next >= DT * DT) {
+                    if (next == SUCC_NONE) state[STATE_STATUS] = DESCENT_BROKEN;
+                    break; // left the tile, or the goal
+                }
+                at = next;
+                --l;
+            }
+        }
+        __syncthreads();
     }
 }

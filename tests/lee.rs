@@ -4,7 +4,7 @@
 
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::compute::Backend;
-use gpu_planning::lee::gpu::Schedule;
+use gpu_planning::lee::gpu::{LongDescent, Schedule};
 use gpu_planning::lee::synth::{maze, nearest_open, occupancy, random_terrain};
 use gpu_planning::lee::{
     cpu, Config, Connectivity, Grid, MemoryModel, Planner, DIRECTIONS, UNREACHED,
@@ -217,17 +217,24 @@ fn check_gpu_equals_cpu(
                 expected_path,
                 "{what} {w}x{h} {conn:?} {model:?}: path differs"
             );
-            // Both device descents on the field just computed (the same goal descends it
-            // again): pointer jumping for every path, then the window walk for every path.
-            for long_from in [0, u32::MAX] {
+            // Every device descent on the field just computed (the same goal descends it
+            // again): the tiles' jumps, the cells' jumps, then the window walk, each for
+            // every path.
+            for (long_from, how) in [
+                (0, LongDescent::Tiles),
+                (0, LongDescent::Jumps),
+                (u32::MAX, LongDescent::Tiles),
+            ] {
                 p.set_long_path_from(long_from);
+                p.set_long_descent(how);
                 assert_eq!(
                     path(),
                     expected_path,
                     "{what} {w}x{h} {conn:?} {model:?}: path differs when paths over \
-                     {long_from} moves jump"
+                     {long_from} moves descend by {how:?}"
                 );
             }
+            p.set_long_descent(LongDescent::Tiles);
         }
     }
 }

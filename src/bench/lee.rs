@@ -9,7 +9,7 @@ use std::fmt::Write;
 use super::try_median_ms as median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
-use crate::lee::gpu::Schedule;
+use crate::lee::gpu::{LongDescent, Schedule};
 use crate::lee::synth::{maze, nearest_open, occupancy, random_terrain};
 use crate::lee::{Config, Connectivity, Grid, MemoryModel, Planner};
 
@@ -63,7 +63,8 @@ pub struct Args {
     #[arg(long, default_value = "unit")]
     cost_model: crate::lee::costmap::CostModel,
     /// How CUDA descends the path: auto (the window walk up to `lee::gpu::long_path_from`
-    /// moves, pointer jumps beyond), or walk or jumps for every path.
+    /// moves, the tiles' pointer jumps beyond), or walk, tiles or jumps (over every cell) for
+    /// every path.
     #[arg(long, default_value = "auto")]
     descent: Descent,
 }
@@ -73,6 +74,7 @@ pub struct Args {
 pub enum Descent {
     Auto,
     Walk,
+    Tiles,
     Jumps,
 }
 
@@ -210,7 +212,8 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
         match o.descent {
             Descent::Auto => "the window walk, pointer jumps for long paths",
             Descent::Walk => "the window walk for every path",
-            Descent::Jumps => "pointer jumps for every path",
+            Descent::Tiles => "the tiles' pointer jumps for every path",
+            Descent::Jumps => "pointer jumps over every cell for every path",
         }
     );
     let _ = writeln!(
@@ -296,7 +299,11 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
                 match o.descent {
                     Descent::Auto => {}
                     Descent::Walk => planner.set_long_path_from(u32::MAX),
-                    Descent::Jumps => planner.set_long_path_from(0),
+                    Descent::Tiles => planner.set_long_path_from(0),
+                    Descent::Jumps => {
+                        planner.set_long_path_from(0);
+                        planner.set_long_descent(LongDescent::Jumps);
+                    }
                 }
                 let field = median(reps, || planner.compute_field(g))?;
                 // The descent alone: the query finds the field for its goal in place.

@@ -56,7 +56,12 @@ const STATE_STATUS: usize = 3;
 const STATE_LENGTH: usize = 4;
 /// Set by lee_bitwave_rounds when it stopped for the work queue (rounds ran narrow).
 const STATE_SWITCH: usize = 5;
-const STATE_SLOTS: usize = 6;
+/// The tile descent (lee_tile_exits and after): the node after the start, the checkpoints on
+/// the nodes' chain, and the tile visits.
+const STATE_HOP_FIRST: usize = 6;
+const STATE_CHECKPOINTS: usize = 7;
+const STATE_HOPS: usize = 8;
+const STATE_SLOTS: usize = 9;
 /// Control words of the bitwave work queue (lee_bitwave_queue): tickets taken, tile runs so
 /// far, tiles queued or running, tickets issued.
 const BWQ_HEAD: usize = 0;
@@ -71,21 +76,40 @@ const DESCENT_BROKEN: u32 = 1;
 const DESCENT_UNREACHED: u32 = 2;
 const DESCENT_TOO_LONG: u32 = 3;
 const DESCENT_LONG: u32 = 4;
+/// The tile descent's tiles are DESCENT_TILE cells square; a path enters one only by its
+/// DESCENT_BORDER border cells, the nodes of the graph its pointer jumps run on.
+const DESCENT_TILE: u32 = 64;
+const DESCENT_BORDER: u32 = 4 * DESCENT_TILE - 4;
+/// Threads of the tile descent's blocks (lee_tile_exits, lee_tile_fill).
+const DESCENT_TILE_THREADS: u32 = 512;
+/// Moves a tile visit is taken to have when the descent cuts the visits' chain, before it
+/// knows how many there are (2^k visits a jump, k from len / this). On open terrain a path
+/// crosses a tile in about DESCENT_TILE moves; on a maze its visits are shorter, but a guess
+/// 4x off makes the two chains only 2x longer than they could be.
+const MOVES_PER_VISIT_GUESS: u32 = DESCENT_TILE;
+
+/// How the device descends paths longer than [`long_path_from`] moves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LongDescent {
+    /// The tiles the path crosses, by pointer jumping over their border cells; then each
+    /// visit walked in its tile (the default).
+    Tiles,
+    /// Pointer jumping over every cell of the grid, a pass per doubling.
+    Jumps,
+}
+
 /// Paths longer than this many moves, and than [`CELLS_PER_LONG_MOVE`] of the grid's cells,
-/// are descended by pointer jumping (lee_next, lee_jump, lee_checkpoints, lee_walk_segments)
-/// instead of the one-block window walk. On the H100 the walk costs about 0.14 µs a move on
-/// open terrain and 0.7 µs on a maze (its windows lean towards the goal, a maze path does
-/// not); the jumps about 0.5 ms per 10^8 cells per pass, with about 1 + log2(moves) / 2
-/// passes, plus two chains of about sqrt(moves) loads. On a 1000² grid a path of 1,002 moves
-/// took 0.130 ms walked and 0.099 jumped (the floor was 4096 until the portals made that
-/// field 0.55 ms, and the walk 23 % of it).
-pub const LONG_PATH_FROM: u32 = 256;
-/// See [`LONG_PATH_FROM`]: on a 10000² grid the jumps' passes cost about 4 ms, which the walk
-/// matches at about 25,000 moves. On a 4000² grid with 20 % of its cells occupied a path of
-/// 4,006 moves took 0.465 ms walked and 0.665 jumped (`bench lee --descent`, BENCHMARKS.md,
-/// nineteenth part): there the walk wins up to about 5,700 moves, but a maze's path of that
-/// length would take five times as long walked, so the bound stays on the jumps' side.
-pub const CELLS_PER_LONG_MOVE: u64 = 4000;
+/// are descended over the tiles they cross ([`LongDescent::Tiles`]: lee_tile_exits and after)
+/// instead of by the one-block window walk. On the H100 (BENCHMARKS.md, twentieth part) the
+/// walk costs about 0.12-0.14 µs a move on open terrain and 0.7 µs on a maze (its windows lean
+/// towards the goal, a maze path does not); the tiles about 75 µs plus 9 µs per million
+/// cells, whatever the path: 1,000 moves on 1000² took 0.141 ms walked and 0.087 over the
+/// tiles, 500 moves on 500² 0.083 and 0.093.
+pub const LONG_PATH_FROM: u32 = 512;
+/// See [`LONG_PATH_FROM`]: on 10000² the tiles cost about 1 ms, which the walk matches at
+/// about 8,000 moves of open terrain (10,000 moves: 1.18 ms walked, 1.05 over the tiles); the
+/// bound sits below that, as a maze's path of the same length costs five times as much walked.
+pub const CELLS_PER_LONG_MOVE: u64 = 16_000;
 
 /// The path length above which a grid of `cells` descends by pointer jumping.
 pub fn long_path_from(cells: u64) -> u32 {
@@ -93,8 +117,13 @@ pub fn long_path_from(cells: u64) -> u32 {
 }
 
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 18] {
+fn kernel_defines() -> [(&'static str, String); 23] {
     [
+        ("DT", DESCENT_TILE.to_string()),
+        ("DT_THREADS", DESCENT_TILE_THREADS.to_string()),
+        ("STATE_HOP_FIRST", STATE_HOP_FIRST.to_string()),
+        ("STATE_CHECKPOINTS", STATE_CHECKPOINTS.to_string()),
+        ("STATE_HOPS", STATE_HOPS.to_string()),
         ("PT_MAX", PT_MAX.to_string()),
         ("PT_DIST_THREADS", PT_DIST_THREADS.to_string()),
         ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
@@ -143,6 +172,10 @@ struct Kernels {
     jump: CudaFunction,
     checkpoints: CudaFunction,
     walk_segments: CudaFunction,
+    tile_exits: CudaFunction,
+    hop_checkpoints: CudaFunction,
+    hop_segments: CudaFunction,
+    tile_fill: CudaFunction,
 }
 
 /// Per-query device state; one query at a time per grid.
@@ -196,6 +229,8 @@ pub struct DeviceGrid {
     narrow: (u32, u32),
     /// Paths longer than this (moves) are descended by pointer jumping.
     long_path_from: std::sync::atomic::AtomicU32,
+    /// How: over the tiles (false) or over every cell (true).
+    jump_cells: std::sync::atomic::AtomicBool,
 }
 
 /// A linear u8 texture over the masks, destroyed with the grid.
@@ -243,6 +278,10 @@ impl DeviceGrid {
             jump: f("lee_jump")?,
             checkpoints: f("lee_checkpoints")?,
             walk_segments: f("lee_walk_segments")?,
+            tile_exits: f("lee_tile_exits")?,
+            hop_checkpoints: f("lee_hop_checkpoints")?,
+            hop_segments: f("lee_hop_segments")?,
+            tile_fill: f("lee_tile_fill")?,
         };
         let n = grid.len();
         let ndirs = grid.connectivity.directions() as u32;
@@ -308,6 +347,7 @@ impl DeviceGrid {
             schedule: Mutex::new(Schedule::from_env()),
             narrow: narrow_from_env(),
             long_path_from: std::sync::atomic::AtomicU32::new(long_path_from(n as u64)),
+            jump_cells: std::sync::atomic::AtomicBool::new(false),
             goal: Mutex::new(None),
         })
     }
@@ -560,25 +600,44 @@ impl DeviceGrid {
             goal.1 as u64 * w + goal.0 as u64,
         );
         let mut scratch = lock(&self.scratch);
+        let mut cells = None;
         if status == DESCENT_TOO_LONG || status == DESCENT_LONG {
-            if scratch.path_cap <= len as usize {
-                let cap = (len as usize + 1)
-                    .next_power_of_two()
-                    .min(self.cells().max(1));
-                // SAFETY: the descent writes path[0..=len] before it reports success.
+            // Room for the path and its status after it: one download brings both.
+            let room = len as usize + 2;
+            if scratch.path_cap < room {
+                let cap = room.next_power_of_two().min(self.cells() + 1);
+                // SAFETY: the descent writes path[0..=len] before it reports success, and
+                // the status is copied to path[len + 1] below.
                 scratch.path = unsafe { self.rt.alloc::<u32>(cap) }?;
                 scratch.path_cap = cap;
             }
             if status == DESCENT_LONG {
-                self.jump_descent(&mut scratch, s, len)?;
+                if self.jump_cells.load(std::sync::atomic::Ordering::Relaxed) {
+                    self.jump_descent(&mut scratch, s, len)?;
+                } else {
+                    self.tile_descent(&mut scratch, s, len)?;
+                }
             } else {
                 self.launch_descend(&mut scratch, s, g)?;
             }
-            status = self.rt.download(&scratch.state, STATE_SLOTS)?[STATE_STATUS];
+            let Scratch { state, path, .. } = &mut *scratch;
+            self.rt
+                .stream()
+                .memcpy_dtod(
+                    &state.slice(STATE_STATUS..STATE_STATUS + 1),
+                    &mut path.slice_mut(room - 1..room),
+                )
+                .map_err(gpu_err)?;
+            let mut got = self.rt.download(&scratch.path, room)?;
+            status = got.pop().unwrap_or(DESCENT_BROKEN);
+            cells = Some(got);
         }
         match status {
             DESCENT_OK => {
-                let cells = self.rt.download(&scratch.path, len as usize + 1)?;
+                let cells = match cells {
+                    Some(c) => c,
+                    None => self.rt.download(&scratch.path, len as usize + 1)?,
+                };
                 Ok(Some(
                     cells
                         .into_iter()
@@ -663,6 +722,149 @@ impl DeviceGrid {
         unsafe { b.launch(one_per_item(segments as usize, 128, "path length")?) }
             .map_err(launch_err("lee_walk_segments"))?;
         Ok(())
+    }
+
+    /// The path of `len` moves from `start` over the tiles it crosses (kernels/lee.cu, "Long
+    /// paths over tiles"): leaves path[0..=len] and the status in the scratch. Needs the
+    /// border cells' exits and two jump tables over them (each 252/4096 of the grid's cells),
+    /// and the visits and their checkpoints (at most len + 1 each), for the moment it runs.
+    fn tile_descent(&self, scratch: &mut Scratch, start: u64, len: u32) -> Result<()> {
+        let stream = self.rt.stream().clone();
+        let (tiles_x, tiles_y) = (
+            self.width.div_ceil(DESCENT_TILE),
+            self.height.div_ceil(DESCENT_TILE),
+        );
+        let goal_node = tiles_x as u64 * tiles_y as u64 * DESCENT_BORDER as u64;
+        if goal_node >= (1 << 31) - 1 || tiles_y > 65_535 {
+            // The kernels tag a node with bit 31 and take the tile rows as grid rows.
+            return Err(Error::Gpu(format!(
+                "lee: a {}x{} grid has too many tiles for the tile descent",
+                self.width, self.height
+            )));
+        }
+        let goal_node = goal_node as u32;
+        let nodes = goal_node as usize + 1;
+        // 2^k visits a jump, k = ceil(log2(visits) / 2): both chains about sqrt(visits) long.
+        let visits = len / MOVES_PER_VISIT_GUESS + 1;
+        let k = (32 - visits.leading_zeros()).div_ceil(2);
+        let stride = 1u32 << k;
+        // The chain has at most len + 1 visits, so at most len / stride + 2 checkpoints, and
+        // the segments write visits below (cap - 1) x stride + 1.
+        let cap = len / stride + 2;
+        let hop_cap = (cap as usize - 1) * stride as usize + 1;
+        // SAFETY: lee_tile_exits writes every node of `exits` (each tile its border's, the
+        // first the goal node); lee_jump every node of the table it writes; the checkpoints
+        // and visits are read only below the counts their writers set.
+        let (mut exits, mut tables, mut checkpoints, mut hops) = unsafe {
+            (
+                self.rt.alloc::<u32>(nodes)?,
+                if k > 0 {
+                    Some([self.rt.alloc::<u32>(nodes)?, self.rt.alloc::<u32>(nodes)?])
+                } else {
+                    None
+                },
+                self.rt.alloc::<u32>(cap as usize)?,
+                self.rt.alloc::<u32>(hop_cap)?,
+            )
+        };
+        let Scratch {
+            labels,
+            path,
+            state,
+            ..
+        } = scratch;
+        let mut b = stream.launch_builder(&self.kernels.tile_exits);
+        b.arg(&self.masks)
+            .arg(&*labels)
+            .arg(&self.width)
+            .arg(&self.height)
+            .arg(&self.ndirs)
+            .arg(&start)
+            .arg(&mut exits)
+            .arg(&mut *state);
+        // SAFETY: lee_tile_exits: as declared; a block per tile (the grid's dimensions are
+        // the tiles'), writes exits[0..=goal_node] and the start's slot of the state
+        unsafe {
+            b.launch(LaunchConfig {
+                grid_dim: (tiles_x, tiles_y, 1),
+                block_dim: (DESCENT_TILE_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(launch_err("lee_tile_exits"))?;
+        let n = nodes as u64;
+        let pass = self.rt.grid_stride(nodes, 256);
+        if let Some(tables) = tables.as_mut() {
+            for r in 0..k as usize {
+                let [a, t] = tables;
+                let (from, to) = match r {
+                    0 => (&exits, a),
+                    _ if r % 2 == 1 => (&*a, t),
+                    _ => (&*t, a),
+                };
+                let mut b = stream.launch_builder(&self.kernels.jump);
+                b.arg(from).arg(to).arg(&n);
+                // SAFETY: lee_jump: as declared; reads from[0..n) (values are nodes or NEXT_NONE), writes to[0..n)
+                unsafe { b.launch(pass) }.map_err(launch_err("lee_jump"))?;
+            }
+        }
+        let jump = match &tables {
+            None => &exits,
+            Some(t) if k % 2 == 1 => &t[0],
+            Some(t) => &t[1],
+        };
+        let mut b = stream.launch_builder(&self.kernels.hop_checkpoints);
+        b.arg(jump)
+            .arg(&goal_node)
+            .arg(&cap)
+            .arg(&mut checkpoints)
+            .arg(&mut *state);
+        // SAFETY: lee_hop_checkpoints: as declared; one thread writes checkpoints[0..cap) and the state
+        unsafe { b.launch(LaunchConfig::for_num_elems(1)) }
+            .map_err(launch_err("lee_hop_checkpoints"))?;
+        let mut b = stream.launch_builder(&self.kernels.hop_segments);
+        b.arg(&exits)
+            .arg(&checkpoints)
+            .arg(&stride)
+            .arg(&goal_node)
+            .arg(&self.width)
+            .arg(&tiles_x)
+            .arg(&start)
+            .arg(&mut hops)
+            .arg(&mut *state);
+        // SAFETY: lee_hop_segments: as declared; thread i < the checkpoints' count (<= cap) writes hops[1 + i * stride ..][..stride] (< hop_cap) and thread 0 hops[0]
+        unsafe { b.launch(one_per_item(cap as usize, 128, "path length")?) }
+            .map_err(launch_err("lee_hop_segments"))?;
+        let mut b = stream.launch_builder(&self.kernels.tile_fill);
+        b.arg(&self.masks)
+            .arg(&*labels)
+            .arg(&self.width)
+            .arg(&self.height)
+            .arg(&self.ndirs)
+            .arg(&hops)
+            .arg(&len)
+            .arg(&mut *path)
+            .arg(&mut *state);
+        let blocks = (self.rt.info().multiprocessors.max(1) as u32) * 2;
+        // SAFETY: lee_tile_fill: as declared; writes path[len - label] for labels <= len (path holds len + 1 cells) and the status
+        unsafe {
+            b.launch(LaunchConfig {
+                grid_dim: (blocks, 1, 1),
+                block_dim: (DESCENT_TILE_THREADS, 1, 1),
+                shared_mem_bytes: 0,
+            })
+        }
+        .map_err(launch_err("lee_tile_fill"))?;
+        Ok(())
+    }
+
+    /// How paths longer than [`long_path_from`] moves are descended from now on (default
+    /// [`LongDescent::Tiles`]; tests and benchmarks run either).
+    pub fn set_long_descent(&self, how: LongDescent) {
+        self.jump_cells.store(
+            how == LongDescent::Jumps,
+            std::sync::atomic::Ordering::Relaxed,
+        );
     }
 
     /// Paths longer than `moves` are descended by pointer jumping from now on (default

@@ -180,6 +180,15 @@ impl Planner {
         }
     }
 
+    /// On CUDA, how paths longer than [`Planner::set_long_path_from`]'s bound are descended
+    /// (default [`gpu::LongDescent::Tiles`]); both give the CPU's path. For tests and
+    /// benchmarks; nothing on the CPU.
+    pub fn set_long_descent(&self, how: gpu::LongDescent) {
+        if let Some(d) = &self.device {
+            d.set_long_descent(how);
+        }
+    }
+
     /// On CUDA, bitwave's schedule from now on (default [`gpu::Schedule::from_env`]); every
     /// schedule gives the CPU's field. For tests and benchmarks that run either; nothing on the CPU.
     pub fn set_bitwave_schedule(&self, schedule: gpu::Schedule) {
