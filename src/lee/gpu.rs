@@ -103,15 +103,15 @@ pub enum LongDescent {
 /// instead of by the one-block window walk. On the H100 (BENCHMARKS.md, twentieth part) the
 /// walk costs about 0.12-0.14 µs a move on open terrain and 0.7 µs on a maze (its windows lean
 /// towards the goal, a maze path does not); the tiles about 75 µs plus 9 µs per million
-/// cells, whatever the path: 1,000 moves on 1000² took 0.141 ms walked and 0.087 over the
-/// tiles, 500 moves on 500² 0.083 and 0.093.
-pub const LONG_PATH_FROM: u32 = 512;
+/// cells, whatever the path: 1,000 moves on 1000² took 0.143 ms walked and 0.080 over the
+/// tiles, 500 moves on 500² 0.082 and 0.070; the two meet at about 400 moves on small grids.
+pub const LONG_PATH_FROM: u32 = 400;
 /// See [`LONG_PATH_FROM`]: on 10000² the tiles cost about 1 ms, which the walk matches at
 /// about 8,000 moves of open terrain (10,000 moves: 1.18 ms walked, 1.05 over the tiles); the
 /// bound sits below that, as a maze's path of the same length costs five times as much walked.
 pub const CELLS_PER_LONG_MOVE: u64 = 16_000;
 
-/// The path length above which a grid of `cells` descends by pointer jumping.
+/// The path length above which a grid of `cells` descends over the tiles.
 pub fn long_path_from(cells: u64) -> u32 {
     (cells / CELLS_PER_LONG_MOVE).clamp(LONG_PATH_FROM as u64, u32::MAX as u64) as u32
 }
@@ -198,6 +198,20 @@ struct Scratch {
     /// Bitwave's portals and their tables, built once per grid: Some(None) when they do not
     /// fit (src/lee/gpu/portals.rs).
     portals: Option<Option<portals::Portals>>,
+    /// The tile descent's buffers, made by the first long path and kept.
+    tiles: Option<TileBuffers>,
+}
+
+/// The tile descent's device buffers: the border cells' exits and two jump tables over them
+/// (a grid's worth of nodes each), the checkpoints and the tile visits (grown when a longer
+/// path needs more).
+struct TileBuffers {
+    exits: CudaSlice<u32>,
+    tables: [CudaSlice<u32>; 2],
+    checkpoints: CudaSlice<u32>,
+    checkpoint_cap: usize,
+    hops: CudaSlice<u32>,
+    hop_cap: usize,
 }
 
 pub struct DeviceGrid {
@@ -227,7 +241,7 @@ pub struct DeviceGrid {
     /// Bitwave's schedule, and the adaptive one's hand-over (tiles, rounds).
     schedule: Mutex<Schedule>,
     narrow: (u32, u32),
-    /// Paths longer than this (moves) are descended by pointer jumping.
+    /// Paths longer than this (moves) are descended over the tiles (or the cells' jumps).
     long_path_from: std::sync::atomic::AtomicU32,
     /// How: over the tiles (false) or over every cell (true).
     jump_cells: std::sync::atomic::AtomicBool,
@@ -335,6 +349,7 @@ impl DeviceGrid {
                 path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
                 path_cap: PATH_CAP_START.min(n).max(1),
                 portals: None,
+                tiles: None,
             }),
             rounds: std::sync::atomic::AtomicU32::new(0),
             tile_runs: std::sync::atomic::AtomicU32::new(0),
@@ -725,9 +740,9 @@ impl DeviceGrid {
     }
 
     /// The path of `len` moves from `start` over the tiles it crosses (kernels/lee.cu, "Long
-    /// paths over tiles"): leaves path[0..=len] and the status in the scratch. Needs the
+    /// paths over tiles"): leaves path[0..=len] and the status in the scratch. Keeps the
     /// border cells' exits and two jump tables over them (each 252/4096 of the grid's cells),
-    /// and the visits and their checkpoints (at most len + 1 each), for the moment it runs.
+    /// and the visits and their checkpoints (at most len + 1 each), for the next long path.
     fn tile_descent(&self, scratch: &mut Scratch, start: u64, len: u32) -> Result<()> {
         let stream = self.rt.stream().clone();
         let (tiles_x, tiles_y) = (
@@ -752,27 +767,42 @@ impl DeviceGrid {
         // the segments write visits below (cap - 1) x stride + 1.
         let cap = len / stride + 2;
         let hop_cap = (cap as usize - 1) * stride as usize + 1;
-        // SAFETY: lee_tile_exits writes every node of `exits` (each tile its border's, the
-        // first the goal node); lee_jump every node of the table it writes; the checkpoints
-        // and visits are read only below the counts their writers set.
-        let (mut exits, mut tables, mut checkpoints, mut hops) = unsafe {
-            (
-                self.rt.alloc::<u32>(nodes)?,
-                if k > 0 {
-                    Some([self.rt.alloc::<u32>(nodes)?, self.rt.alloc::<u32>(nodes)?])
-                } else {
-                    None
-                },
-                self.rt.alloc::<u32>(cap as usize)?,
-                self.rt.alloc::<u32>(hop_cap)?,
-            )
-        };
+        let fits = |t: &TileBuffers| t.checkpoint_cap >= cap as usize && t.hop_cap >= hop_cap;
+        if !scratch.tiles.as_ref().is_some_and(fits) {
+            let (checkpoint_cap, hop_cap) = (
+                (cap as usize).next_power_of_two(),
+                hop_cap.next_power_of_two(),
+            );
+            // SAFETY: lee_tile_exits writes every node of `exits` (each tile its border's,
+            // the first the goal node); lee_jump every node of the table it writes; the
+            // checkpoints and visits are read only below the counts their writers set.
+            scratch.tiles = Some(unsafe {
+                TileBuffers {
+                    exits: self.rt.alloc::<u32>(nodes)?,
+                    tables: [self.rt.alloc::<u32>(nodes)?, self.rt.alloc::<u32>(nodes)?],
+                    checkpoints: self.rt.alloc::<u32>(checkpoint_cap)?,
+                    checkpoint_cap,
+                    hops: self.rt.alloc::<u32>(hop_cap)?,
+                    hop_cap,
+                }
+            });
+        }
         let Scratch {
             labels,
             path,
             state,
+            tiles,
             ..
         } = scratch;
+        let TileBuffers {
+            exits,
+            tables,
+            checkpoints,
+            hops,
+            ..
+        } = tiles
+            .as_mut()
+            .ok_or_else(|| Error::Gpu("lee: the tile descent's buffers are missing".into()))?;
         let mut b = stream.launch_builder(&self.kernels.tile_exits);
         b.arg(&self.masks)
             .arg(&*labels)
@@ -780,7 +810,7 @@ impl DeviceGrid {
             .arg(&self.height)
             .arg(&self.ndirs)
             .arg(&start)
-            .arg(&mut exits)
+            .arg(&mut *exits)
             .arg(&mut *state);
         // SAFETY: lee_tile_exits: as declared; a block per tile (the grid's dimensions are
         // the tiles'), writes exits[0..=goal_node] and the start's slot of the state
@@ -794,43 +824,41 @@ impl DeviceGrid {
         .map_err(launch_err("lee_tile_exits"))?;
         let n = nodes as u64;
         let pass = self.rt.grid_stride(nodes, 256);
-        if let Some(tables) = tables.as_mut() {
-            for r in 0..k as usize {
-                let [a, t] = tables;
-                let (from, to) = match r {
-                    0 => (&exits, a),
-                    _ if r % 2 == 1 => (&*a, t),
-                    _ => (&*t, a),
-                };
-                let mut b = stream.launch_builder(&self.kernels.jump);
-                b.arg(from).arg(to).arg(&n);
-                // SAFETY: lee_jump: as declared; reads from[0..n) (values are nodes or NEXT_NONE), writes to[0..n)
-                unsafe { b.launch(pass) }.map_err(launch_err("lee_jump"))?;
-            }
+        for r in 0..k as usize {
+            let [a, t] = &mut *tables;
+            let (from, to) = match r {
+                0 => (&*exits, a),
+                _ if r % 2 == 1 => (&*a, t),
+                _ => (&*t, a),
+            };
+            let mut b = stream.launch_builder(&self.kernels.jump);
+            b.arg(from).arg(to).arg(&n);
+            // SAFETY: lee_jump: as declared; reads from[0..n) (values are nodes or NEXT_NONE), writes to[0..n)
+            unsafe { b.launch(pass) }.map_err(launch_err("lee_jump"))?;
         }
-        let jump = match &tables {
-            None => &exits,
-            Some(t) if k % 2 == 1 => &t[0],
-            Some(t) => &t[1],
+        let jump = match k {
+            0 => &*exits,
+            _ if k % 2 == 1 => &tables[0],
+            _ => &tables[1],
         };
         let mut b = stream.launch_builder(&self.kernels.hop_checkpoints);
         b.arg(jump)
             .arg(&goal_node)
             .arg(&cap)
-            .arg(&mut checkpoints)
+            .arg(&mut *checkpoints)
             .arg(&mut *state);
         // SAFETY: lee_hop_checkpoints: as declared; one thread writes checkpoints[0..cap) and the state
         unsafe { b.launch(LaunchConfig::for_num_elems(1)) }
             .map_err(launch_err("lee_hop_checkpoints"))?;
         let mut b = stream.launch_builder(&self.kernels.hop_segments);
-        b.arg(&exits)
-            .arg(&checkpoints)
+        b.arg(&*exits)
+            .arg(&*checkpoints)
             .arg(&stride)
             .arg(&goal_node)
             .arg(&self.width)
             .arg(&tiles_x)
             .arg(&start)
-            .arg(&mut hops)
+            .arg(&mut *hops)
             .arg(&mut *state);
         // SAFETY: lee_hop_segments: as declared; thread i < the checkpoints' count (<= cap) writes hops[1 + i * stride ..][..stride] (< hop_cap) and thread 0 hops[0]
         unsafe { b.launch(one_per_item(cap as usize, 128, "path length")?) }
@@ -841,7 +869,7 @@ impl DeviceGrid {
             .arg(&self.width)
             .arg(&self.height)
             .arg(&self.ndirs)
-            .arg(&hops)
+            .arg(&*hops)
             .arg(&len)
             .arg(&mut *path)
             .arg(&mut *state);
@@ -867,9 +895,9 @@ impl DeviceGrid {
         );
     }
 
-    /// Paths longer than `moves` are descended by pointer jumping from now on (default
-    /// [`long_path_from`] of the grid's cells; tests and benchmarks move it to run either
-    /// descent).
+    /// Paths longer than `moves` are descended as [`DeviceGrid::set_long_descent`] says from
+    /// now on, shorter ones by the window walk (default [`long_path_from`] of the grid's
+    /// cells; tests and benchmarks move it to run each descent).
     pub fn set_long_path_from(&self, moves: u32) {
         self.long_path_from
             .store(moves, std::sync::atomic::Ordering::Relaxed);

@@ -171,9 +171,10 @@ impl Planner {
         labels
     }
 
-    /// On CUDA, paths longer than `moves` are descended by pointer jumping, shorter ones by
-    /// the window walk (default [`gpu::long_path_from`] of the grid); both give the CPU's path. For tests
-    /// and benchmarks that run either descent; nothing on the CPU.
+    /// On CUDA, paths longer than `moves` are descended as [`Planner::set_long_descent`]
+    /// says, shorter ones by the window walk (default [`gpu::long_path_from`] of the grid);
+    /// every descent gives the CPU's path. For tests and benchmarks that run each descent;
+    /// nothing on the CPU.
     pub fn set_long_path_from(&self, moves: u32) {
         if let Some(d) = &self.device {
             d.set_long_path_from(moves);
