@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::config::{Config, MemoryModel};
 use super::grid::Grid;
@@ -371,6 +371,22 @@ impl DeviceGrid {
         self.width as usize * self.height as usize
     }
 
+    /// A launch of `f` on this stream with the arguments every field kernel takes first: the
+    /// masks, the labels, and the grid's width, height and directions.
+    fn field_launch<'a>(
+        &'a self,
+        f: &'a CudaFunction,
+        labels: &'a CudaSlice<u32>,
+    ) -> LaunchArgs<'a> {
+        let mut b = self.rt.stream().launch_builder(f);
+        b.arg(&self.masks)
+            .arg(labels)
+            .arg(&self.width)
+            .arg(&self.height)
+            .arg(&self.ndirs);
+        b
+    }
+
     /// Computes the distance field from `goal` on the device (kept there for descend/download).
     pub fn compute(&self, goal: (u32, u32), config: &Config) -> Result<()> {
         self.compute_with(goal, config, None).map(|_| ())
@@ -443,13 +459,8 @@ impl DeviceGrid {
                         } = &mut *scratch;
                         match config.memory_model {
                             MemoryModel::Global => {
-                                let mut b = stream.launch_builder(&self.kernels.sweep_global);
-                                b.arg(&self.masks)
-                                    .arg(labels)
-                                    .arg(&w)
-                                    .arg(&h)
-                                    .arg(&nd)
-                                    .arg(changed);
+                                let mut b = self.field_launch(&self.kernels.sweep_global, labels);
+                                b.arg(changed);
                                 // SAFETY: lee_sweep_global: as declared; reads and writes labels[0..w x h) only, one thread per cell in the grid
                                 unsafe { b.launch(cfg2(0)) }
                                     .map_err(launch_err("lee_sweep_global"))?;
@@ -463,13 +474,8 @@ impl DeviceGrid {
                                     .map_err(launch_err("lee_sweep_texture"))?;
                             }
                             _ => {
-                                let mut b = stream.launch_builder(&self.kernels.tiles_shared);
-                                b.arg(&self.masks)
-                                    .arg(labels)
-                                    .arg(&w)
-                                    .arg(&h)
-                                    .arg(&nd)
-                                    .arg(changed);
+                                let mut b = self.field_launch(&self.kernels.tiles_shared, labels);
+                                b.arg(changed);
                                 // SAFETY: lee_tiles_shared: as declared; reads and writes labels[0..w x h) only, shared tiles sized by the launch
                                 unsafe { b.launch(cfg2(tile_smem)) }
                                     .map_err(launch_err("lee_tiles_shared"))?;
@@ -519,7 +525,6 @@ impl DeviceGrid {
     }
 
     fn launch_descend(&self, scratch: &mut Scratch, start: u64, goal: u64) -> Result<()> {
-        let stream = self.rt.stream().clone();
         let cap = scratch.path_cap as u32;
         let long_from = self
             .long_path_from
@@ -530,13 +535,8 @@ impl DeviceGrid {
             path,
             ..
         } = scratch;
-        let mut b = stream.launch_builder(&self.kernels.descend);
-        b.arg(&self.masks)
-            .arg(&*labels)
-            .arg(&self.width)
-            .arg(&self.height)
-            .arg(&self.ndirs)
-            .arg(&start)
+        let mut b = self.field_launch(&self.kernels.descend, labels);
+        b.arg(&start)
             .arg(&goal)
             .arg(&mut *path)
             .arg(&cap)
@@ -687,13 +687,8 @@ impl DeviceGrid {
             )
         };
         let pass = self.rt.grid_stride(n as usize, 256);
-        let mut b = stream.launch_builder(&self.kernels.next);
-        b.arg(&self.masks)
-            .arg(&scratch.labels)
-            .arg(&self.width)
-            .arg(&self.height)
-            .arg(&self.ndirs)
-            .arg(&mut next);
+        let mut b = self.field_launch(&self.kernels.next, &scratch.labels);
+        b.arg(&mut next);
         // SAFETY: lee_next: as declared; reads masks and labels, writes next[0..n), n = w x h
         unsafe { b.launch(pass) }.map_err(launch_err("lee_next"))?;
         for r in 0..k as usize {
@@ -803,15 +798,8 @@ impl DeviceGrid {
         } = tiles
             .as_mut()
             .ok_or_else(|| Error::Gpu("lee: the tile descent's buffers are missing".into()))?;
-        let mut b = stream.launch_builder(&self.kernels.tile_exits);
-        b.arg(&self.masks)
-            .arg(&*labels)
-            .arg(&self.width)
-            .arg(&self.height)
-            .arg(&self.ndirs)
-            .arg(&start)
-            .arg(&mut *exits)
-            .arg(&mut *state);
+        let mut b = self.field_launch(&self.kernels.tile_exits, labels);
+        b.arg(&start).arg(&mut *exits).arg(&mut *state);
         // SAFETY: lee_tile_exits: as declared; a block per tile (the grid's dimensions are
         // the tiles'), writes exits[0..=goal_node] and the start's slot of the state
         unsafe {
@@ -863,16 +851,8 @@ impl DeviceGrid {
         // SAFETY: lee_hop_segments: as declared; thread i < the checkpoints' count (<= cap) writes hops[1 + i * stride ..][..stride] (< hop_cap) and thread 0 hops[0]
         unsafe { b.launch(one_per_item(cap as usize, 128, "path length")?) }
             .map_err(launch_err("lee_hop_segments"))?;
-        let mut b = stream.launch_builder(&self.kernels.tile_fill);
-        b.arg(&self.masks)
-            .arg(&*labels)
-            .arg(&self.width)
-            .arg(&self.height)
-            .arg(&self.ndirs)
-            .arg(&*hops)
-            .arg(&len)
-            .arg(&mut *path)
-            .arg(&mut *state);
+        let mut b = self.field_launch(&self.kernels.tile_fill, labels);
+        b.arg(&*hops).arg(&len).arg(&mut *path).arg(&mut *state);
         let blocks = (self.rt.info().multiprocessors.max(1) as u32) * 2;
         // SAFETY: lee_tile_fill: as declared; writes path[len - label] for labels <= len (path holds len + 1 cells) and the status
         unsafe {
