@@ -40,14 +40,38 @@ impl CellFrame {
 
     /// World position of the centre of cell (x, y).
     pub fn centre(&self, x: u32, y: u32) -> Point {
+        self.centre_turned(self.rotation(), x, y)
+    }
+
+    /// The centres of `cells`, the frame's rotation found once for all of them.
+    pub fn centres(&self, cells: &[(u32, u32)]) -> Vec<Point> {
+        let r = self.rotation();
+        cells
+            .iter()
+            .map(|&(x, y)| self.centre_turned(r, x, y))
+            .collect()
+    }
+
+    /// The world yaw of a step of (dx, dy) cells.
+    pub fn step_yaw(&self, dx: f64, dy: f64) -> f64 {
+        let (c, s) = self.rotation();
+        (s * dx + c * dy).atan2(c * dx - s * dy)
+    }
+
+    /// The cos and sin of the frame's yaw.
+    fn rotation(&self) -> (f64, f64) {
         let t = yaw(&self.origin.orientation);
+        (t.cos(), t.sin())
+    }
+
+    fn centre_turned(&self, (c, s): (f64, f64), x: u32, y: u32) -> Point {
         let (lx, ly) = (
             (x as f64 + 0.5) * self.resolution,
             (y as f64 + 0.5) * self.resolution,
         );
         Point {
-            x: self.origin.position.x + t.cos() * lx - t.sin() * ly,
-            y: self.origin.position.y + t.sin() * lx + t.cos() * ly,
+            x: self.origin.position.x + c * lx - s * ly,
+            y: self.origin.position.y + s * lx + c * ly,
             z: self.origin.position.z,
         }
     }

@@ -39,7 +39,7 @@ use crate::nodes::lifecycle::{self, BondTiming, Lifecycle, Primary};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
-use crate::ros::msg::geometry_msgs::PoseStamped;
+use crate::ros::msg::geometry_msgs::{Pose, PoseStamped};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav2_msgs::{
     humble, jazzy, ComputePathThroughPosesGoal, ComputePathToPoseGoal, Costmap, EmptyFeedback,
@@ -89,11 +89,29 @@ impl Outputs {
     }
 }
 
-/// A plan as its topics carry it: the path, the field when wanted, the map cells it is on.
+/// A plan as its topics carry it: the header and poses of its path, the field when wanted,
+/// the map cells it is on. The poses, not a stamped copy of the answer's path: a pose is
+/// copied in one piece, a PoseStamped's frame id is an allocation each.
 struct Made {
-    path: Path,
+    header: Header,
+    poses: Vec<Pose>,
     labels: Option<Vec<u32>>,
     frame: CellFrame,
+}
+
+/// `poses` as a nav_msgs/Path, every pose with the path's header (as nav2's planners stamp
+/// them).
+fn stamped(header: &Header, poses: &[Pose]) -> Path {
+    Path {
+        header: header.clone(),
+        poses: poses
+            .iter()
+            .map(|pose| PoseStamped {
+                header: header.clone(),
+                pose: pose.clone(),
+            })
+            .collect(),
+    }
 }
 
 /// Publishes each plan on ~/path, ~/markers and (with its field) ~/distance_field, in order,
@@ -116,19 +134,14 @@ async fn publish_made(out: Arc<Outputs>, made: smol::channel::Receiver<Made>) {
 
 /// `topics`: whether to publish on ~/path, ~/markers, ~/distance_field.
 fn publish(out: &Outputs, m: &Made, topics: [bool; 3]) {
-    let header = &m.path.header;
+    let header = &m.header;
     if topics[0] {
-        if let Err(e) = out.path.publish(m.path.clone()) {
+        if let Err(e) = out.path.publish(stamped(header, &m.poses)) {
             tracing::warn!("{NODE_NAME}: publishing ~/path failed: {e:?}");
         }
     }
     if topics[1] {
-        let points: Vec<_> = m
-            .path
-            .poses
-            .iter()
-            .map(|p| p.pose.position.clone())
-            .collect();
+        let points: Vec<_> = m.poses.iter().map(|p| p.position.clone()).collect();
         let width = 0.5 * m.frame.resolution;
         let marks = markers::path(header, "lee_path", &points, markers::GREEN, width);
         if let Err(e) = out.markers.publish(marks) {
@@ -177,19 +190,10 @@ impl Lee {
             stamp: self.out.ctx.clock().now(),
             frame_id: map.frame_id.clone(),
         };
-        let path = Path {
-            header: header.clone(),
-            poses: planned
-                .poses
-                .into_iter()
-                .map(|pose| PoseStamped {
-                    header: header.clone(),
-                    pose,
-                })
-                .collect(),
-        };
+        let path = stamped(&header, &planned.poses);
         let made = Made {
-            path: path.clone(),
+            header,
+            poses: planned.poses,
             labels: planned.labels,
             frame: map.frame.clone(),
         };

@@ -3,6 +3,7 @@
 //! returned as poses that point along the path. A failure carries nav2's error code.
 
 use crate::error::{Error, Result};
+use crate::nodes::grid_convert::CellFrame;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::tf::{Rigid, TfBuffer};
@@ -300,7 +301,7 @@ pub(crate) fn solve(
         .map(|g| g.orientation.clone())
         .unwrap_or_else(Quaternion::identity);
     Ok(Planned {
-        poses: oriented(map, &cells, goal_orientation, placed.final_approach),
+        poses: oriented(&map.frame, &cells, goal_orientation, placed.final_approach),
         labels,
     })
 }
@@ -353,24 +354,40 @@ fn yaw_quaternion(yaw: f64) -> Quaternion {
 
 /// Cell centres, each pose facing the next cell; the last one takes the goal's orientation,
 /// or with `final_approach` the direction it arrived from (NavFn's and Smac's
-/// use_final_approach_orientation).
+/// use_final_approach_orientation). A path's steps go to neighbouring cells, whose headings
+/// are eight: each is found once, not with an atan2, a sine and a cosine per pose (on a path
+/// of thousands of cells those were a good part of the handler's time).
 fn oriented(
-    map: &MapState,
+    frame: &CellFrame,
     cells: &[(u32, u32)],
     goal: Quaternion,
     final_approach: bool,
 ) -> Vec<Pose> {
-    let points: Vec<Point> = cells.iter().map(|&(x, y)| map.frame.centre(x, y)).collect();
-    let heading = |a: &Point, b: &Point| yaw_quaternion((b.y - a.y).atan2(b.x - a.x));
+    let points = frame.centres(cells);
+    let steps: Vec<Quaternion> = (0..9)
+        .map(|k| yaw_quaternion(frame.step_yaw((k % 3) as f64 - 1.0, (k / 3) as f64 - 1.0)))
+        .collect();
+    let heading = |i: usize, j: usize| {
+        let (dx, dy) = (
+            cells[j].0 as i64 - cells[i].0 as i64,
+            cells[j].1 as i64 - cells[i].1 as i64,
+        );
+        if dx.abs() <= 1 && dy.abs() <= 1 && (dx, dy) != (0, 0) {
+            steps[((dy + 1) * 3 + dx + 1) as usize].clone()
+        } else {
+            let (a, b) = (&points[i], &points[j]);
+            yaw_quaternion((b.y - a.y).atan2(b.x - a.x))
+        }
+    };
     let n = points.len();
     points
         .iter()
         .enumerate()
         .map(|(i, p)| {
             let orientation = if i + 1 < n {
-                heading(p, &points[i + 1])
+                heading(i, i + 1)
             } else if final_approach && n > 1 {
-                heading(&points[n - 2], p)
+                heading(n - 2, n - 1)
             } else {
                 goal.clone()
             };
@@ -380,4 +397,67 @@ fn oriented(
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The eight step headings stand for the atan2 of each step between cell centres, in a
+    /// turned frame too, and a step that is not to a neighbour (two legs joined at a goal the
+    /// tolerance moved) still faces the next cell.
+    #[test]
+    fn headings_face_the_next_cell_in_a_turned_frame() {
+        let (yaw, res) = (0.7f64, 0.05);
+        let frame = CellFrame {
+            origin: Pose {
+                position: Point {
+                    x: -3.0,
+                    y: 2.0,
+                    z: 0.0,
+                },
+                orientation: yaw_quaternion(yaw),
+            },
+            resolution: res,
+            width: 100,
+            height: 100,
+        };
+        let mut cells = vec![(50u32, 50u32)];
+        for (dx, dy) in [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)] {
+            let &(x, y) = cells.last().unwrap();
+            cells.push(((x as i64 + dx) as u32, (y as i64 + dy) as u32));
+        }
+        cells.push((60, 53));
+        let goal = yaw_quaternion(-2.0);
+        for final_approach in [false, true] {
+            let poses = oriented(&frame, &cells, goal.clone(), final_approach);
+            assert_eq!(poses.len(), cells.len());
+            for (i, pose) in poses.iter().enumerate() {
+                let c = frame.centre(cells[i].0, cells[i].1);
+                assert_eq!(
+                    (pose.position.x, pose.position.y),
+                    (c.x, c.y),
+                    "pose {i}'s position"
+                );
+                let (a, b) = match i + 1 < cells.len() {
+                    true => (i, i + 1),
+                    false if final_approach => (i - 1, i),
+                    false => {
+                        assert_eq!(pose.orientation, goal, "the last pose takes the goal's");
+                        continue;
+                    }
+                };
+                let (p, q) = (
+                    frame.centre(cells[a].0, cells[a].1),
+                    frame.centre(cells[b].0, cells[b].1),
+                );
+                let want = yaw_quaternion((q.y - p.y).atan2(q.x - p.x));
+                let got = &pose.orientation;
+                assert!(
+                    (got.z - want.z).abs() < 1e-12 && (got.w - want.w).abs() < 1e-12,
+                    "pose {i} faces {got:?}, the step's atan2 {want:?}"
+                );
+            }
+        }
+    }
 }
