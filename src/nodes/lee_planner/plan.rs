@@ -423,7 +423,16 @@ mod tests {
             height: 100,
         };
         let mut cells = vec![(50u32, 50u32)];
-        for (dx, dy) in [(1, 0), (1, 1), (0, 1), (-1, 1), (-1, 0), (-1, -1), (0, -1), (1, -1)] {
+        for (dx, dy) in [
+            (1, 0),
+            (1, 1),
+            (0, 1),
+            (-1, 1),
+            (-1, 0),
+            (-1, -1),
+            (0, -1),
+            (1, -1),
+        ] {
             let &(x, y) = cells.last().unwrap();
             cells.push(((x as i64 + dx) as u32, (y as i64 + dy) as u32));
         }
