@@ -210,7 +210,7 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
         o.reps.max(1),
         o.reps.clamp(1, 3),
         match o.descent {
-            Descent::Auto => "the window walk, pointer jumps for long paths",
+            Descent::Auto => "the window walk, the tiles' pointer jumps for long paths",
             Descent::Walk => "the window walk for every path",
             Descent::Tiles => "the tiles' pointer jumps for every path",
             Descent::Jumps => "pointer jumps over every cell for every path",
