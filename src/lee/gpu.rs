@@ -116,6 +116,12 @@ pub fn long_path_from(cells: u64) -> u32 {
     (cells / CELLS_PER_LONG_MOVE).clamp(LONG_PATH_FROM as u64, u32::MAX as u64) as u32
 }
 
+/// Rounds of pointer jumping for a chain of `steps`: 2^k steps a jump, k = ceil(log2(steps) /
+/// 2), so the checkpoints' chain and each segment's walk are both about sqrt(steps) long.
+fn jumps_for(steps: u32) -> u32 {
+    (32 - steps.max(1).leading_zeros()).div_ceil(2)
+}
+
 /// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
 fn kernel_defines() -> [(&'static str, String); 23] {
     [
@@ -672,8 +678,7 @@ impl DeviceGrid {
     fn jump_descent(&self, scratch: &mut Scratch, start: u64, len: u32) -> Result<()> {
         let stream = self.rt.stream().clone();
         let n = self.cells() as u64;
-        // 2^k moves a jump, k = ceil(log2(len) / 2): both chains about sqrt(len) long.
-        let k = (32 - len.max(1).leading_zeros()).div_ceil(2);
+        let k = jumps_for(len);
         let stride = 1u32 << k;
         // SAFETY: lee_next writes every cell of `next`, each lee_jump every cell of the table
         // it writes, before anything reads them.
@@ -691,25 +696,7 @@ impl DeviceGrid {
         b.arg(&mut next);
         // SAFETY: lee_next: as declared; reads masks and labels, writes next[0..n), n = w x h
         unsafe { b.launch(pass) }.map_err(launch_err("lee_next"))?;
-        for r in 0..k as usize {
-            let [a, t] = &mut tables;
-            let (from, to) = match r {
-                0 => (&next, a),
-                _ if r % 2 == 1 => (&*a, t),
-                _ => (&*t, a),
-            };
-            let mut b = stream.launch_builder(&self.kernels.jump);
-            b.arg(from).arg(to).arg(&n);
-            // SAFETY: lee_jump: as declared; reads from[0..n) (values are cells or NEXT_NONE), writes to[0..n)
-            unsafe { b.launch(pass) }.map_err(launch_err("lee_jump"))?;
-        }
-        let jump = if k == 0 {
-            &next
-        } else if k % 2 == 1 {
-            &tables[0]
-        } else {
-            &tables[1]
-        };
+        let jump = self.jump_passes(&next, &mut tables, k)?;
         let Scratch { path, state, .. } = scratch;
         let mut b = stream.launch_builder(&self.kernels.checkpoints);
         b.arg(jump)
@@ -734,6 +721,37 @@ impl DeviceGrid {
         Ok(())
     }
 
+    /// `k` rounds of lee_jump over `first`'s entries (each a cell or a node, or NEXT_NONE),
+    /// each round squaring the one before, between the two `tables`: the table whose entries
+    /// move 2^k steps (`first` itself for k = 0). The tables are `first`'s length.
+    fn jump_passes<'a>(
+        &self,
+        first: &'a CudaSlice<u32>,
+        tables: &'a mut [CudaSlice<u32>; 2],
+        k: u32,
+    ) -> Result<&'a CudaSlice<u32>> {
+        let n = first.len();
+        let pass = self.rt.grid_stride(n, 256);
+        let n = n as u64;
+        for r in 0..k {
+            let [a, t] = &mut *tables;
+            let (from, to) = match r {
+                0 => (first, a),
+                _ if r % 2 == 1 => (&*a, t),
+                _ => (&*t, a),
+            };
+            let mut b = self.rt.stream().launch_builder(&self.kernels.jump);
+            b.arg(from).arg(to).arg(&n);
+            // SAFETY: lee_jump: as declared; reads from[0..n) (values below n or NEXT_NONE), writes to[0..n), every table at least n long
+            unsafe { b.launch(pass) }.map_err(launch_err("lee_jump"))?;
+        }
+        Ok(match k {
+            0 => first,
+            _ if k % 2 == 1 => &tables[0],
+            _ => &tables[1],
+        })
+    }
+
     /// The path of `len` moves from `start` over the tiles it crosses (kernels/lee.cu, "Long
     /// paths over tiles"): leaves path[0..=len] and the status in the scratch. Keeps the
     /// border cells' exits and two jump tables over them (each 252/4096 of the grid's cells),
@@ -754,9 +772,7 @@ impl DeviceGrid {
         }
         let goal_node = goal_node as u32;
         let nodes = goal_node as usize + 1;
-        // 2^k visits a jump, k = ceil(log2(visits) / 2): both chains about sqrt(visits) long.
-        let visits = len / MOVES_PER_VISIT_GUESS + 1;
-        let k = (32 - visits.leading_zeros()).div_ceil(2);
+        let k = jumps_for(len / MOVES_PER_VISIT_GUESS + 1);
         let stride = 1u32 << k;
         // The chain has at most len + 1 visits, so at most len / stride + 2 checkpoints, and
         // the segments write visits below (cap - 1) x stride + 1.
@@ -810,25 +826,7 @@ impl DeviceGrid {
             })
         }
         .map_err(launch_err("lee_tile_exits"))?;
-        let n = nodes as u64;
-        let pass = self.rt.grid_stride(nodes, 256);
-        for r in 0..k as usize {
-            let [a, t] = &mut *tables;
-            let (from, to) = match r {
-                0 => (&*exits, a),
-                _ if r % 2 == 1 => (&*a, t),
-                _ => (&*t, a),
-            };
-            let mut b = stream.launch_builder(&self.kernels.jump);
-            b.arg(from).arg(to).arg(&n);
-            // SAFETY: lee_jump: as declared; reads from[0..n) (values are nodes or NEXT_NONE), writes to[0..n)
-            unsafe { b.launch(pass) }.map_err(launch_err("lee_jump"))?;
-        }
-        let jump = match k {
-            0 => &*exits,
-            _ if k % 2 == 1 => &tables[0],
-            _ => &tables[1],
-        };
+        let jump = self.jump_passes(exits, tables, k)?;
         let mut b = stream.launch_builder(&self.kernels.hop_checkpoints);
         b.arg(jump)
             .arg(&goal_node)
