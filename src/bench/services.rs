@@ -78,6 +78,8 @@ struct Case {
     name: String,
     /// Round trips, ms.
     rtt: Vec<f64>,
+    /// When each timed call was sent.
+    sent: Vec<Instant>,
     samples: Vec<timings::Sample>,
     /// A digest of each response's payload, in call order.
     digests: Vec<u64>,
@@ -90,11 +92,11 @@ impl Args {
         let inputs = Inputs::new(&self, (guides, points), (samples, constraints))?;
         timings::record(true);
         println!(
-            "one request at a time; medians and p99 over the timed calls after {} warm-up calls; in node = request taken off the reader to response handed to the writer; handler = the service's own work (compute and message conversions); every response equal to the {} backend's",
+            "one request at a time; medians and p99 over the timed calls after {} warm-up calls; in node = request taken up by the node to response handed to the writer; request = its way from the client's call to the node, response = the rest outside the node (the answer's way back, the client's decoding); handler = the service's own work (compute and message conversions); every response equal to the {} backend's",
             self.warmup, self.backends[0]
         );
-        println!("| backend | service | case | calls | p50 ms | p99 ms | max ms | calls/s | handler p50 / p99 ms | in node p50 ms | outside the node p50 / p99 ms |");
-        println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        println!("| backend | service | case | calls | p50 ms | p99 ms | max ms | calls/s | handler p50 / p99 ms | in node p50 ms | outside the node p50 / p99 ms | of that: request / response p50 ms |");
+        println!("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
         let mut reference: Option<Vec<Case>> = None;
         for (i, &kind) in self.backends.iter().enumerate() {
             let calls = if kind == BackendKind::Cpu {
@@ -138,11 +140,20 @@ fn print_row(kind: BackendKind, c: &Case) {
         .zip(&c.samples)
         .map(|(r, s)| r - s.in_node_ms)
         .collect();
+    // Of that, the request's way: sent by the client to taken up by the node (one process,
+    // one clock); the rest is the response's way back and the client's decoding.
+    let request: Vec<f64> = c
+        .sent
+        .iter()
+        .zip(&c.samples)
+        .map(|(t, s)| s.received.saturating_duration_since(*t).as_secs_f64() * 1e3)
+        .collect();
+    let response: Vec<f64> = outside.iter().zip(&request).map(|(o, q)| o - q).collect();
     let rtt = median(c.rtt.clone());
     let mean = c.rtt.iter().sum::<f64>() / c.rtt.len().max(1) as f64;
     let (service, case) = c.name.split_once(' ').unwrap_or((&c.name, ""));
     println!(
-        "| {kind} | {service} | {case} | {} | {rtt:.2} | {:.2} | {:.2} | {:.0} | {:.2} / {:.2} | {in_node:.2} | {:.2} / {:.2} |",
+        "| {kind} | {service} | {case} | {} | {rtt:.2} | {:.2} | {:.2} | {:.0} | {:.2} / {:.2} | {in_node:.2} | {:.2} / {:.2} | {:.2} / {:.2} |",
         c.rtt.len(),
         pct(c.rtt.clone(), 0.99),
         pct(c.rtt.clone(), 1.0),
@@ -151,6 +162,8 @@ fn print_row(kind: BackendKind, c: &Case) {
         pct(handler, 0.99),
         median(outside.clone()),
         pct(outside, 0.99),
+        median(request),
+        median(response),
     );
 }
 
@@ -652,6 +665,7 @@ where
     let mut case = Case {
         name,
         rtt: Vec::with_capacity(calls),
+        sent: Vec::with_capacity(calls),
         samples: vec![],
         digests: Vec::with_capacity(calls),
     };
@@ -669,6 +683,7 @@ where
         let d = check(&r).map_err(|e| Error::Ros(format!("{}: call {i}: {e}", case.name)))?;
         if i >= warmup {
             case.rtt.push(ms);
+            case.sent.push(t);
             case.digests.push(d);
         }
     }

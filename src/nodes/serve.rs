@@ -103,7 +103,7 @@ where
                         tracing::error!("{what}: response lost: {e}");
                     }
                     if super::timings::enabled() {
-                        super::timings::add(&what, handled, received.elapsed());
+                        super::timings::add(&what, handled, received);
                     }
                     pending.fetch_sub(1, Ordering::AcqRel);
                 })

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 static ON: AtomicBool = AtomicBool::new(false);
 static TIMES: Mutex<Option<HashMap<String, Vec<Sample>>>> = Mutex::new(None);
@@ -19,6 +19,9 @@ const KEEP: usize = 100_000;
 pub struct Sample {
     pub handler_ms: f64,
     pub in_node_ms: f64,
+    /// When the node took the request up: against the client's send time (same process, one
+    /// clock), it splits the time outside the node into the request's way and the response's.
+    pub received: Instant,
 }
 
 /// Starts (or stops) recording in this process.
@@ -30,7 +33,8 @@ pub(crate) fn enabled() -> bool {
     ON.load(Ordering::Relaxed)
 }
 
-pub(crate) fn add(service: &str, handler: Duration, in_node: Duration) {
+pub(crate) fn add(service: &str, handler: Duration, received: Instant) {
+    let in_node = received.elapsed();
     let mut all = TIMES.lock().unwrap_or_else(|p| p.into_inner());
     let v = all
         .get_or_insert_with(HashMap::new)
@@ -42,6 +46,7 @@ pub(crate) fn add(service: &str, handler: Duration, in_node: Duration) {
     v.push(Sample {
         handler_ms: handler.as_secs_f64() * 1e3,
         in_node_ms: in_node.as_secs_f64() * 1e3,
+        received,
     });
 }
 
