@@ -87,6 +87,11 @@ pub const MAX_TRACKED_CHANGES_PER_WRITER: usize = DEFAULT_WRITER_MAX_SAMPLES;
 // are handed over.
 pub const MAX_WITHHELD_BYTES_PER_TOPIC: usize = 16 * 1024 * 1024;
 
+// gpu_planning patch: how long a TopicCache remembers the SequenceNumber of a change it
+// released once every local reader had taken it, to discard a duplicate of it (e.g. the
+// same DATA through a second locator).
+pub const RELEASED_SN_MEMORY: crate::Duration = crate::Duration::from_secs(5);
+
 // Default / fallback UDP-payload budget (RTPS header + submessages) used to
 // size datagrams built by the writer's DATA-coalescing and DATAFRAG packing
 // paths when the per-peer path MTU is unknown (peer behind a router, IPv6, or

@@ -1,6 +1,6 @@
 use std::{
   cmp::max,
-  collections::{btree_map, BTreeMap, HashMap},
+  collections::{btree_map, BTreeMap, HashMap, VecDeque},
   iter,
   ops::Bound::{Excluded, Included},
   sync::{Arc, Mutex},
@@ -13,13 +13,13 @@ use crate::{
   create_error_internal,
   dds::{
     qos::{
-      policy::{History, ResourceLimits},
+      policy::{Durability, History, ResourceLimits},
       QosPolicies,
     },
     typedesc::TypeDesc,
     CreateError, CreateResult,
   },
-  rtps::constant::MAX_WITHHELD_BYTES_PER_TOPIC,
+  rtps::constant::{MAX_WITHHELD_BYTES_PER_TOPIC, RELEASED_SN_MEMORY},
   structure::{sequence_number::SequenceNumber, time::Timestamp},
   GUID,
 };
@@ -154,6 +154,22 @@ pub(crate) struct TopicCache {
   // Therefore, data before the marker SN can be handed off to a Reliable DataReader.
   // Initially, we consider the marker for each Writer (GUID) to be SequenceNumber::new(1)
   received_reliably_before: BTreeMap<GUID, SequenceNumber>,
+
+  // gpu_planning patch: a change every local DataReader has taken is released at once
+  // (`mark_taken`), instead of staying until the History depth pushes it out. Without
+  // this, a reader with a deep History (e.g. KeepLast 256 on a service's requests or
+  // responses) kept its last 256 taken samples alive, hundreds of MB for large
+  // messages, and every new sample landed in freshly mapped memory until the depth
+  // was reached. Only while every reader of the topic so far is Volatile: a reader
+  // of another durability may read what earlier readers took.
+  release_taken: bool,
+  local_readers: usize,
+  // With more than one local reader: how many have taken each change so far.
+  taken_by: BTreeMap<Timestamp, usize>,
+  // Changes released, in order, with when: their SequenceNumber entries stay in
+  // `sequence_numbers` (pointing at no change) for RELEASED_SN_MEMORY, so a
+  // duplicate of a released sample is still recognised and discarded.
+  released: VecDeque<(Timestamp, GUID, SequenceNumber, Timestamp)>,
 }
 
 impl TopicCache {
@@ -170,6 +186,10 @@ impl TopicCache {
       last_added_instant: Timestamp::ZERO,
       sequence_numbers: BTreeMap::new(),
       received_reliably_before: BTreeMap::new(),
+      release_taken: true,
+      local_readers: 0,
+      taken_by: BTreeMap::new(),
+      released: VecDeque::new(),
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -205,6 +225,10 @@ impl TopicCache {
       History::KeepLast { depth: n } if n > max_keep_samples => n,
       _ => max_keep_samples,
     };
+
+    if !matches!(qos.durability(), None | Some(Durability::Volatile)) {
+      self.release_taken = false;
+    }
 
     // actual update. This is will only ever increase cache size.
     self.min_keep_samples = max(min_keep_samples, self.min_keep_samples);
@@ -294,6 +318,60 @@ impl TopicCache {
       gave_up = true;
     }
     gave_up
+  }
+
+  /// A local DataReader of this topic now exists.
+  pub(crate) fn add_local_reader(&mut self) {
+    self.local_readers += 1;
+  }
+
+  /// A local DataReader of this topic is gone.
+  pub(crate) fn remove_local_reader(&mut self) {
+    self.local_readers = self.local_readers.saturating_sub(1);
+  }
+
+  /// A local DataReader has taken the change at `instant`: once every local reader has,
+  /// and no reader of the topic so far keeps history for late joiners, it is released.
+  pub(crate) fn mark_taken(&mut self, instant: Timestamp) {
+    if !self.release_taken || !self.changes.contains_key(&instant) {
+      return;
+    }
+    if self.local_readers > 1 {
+      let count = self.taken_by.entry(instant).or_default();
+      *count += 1;
+      if *count < self.local_readers {
+        return;
+      }
+      self.taken_by.remove(&instant);
+    }
+    if let Some(cc) = self.changes.remove(&instant) {
+      let now = Timestamp::now();
+      self
+        .released
+        .push_back((instant, cc.writer_guid, cc.sequence_number, now));
+      self.forget_released_before(now - RELEASED_SN_MEMORY);
+    }
+  }
+
+  // Drops the SequenceNumber entries of changes released before `horizon`.
+  fn forget_released_before(&mut self, horizon: Timestamp) {
+    while let Some(&(instant, writer, sn, at)) = self.released.front() {
+      if at >= horizon {
+        break;
+      }
+      self.released.pop_front();
+      let mut emptied = false;
+      if let Some(sns) = self.sequence_numbers.get_mut(&writer) {
+        // Only if it still names the released change, not a later one of that number.
+        if sns.get(&sn) == Some(&instant) && !self.changes.contains_key(&instant) {
+          sns.remove(&sn);
+        }
+        emptied = sns.is_empty();
+      }
+      if emptied {
+        self.sequence_numbers.remove(&writer);
+      }
+    }
   }
 
   pub fn get_change(&self, instant: &Timestamp) -> Option<&CacheChange> {
@@ -548,7 +626,12 @@ impl TopicCache {
 
       // update also SequenceNumber map
       to_remove.values().for_each(|r| self.remove_sn(r));
+      if !self.taken_by.is_empty() {
+        let changes = &self.changes;
+        self.taken_by.retain(|ts, _| changes.contains_key(ts));
+      }
     }
+    self.forget_released_before(Timestamp::now() - RELEASED_SN_MEMORY);
 
     // Now, reallocate old cache changes
     let reallocate_timeout = crate::Duration::from_secs(5);
@@ -802,6 +885,103 @@ mod tests {
       SequenceNumber::new(201)
     );
     assert!(topic_cache.changes.len() <= topic_cache.max_keep_samples as usize + 1);
+  }
+
+  fn volatile_topic_cache(readers: usize) -> TopicCache {
+    let mut topic_cache = TopicCache::new(
+      "rr/plan_reply".to_string(),
+      TypeDesc::new("Response".to_string()),
+      &QosPolicyBuilder::new()
+        .history(History::KeepLast { depth: 256 })
+        .build(),
+    );
+    for _ in 0..readers {
+      topic_cache.add_local_reader();
+    }
+    topic_cache
+  }
+
+  fn add_sample(topic_cache: &mut TopicCache, writer: GUID, sn: i64) {
+    topic_cache.add_change(
+      &Timestamp::now(),
+      CacheChange::new(
+        writer,
+        SequenceNumber::new(sn),
+        WriteOptions::default(),
+        DDSData::new(SerializedPayload::new(
+          RepresentationIdentifier::CDR_LE,
+          vec![0; 64],
+        )),
+      ),
+    );
+  }
+
+  fn sns(topic_cache: &TopicCache) -> Vec<i64> {
+    topic_cache
+      .changes
+      .values()
+      .map(|cc| i64::from(cc.sequence_number))
+      .collect()
+  }
+
+  #[test]
+  fn taken_changes_are_released_and_their_duplicates_discarded() {
+    let mut topic_cache = volatile_topic_cache(1);
+    let writer = user_writer();
+    for sn in 1..=3 {
+      add_sample(&mut topic_cache, writer, sn);
+    }
+    let first = *topic_cache.changes.keys().next().unwrap();
+    topic_cache.mark_taken(first);
+    assert_eq!(sns(&topic_cache), [2, 3]);
+    // The same DATA again (e.g. through another locator) is not a new sample.
+    add_sample(&mut topic_cache, writer, 1);
+    assert_eq!(sns(&topic_cache), [2, 3]);
+    // A collection keeps what is not taken, up to the depth, and the released number.
+    topic_cache.remove_changes_before(Timestamp::ZERO);
+    assert_eq!(sns(&topic_cache), [2, 3]);
+    add_sample(&mut topic_cache, writer, 1);
+    assert_eq!(sns(&topic_cache), [2, 3]);
+    // Once forgotten, the number is free again; the rest is unchanged.
+    topic_cache.forget_released_before(Timestamp::now() + crate::Duration::from_secs(1));
+    assert!(topic_cache.released.is_empty());
+    add_sample(&mut topic_cache, writer, 1);
+    assert_eq!(sns(&topic_cache), [2, 3, 1]);
+  }
+
+  #[test]
+  fn a_change_is_released_when_every_local_reader_took_it() {
+    let mut topic_cache = volatile_topic_cache(2);
+    let writer = user_writer();
+    add_sample(&mut topic_cache, writer, 1);
+    let first = *topic_cache.changes.keys().next().unwrap();
+    topic_cache.mark_taken(first);
+    assert_eq!(sns(&topic_cache), [1]);
+    topic_cache.mark_taken(first);
+    assert!(topic_cache.changes.is_empty());
+    assert!(topic_cache.taken_by.is_empty());
+    // With one of the two gone, one take is enough.
+    topic_cache.remove_local_reader();
+    add_sample(&mut topic_cache, writer, 2);
+    let second = *topic_cache.changes.keys().next().unwrap();
+    topic_cache.mark_taken(second);
+    assert!(topic_cache.changes.is_empty());
+  }
+
+  #[test]
+  fn taken_changes_stay_for_a_topic_with_a_durable_reader() {
+    let mut topic_cache = volatile_topic_cache(1);
+    topic_cache.update_keep_limits(
+      &QosPolicyBuilder::new()
+        .durability(crate::dds::qos::policy::Durability::TransientLocal)
+        .history(History::KeepLast { depth: 1 })
+        .build(),
+    );
+    let writer = user_writer();
+    add_sample(&mut topic_cache, writer, 1);
+    let first = *topic_cache.changes.keys().next().unwrap();
+    topic_cache.mark_taken(first);
+    assert_eq!(sns(&topic_cache), [1]);
   }
 
   #[test]

@@ -120,6 +120,11 @@ where
   DA: DeserializerAdapter<D>,
 {
   fn drop(&mut self) {
+    // gpu_planning patch: what this reader has not taken no longer waits for it.
+    if let Ok(mut topic_cache) = self.topic_cache.lock() {
+      topic_cache.remove_local_reader();
+    }
+
     // Tell dp_event_loop
     self.my_subscriber.remove_reader(self.my_guid);
 
@@ -178,6 +183,8 @@ where
         ),
       });
     }
+    // gpu_planning patch: changes are released once every local reader has taken them.
+    topic_cache.lock().unwrap().add_local_reader();
 
     Ok(Self {
       my_subscriber: subscriber,
@@ -348,7 +355,7 @@ where
       Some(policy::Reliability::Reliable { .. })
     );
 
-    let topic_cache = self.acquire_the_topic_cache_guard();
+    let mut topic_cache = self.acquire_the_topic_cache_guard();
 
     let mut read_state_ref = self.read_state.lock().unwrap();
     let latest_instant = read_state_ref.latest_instant;
@@ -382,6 +389,7 @@ where
         read_state_ref
           .last_read_sn
           .insert(writer_guid, sequence_number);
+        topic_cache.mark_taken(timestamp);
 
         // // Debug sanity check:
         // use crate::Duration;
