@@ -20,17 +20,20 @@ fn unit(seed: u64, i: u64, k: u64) -> f64 {
         / (1u64 << 53) as f64
 }
 
+/// Rotation i of a Shoemake set (Shoemake 1992) as a quaternion (x, y, z, w).
+fn rotation(seed: u64, i: u64) -> [f64; 4] {
+    let (u1, u2, u3) = (unit(seed, i, 0), unit(seed, i, 1), unit(seed, i, 2));
+    let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
+    let (t2, t3) = (std::f64::consts::TAU * u2, std::f64::consts::TAU * u3);
+    [a * t2.sin(), a * t2.cos(), b * t3.sin(), b * t3.cos()]
+}
+
 /// n uniform random rotations (Shoemake 1992) as unit quaternions (x, y, z, w).
 pub fn shoemake(n: usize, seed: u64) -> Vec<[f64; 4]> {
     use rayon::prelude::*;
     (0..n as u64)
         .into_par_iter()
-        .map(|i| {
-            let (u1, u2, u3) = (unit(seed, i, 0), unit(seed, i, 1), unit(seed, i, 2));
-            let (a, b) = ((1.0 - u1).sqrt(), u1.sqrt());
-            let (t2, t3) = (std::f64::consts::TAU * u2, std::f64::consts::TAU * u3);
-            [a * t2.sin(), a * t2.cos(), b * t3.sin(), b * t3.cos()]
-        })
+        .map(|i| rotation(seed, i))
         .collect()
 }
 
@@ -40,15 +43,21 @@ pub fn shoemake(n: usize, seed: u64) -> Vec<[f64; 4]> {
 /// one is looked for only when there is one. At millions of samples this is most of a whole
 /// call's host work.
 pub fn normalised(raw: &[[f64; 4]]) -> Result<Vec<[f64; 4]>> {
+    normalise_each(raw.len(), |i| raw[i])
+}
+
+/// [`normalised`] over the quaternions `q(0..n)`, made as they are scaled.
+fn normalise_each(n: usize, q: impl Fn(usize) -> [f64; 4] + Sync) -> Result<Vec<[f64; 4]>> {
     use rayon::prelude::*;
     use std::sync::atomic::{AtomicBool, Ordering};
     let norm = |q: &[f64; 4]| (q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]).sqrt();
     let bad = |n: f64| !(n.is_finite() && n > 0.0);
     let any_bad = AtomicBool::new(false);
-    let unit: Vec<[f64; 4]> = raw
-        .par_iter()
-        .map(|q| {
-            let n = norm(q);
+    let unit: Vec<[f64; 4]> = (0..n)
+        .into_par_iter()
+        .map(|i| {
+            let q = q(i);
+            let n = norm(&q);
             if bad(n) {
                 any_bad.store(true, Ordering::Relaxed);
             }
@@ -59,8 +68,8 @@ pub fn normalised(raw: &[[f64; 4]]) -> Result<Vec<[f64; 4]>> {
     if !any_bad.load(Ordering::Relaxed) {
         return Ok(unit);
     }
-    let i = raw.iter().position(|q| bad(norm(q))).unwrap_or(0);
-    let q = raw.get(i).copied().unwrap_or_default();
+    let i = (0..n).position(|i| bad(norm(&q(i)))).unwrap_or(0);
+    let q = if n > 0 { q(i) } else { [0.0; 4] };
     Err(Error::invalid(
         format!("samples[{i}]"),
         format!("{q:?} has no direction (norm {})", norm(&q)),
@@ -78,9 +87,13 @@ impl UnitSamples {
         Ok(UnitSamples(Arc::new(normalised(raw)?)))
     }
 
-    /// `n` Shoemake rotations from `seed`, normalised: [`shoemake`] then [`normalised`].
+    /// `n` Shoemake rotations from `seed`, normalised: [`shoemake`] then [`normalised`], in
+    /// one pass (each rotation scaled as it is made: the same arithmetic, so the same set,
+    /// without the raw set in memory between the two).
     pub fn shoemake(n: usize, seed: u64) -> Result<UnitSamples> {
-        UnitSamples::new(&shoemake(n, seed))
+        Ok(UnitSamples(Arc::new(normalise_each(n, |i| {
+            rotation(seed, i as u64)
+        })?)))
     }
 }
 
@@ -136,6 +149,17 @@ mod tests {
         // One set kept: the first is made anew, equal but not shared.
         let a2 = cache.get(100, 1).unwrap();
         assert!(!a2.shares(&a) && a2 == a);
+    }
+
+    #[test]
+    fn a_kept_shoemake_set_is_the_raw_set_normalised_bit_for_bit() {
+        for (n, seed) in [(0, 1), (1, 2), (1000, 7), (44_000, 1)] {
+            let one_pass = UnitSamples::shoemake(n, seed).unwrap();
+            let two_passes = normalised(&shoemake(n, seed)).unwrap();
+            let bits =
+                |s: &[[f64; 4]]| -> Vec<u64> { s.iter().flatten().map(|x| x.to_bits()).collect() };
+            assert_eq!(bits(&one_pass), bits(&two_passes), "n = {n}, seed = {seed}");
+        }
     }
 
     #[test]
