@@ -13,7 +13,7 @@ use crate::{
   create_error_internal,
   dds::{
     qos::{
-      policy::{Durability, History, ResourceLimits},
+      policy::{Durability, History, Reliability, ResourceLimits},
       QosPolicies,
     },
     typedesc::TypeDesc,
@@ -160,8 +160,9 @@ pub(crate) struct TopicCache {
   // this, a reader with a deep History (e.g. KeepLast 256 on a service's requests or
   // responses) kept its last 256 taken samples alive, hundreds of MB for large
   // messages, and every new sample landed in freshly mapped memory until the depth
-  // was reached. Only while every reader of the topic so far is Volatile: a reader
-  // of another durability may read what earlier readers took.
+  // was reached. Only while the topic and every reader of it so far are Volatile and
+  // Reliable: a reader of another durability may read what earlier readers took, and
+  // a BestEffort one would read a late duplicate of a released sample again.
   release_taken: bool,
   local_readers: usize,
   // With more than one local reader: how many have taken each change so far.
@@ -226,7 +227,12 @@ impl TopicCache {
       _ => max_keep_samples,
     };
 
-    if !matches!(qos.durability(), None | Some(Durability::Volatile)) {
+    // A Reliable reader reads each writer's samples past the last number it read, so a
+    // duplicate arriving after the released number is forgotten is never read twice; a
+    // BestEffort reader reads by arrival time and would read it again.
+    if !matches!(qos.durability(), None | Some(Durability::Volatile))
+      || !matches!(qos.reliability(), Some(Reliability::Reliable { .. }))
+    {
       self.release_taken = false;
     }
 
@@ -717,7 +723,10 @@ mod tests {
   use crate::{
     dds::{
       ddsdata::DDSData,
-      qos::{policy::History, QosPolicies, QosPolicyBuilder},
+      qos::{
+        policy::{History, Reliability},
+        QosPolicies, QosPolicyBuilder,
+      },
       typedesc::TypeDesc,
       with_key::datawriter::WriteOptions,
     },
@@ -892,6 +901,9 @@ mod tests {
       "rr/plan_reply".to_string(),
       TypeDesc::new("Response".to_string()),
       &QosPolicyBuilder::new()
+        .reliability(Reliability::Reliable {
+          max_blocking_time: crate::Duration::ZERO,
+        })
         .history(History::KeepLast { depth: 256 })
         .build(),
     );
@@ -966,6 +978,21 @@ mod tests {
     let second = *topic_cache.changes.keys().next().unwrap();
     topic_cache.mark_taken(second);
     assert!(topic_cache.changes.is_empty());
+  }
+
+  #[test]
+  fn taken_changes_stay_for_a_topic_with_a_best_effort_reader() {
+    let mut topic_cache = volatile_topic_cache(1);
+    topic_cache.update_keep_limits(
+      &QosPolicyBuilder::new()
+        .reliability(Reliability::BestEffort)
+        .build(),
+    );
+    let writer = user_writer();
+    add_sample(&mut topic_cache, writer, 1);
+    let first = *topic_cache.changes.keys().next().unwrap();
+    topic_cache.mark_taken(first);
+    assert_eq!(sns(&topic_cache), [1]);
   }
 
   #[test]
