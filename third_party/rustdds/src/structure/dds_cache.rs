@@ -337,7 +337,7 @@ impl TopicCache {
   }
 
   /// A local DataReader has taken the change at `instant`: once every local reader has,
-  /// and no reader of the topic so far keeps history for late joiners, it is released.
+  /// it is released (on topics where `release_taken` allows it).
   pub(crate) fn mark_taken(&mut self, instant: Timestamp) {
     if !self.release_taken || !self.changes.contains_key(&instant) {
       return;
@@ -366,16 +366,10 @@ impl TopicCache {
         break;
       }
       self.released.pop_front();
-      let mut emptied = false;
-      if let Some(sns) = self.sequence_numbers.get_mut(&writer) {
-        // Only if it still names the released change, not a later one of that number.
-        if sns.get(&sn) == Some(&instant) && !self.changes.contains_key(&instant) {
-          sns.remove(&sn);
-        }
-        emptied = sns.is_empty();
-      }
-      if emptied {
-        self.sequence_numbers.remove(&writer);
+      // Only if it still names the released change, not a later one of that number.
+      let names_it = self.sequence_numbers.get(&writer).and_then(|s| s.get(&sn)) == Some(&instant);
+      if names_it && !self.changes.contains_key(&instant) {
+        self.remove_sn_of(writer, sn);
       }
     }
   }
@@ -552,14 +546,18 @@ impl TopicCache {
   }
 
   fn remove_sn(&mut self, cc: &CacheChange) {
+    self.remove_sn_of(cc.writer_guid, cc.sequence_number);
+  }
+
+  fn remove_sn_of(&mut self, writer: GUID, sn: SequenceNumber) {
     let mut emptied = false;
 
-    self.sequence_numbers.entry(cc.writer_guid).and_modify(|s| {
-      s.remove(&cc.sequence_number);
+    self.sequence_numbers.entry(writer).and_modify(|s| {
+      s.remove(&sn);
       emptied = s.is_empty();
     });
     if emptied {
-      self.sequence_numbers.remove(&cc.writer_guid);
+      self.sequence_numbers.remove(&writer);
     }
   }
 
