@@ -449,9 +449,10 @@ fn point_files_claiming_more_points_than_bytes_are_refused() {
     assert!(gpu_planning::kdtree::io::read_ply("p.ply", ply.as_bytes()).is_err());
 }
 
-/// PCL's own sample clouds (ascii, and LZF binary_compressed as PCL saves clouds) decode to
-/// exactly the points pypcd4 (an independent reader) gives. Skips without python3 and pypcd4,
-/// unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
+/// PCL's own sample clouds (ascii, and LZF binary_compressed as PCL saves clouds; its tutorials'
+/// LMS400 scan with six fields and its organized stereo frame, NaN where stereo found nothing)
+/// decode to exactly the points pypcd4 (an independent reader) gives, NaN bits included. Skips
+/// without python3 and pypcd4, unless GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 #[test]
 fn pcl_sample_clouds_decode_as_pypcd4_does() {
     let dir = gpu_planning::testing::repo().join("tests/data/clouds");
@@ -468,7 +469,15 @@ if b'\nVERSION .5' in raw:
 a = PointCloud.from_fileobj(io.BytesIO(raw)).numpy(('x', 'y', 'z')).astype('<f4')
 sys.stdout.buffer.write(a.tobytes())
 "#;
-    for (file, points) in [("bunny.pcd", 397usize), ("car6.pcd", 10_031)] {
+    for (file, points) in [
+        ("bunny.pcd", 397usize),
+        ("car6.pcd", 10_031),
+        ("pcl-tutorials/table_scene_lms400.pcd", 460_400),
+        (
+            "pcl-tutorials/table_scene_mug_stereo_textured.pcd",
+            640 * 480,
+        ),
+    ] {
         let path = dir.join(file);
         let (d, ours) = gpu_planning::kdtree::io::read_points(&path).unwrap();
         assert_eq!((d, ours.len()), (3, points * 3), "{file}");
@@ -491,6 +500,85 @@ sys.stdout.buffer.write(a.tobytes())
         assert_eq!(ours.len(), theirs.len(), "{file}");
         for (i, (a, b)) in ours.iter().zip(&theirs).enumerate() {
             assert_eq!(a.to_bits(), b.to_bits(), "{file}: value {i}");
+        }
+    }
+}
+
+/// The k nearest distinct points of `q` over every point of `p`, as the trees answer: by
+/// (distance, index), a point's first copy standing for all its copies. Linear in the points
+/// (a selection, then a sort of the few best), so real clouds of 460,000 points stay cheap.
+fn brute_knn_distinct(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
+    let by = |a: &(f32, u32), b: &(f32, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    let mut d: Vec<(f32, u32)> = (0..p.len())
+        .map(|i| (dist2(q, p.point(i)).sqrt(), i as u32))
+        .collect();
+    // Room for copies among the best; a point repeated more often than this fails below.
+    let keep = (k + 64).min(d.len());
+    if keep < d.len() {
+        d.select_nth_unstable_by(keep, by);
+        d.truncate(keep);
+    }
+    d.sort_by(by);
+    let mut out: Vec<(f32, u32)> = Vec::with_capacity(k);
+    for (dist, i) in d {
+        if out.len() == k {
+            return out;
+        }
+        if !out
+            .iter()
+            .any(|&(_, j)| p.point(j as usize) == p.point(i as usize))
+        {
+            out.push((dist, i));
+        }
+    }
+    assert!(
+        out.len() == k || keep == p.len(),
+        "more copies than the brute force keeps"
+    );
+    out
+}
+
+/// PCL's tutorial clouds (tests/data/clouds/pcl-tutorials): a SICK LMS400 scan of a table,
+/// 460,400 points of which 868 repeat an earlier one, and an organized stereo frame whose
+/// 209,280 finite points lie on a few surfaces. Real, skewed clouds with copies: the CPU tree
+/// passes its checker and answers a sample of the cloud's own points as the brute force does;
+/// with a device, the CUDA tree is the CPU's and every point's k nearest are the CPU's.
+#[test]
+fn pcl_tutorial_clouds_answer_as_brute_force_and_the_device_as_the_cpu() {
+    use rayon::prelude::*;
+    let dir = gpu_planning::testing::repo().join("tests/data/clouds/pcl-tutorials");
+    let device = gpu_planning::compute::testing::cuda_or_skip("pcl_tutorial_clouds on CUDA");
+    for (file, finite) in [
+        ("table_scene_lms400.pcd", 460_400usize),
+        ("table_scene_mug_stereo_textured.pcd", 209_280),
+    ] {
+        let (dims, coords) = gpu_planning::kdtree::io::read_points(&dir.join(file)).unwrap();
+        let kept = gpu_planning::kdtree::FiniteRows::new(dims, coords);
+        let p = Points::new(dims, kept.coords).unwrap();
+        assert_eq!(p.len(), finite, "{file}");
+        let cpu = cpu_build(&p);
+        assert_eq!(cpu.check(), Ok(()), "{file}");
+        let sample: Vec<usize> = (0..p.len()).step_by(2003).collect();
+        let queries: Vec<f32> = sample.iter().flat_map(|&i| p.point(i).to_vec()).collect();
+        for k in [1, 8, 64] {
+            let got = knn(&cpu, &queries, k, Metric::Euclidean).unwrap();
+            let want: Vec<Vec<(f32, u32)>> = sample
+                .par_iter()
+                .map(|&i| brute_knn_distinct(&p, p.point(i), k))
+                .collect();
+            for (qi, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(g, w, "{file}: point {}, k {k}", sample[qi]);
+            }
+        }
+        let Some(rt) = &device else { continue };
+        use gpu_planning::kdtree::gpu::DeviceTree;
+        let (dev, _) = DeviceTree::build(rt, &p).unwrap();
+        assert_eq!(dev.check().unwrap(), Ok(()), "{file}");
+        assert_eq!(dev.download(p.len()).unwrap(), cpu, "{file}");
+        for k in [1, 8, 64] {
+            let want = knn(&cpu, &p.coords, k, Metric::Euclidean).unwrap();
+            let got = dev.knn(&p.coords, k, Metric::Euclidean).unwrap();
+            assert!(got == want, "{file}: device and CPU differ at k {k}");
         }
     }
 }

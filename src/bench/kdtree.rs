@@ -47,7 +47,7 @@ pub struct Args {
     npy_dir: Option<std::path::PathBuf>,
     /// Real point files (.pcd, .ply, .las, .laz) searched after the cases: every finite point is
     /// a point and a query (each point's neighbours, as normal estimation asks), at each k of
-    /// --cloud-k.
+    /// --cloud-k. With --npy-dir, each file's finite points go there as cloud_STEM.npy.
     #[arg(long, value_delimiter = ',')]
     clouds: Vec<std::path::PathBuf>,
     #[arg(long, value_delimiter = ',', default_value = "1,8")]
@@ -322,6 +322,15 @@ fn cloud_cases(rt: &std::sync::Arc<crate::compute::cuda::CudaRuntime>, o: &Optio
             .file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default();
+        if let Some(dir) = &o.npy_dir {
+            let stem = path.file_stem().unwrap_or_default().to_string_lossy();
+            super::write_npy(
+                dir,
+                &format!("cloud_{stem}.npy"),
+                &[p.len(), dims],
+                &p.coords,
+            )?;
+        }
         for &k in &o.cloud_k {
             bench_case(rt, o, &format!("{name} | {} | {k}", p.len()), &p, &p, k)?;
         }
