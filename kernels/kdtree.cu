@@ -12,7 +12,7 @@
 //   kd_layout       coordinates and indices copied into tree order
 //   kd_bounds       each dimension's range over the queries
 //   kd_morton       the queries' Morton codes (the order they are answered in)
-//   kd_knn          k nearest per query, k <= 64 in registers (KNN_K, KNN_DIMS set by the host)
+//   kd_knn          k nearest per query, k <= 64 in registers (KNN_K, KNN_DIMS, KNN_BOXES set by the host)
 //   kd_knn_heap     k nearest per query, any k, a max-heap in scratch memory
 //   kd_check        the balanced-tree invariant, counted
 //   kd_radius       radius search: counts, then (distance, index) pairs
@@ -89,6 +89,11 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 #endif
 #ifndef KNN_DIMS
 #define KNN_DIMS 3
+#endif
+// kd_knn's traversal (src/kdtree/config.rs, Traversal): 0 the split plane alone, one loop
+// (`search`); 1 the far side's bounding box (`search_boxes`), which the heap always takes.
+#ifndef KNN_BOXES
+#define KNN_BOXES 0
 #endif
 #define STACK 64
 // Subtrees of at most KNN_LEAF points are scanned whole: every point offered (those beyond
@@ -456,7 +461,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
     }
 }
 
-// The heap's search below [lo, hi) pushes far sides with their box: the query's offset from
+// The heap's search (and kd_knn's with KNN_BOXES) below [lo, hi) pushes far sides with their box: the query's offset from
 // the side's bounding box in each dimension (0 where the query lies within it; the split's
 // offset in the split dimension, the parent's in the others) and the box's squared distance,
 // summed in dimension order exactly as a point's squared distance is. Every offset is a
@@ -466,7 +471,9 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
 // limit holds no point the search would keep. It prunes more than the split plane alone (the
 // box sum includes the plane's term) but moves KNN_DIMS more floats per push and pop: on the
 // H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (BENCHMARKS.md),
-// so boxes are the heap's only.
+// so the heap always takes boxes and kd_knn only when asked: on uniform points and airborne
+// LiDAR the plane's one loop is 1.2-1.9x faster at k = 8-32, on PCL's table scene (an indoor
+// scan of flat surfaces) the boxes are 1.4-2.8x faster (BENCHMARKS.md, twenty-second part).
 template <class B>
 __device__ void search_boxes(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                              const float *q, B &b, bool unique) {
@@ -546,7 +553,7 @@ extern "C" __global__ void kd_knn(const float *__restrict__ tc, const u32 *__res
         u32 qi = perm[t];
         Best b;
         best_init(b);
-        search_query<false>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
+        search_query<(KNN_BOXES != 0)>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
 #pragma unroll
         for (int j = 0; j < KNN_K; ++j)
             if (j < k) {

@@ -545,6 +545,9 @@ pub struct NearestNeighborsParams {
     pub gpu_priority: u32,
     /// Neighbours per point of `~/queries`.
     pub k: u32,
+    /// How the device's k-nearest search rules out a far side (`plane` or `boxes`; the
+    /// answers are the same): see [`crate::kdtree::Traversal`].
+    pub knn_traversal: crate::kdtree::Traversal,
     /// Clouds and orientation sets with more points are refused.
     pub max_points: u32,
     /// Query batches with more points are refused.
@@ -562,6 +565,7 @@ impl Default for NearestNeighborsParams {
             use_sim_time: false,
             gpu_priority: 0,
             k: 1,
+            knn_traversal: crate::kdtree::Traversal::Plane,
             max_points: 16 << 20,
             max_queries: 4 << 20,
             max_results: 1 << 26,

@@ -5,7 +5,7 @@
 use gpu_planning::compute::Backend;
 use gpu_planning::kdtree::cpu::{build as cpu_build, knn, radius};
 use gpu_planning::kdtree::query::dist2;
-use gpu_planning::kdtree::{build, Metric, Points};
+use gpu_planning::kdtree::{build, Metric, Points, Traversal};
 use gpu_planning::rng::XorShift;
 use proptest::prelude::*;
 
@@ -148,16 +148,21 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
         assert_eq!(gpu, cpu, "n {n}, dims {dims}");
         let queries = points(3000, dims, levels, seed ^ 99);
         // 32 and 33: either side of the old register bound; REGISTER_K: the largest k there.
-        for k in [1, 8, 32, 33, REGISTER_K] {
+        for (k, traversal) in [1, 8, 32, 33, REGISTER_K]
+            .into_iter()
+            .flat_map(|k| [(k, Traversal::Plane), (k, Traversal::Boxes)])
+        {
+            dev.set_traversal(traversal);
             let want = knn(&cpu, &queries.coords, k, Metric::Euclidean).unwrap();
             let got = dev.knn(&queries.coords, k, Metric::Euclidean).unwrap();
-            assert_eq!(got, want, "n {n}, dims {dims}, k {k}");
+            assert_eq!(got, want, "n {n}, dims {dims}, k {k}, {traversal:?}");
             if dims == 4 {
                 let want = knn(&cpu, &queries.coords, k, Metric::So3).unwrap();
                 let got = dev.knn(&queries.coords, k, Metric::So3).unwrap();
-                assert_eq!(got, want, "so3: n {n}, k {k}");
+                assert_eq!(got, want, "so3: n {n}, k {k}, {traversal:?}");
             }
         }
+        dev.set_traversal(Traversal::Plane);
         // Radius: a radius that finds a handful of points per query, with and without a cap.
         let r = 2.0 * (8.0 / n.max(1) as f32).powf(1.0 / dims as f32);
         for max in [0, 3] {
@@ -542,7 +547,8 @@ fn brute_knn_distinct(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
 /// 460,400 points of which 868 repeat an earlier one, and an organized stereo frame whose
 /// 209,280 finite points lie on a few surfaces. Real, skewed clouds with copies: the CPU tree
 /// passes its checker and answers a sample of the cloud's own points as the brute force does;
-/// with a device, the CUDA tree is the CPU's and every point's k nearest are the CPU's.
+/// with a device, the CUDA tree is the CPU's and every point's k nearest are the CPU's, by
+/// either traversal (the boxes were found faster on the table scan with these clouds).
 #[test]
 fn pcl_tutorial_clouds_answer_as_brute_force_and_the_device_as_the_cpu() {
     use rayon::prelude::*;
@@ -577,8 +583,14 @@ fn pcl_tutorial_clouds_answer_as_brute_force_and_the_device_as_the_cpu() {
         assert_eq!(dev.download(p.len()).unwrap(), cpu, "{file}");
         for k in [1, 8, 64] {
             let want = knn(&cpu, &p.coords, k, Metric::Euclidean).unwrap();
-            let got = dev.knn(&p.coords, k, Metric::Euclidean).unwrap();
-            assert!(got == want, "{file}: device and CPU differ at k {k}");
+            for traversal in [Traversal::Plane, Traversal::Boxes] {
+                dev.set_traversal(traversal);
+                let got = dev.knn(&p.coords, k, Metric::Euclidean).unwrap();
+                assert!(
+                    got == want,
+                    "{file}: device and CPU differ at k {k}, {traversal:?}"
+                );
+            }
         }
     }
 }
@@ -816,13 +828,18 @@ fn organized_pcd_clouds_answer_with_file_indices() {
         .collect();
     let exe = std::env::var("GPU_PLANNING_BIN")
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
-    for file in ["ascii.pcd", "binary.pcd"] {
+    for (file, traversal) in [
+        ("ascii.pcd", "plane"),
+        ("binary.pcd", "plane"),
+        ("binary.pcd", "boxes"),
+    ] {
         let out = std::process::Command::new(&exe)
             .args(["knn", "--points"])
             .arg(dir.join(file))
             .arg("--queries")
             .arg(dir.join("q.npy"))
             .args(["--k", &k.to_string(), "--backend", "auto", "--json"])
+            .args(["--traversal", traversal])
             .output()
             .unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
@@ -830,7 +847,7 @@ fn organized_pcd_clouds_answer_with_file_indices() {
         assert!(err.contains("9 points of"), "{file}: {err}");
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         let idx: Vec<Vec<u32>> = serde_json::from_value(v["indices"].clone()).unwrap();
-        assert_eq!(idx, want, "{file}");
+        assert_eq!(idx, want, "{file}, {traversal}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -405,7 +405,8 @@ fn every_nodes_start_up_kernels_compile_once() {
         gpu_planning::apsp::gpu::modules(&gpu_planning::apsp::Config::default()),
         gpu_planning::cellgraph::gpu::modules(),
         gpu_planning::polyline::gpu::modules(),
-        gpu_planning::kdtree::gpu::modules(8),
+        gpu_planning::kdtree::gpu::modules(8, gpu_planning::kdtree::Traversal::Plane),
+        gpu_planning::kdtree::gpu::modules(8, gpu_planning::kdtree::Traversal::Boxes),
         gpu_planning::compute::primitives::gpu::modules(),
     ];
     for m in lists.iter().flatten() {

@@ -33,7 +33,10 @@ pub fn node_modules() -> Vec<Module> {
         crate::apsp::gpu::modules(&apsp),
         crate::cellgraph::gpu::modules(),
         crate::polyline::gpu::modules(),
-        crate::kdtree::gpu::modules(k),
+        crate::kdtree::gpu::modules(
+            k,
+            crate::config::NearestNeighborsParams::default().knn_traversal,
+        ),
     ]
     .concat()
 }
@@ -112,8 +115,15 @@ impl Args {
                 "knn: build 1M 3-D points, 10K queries, k = 1",
                 Box::new(|| {
                     let t = crate::kdtree::build(b, &cloud)?;
-                    crate::kdtree::knn(b, &t, &queries.coords, 1, crate::kdtree::Metric::Euclidean)
-                        .map(|_| ())
+                    crate::kdtree::knn(
+                        b,
+                        &t,
+                        &queries.coords,
+                        1,
+                        crate::kdtree::Metric::Euclidean,
+                        crate::kdtree::Traversal::default(),
+                    )
+                    .map(|_| ())
                 }),
             ),
             (

@@ -15,7 +15,7 @@ use super::median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, PinnedKnn};
-use crate::kdtree::{cpu, Metric, Points};
+use crate::kdtree::{cpu, Metric, Points, Traversal};
 
 /// `gpu_planning bench kdtree`: build phases and exact kNN queries, CUDA against the CPU.
 #[derive(clap::Args, Debug)]
@@ -52,6 +52,9 @@ pub struct Args {
     clouds: Vec<std::path::PathBuf>,
     #[arg(long, value_delimiter = ',', default_value = "1,8")]
     cloud_k: Vec<usize>,
+    /// The device queries' traversals, each timed and checked (a row each): plane, boxes.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "plane")]
+    traversal: Vec<Traversal>,
 }
 
 impl Args {
@@ -83,6 +86,7 @@ impl Args {
             npy_dir: self.npy_dir,
             clouds: self.clouds,
             cloud_k: self.cloud_k,
+            traversals: self.traversal,
         };
         run(&backend, &options)
     }
@@ -103,6 +107,8 @@ pub struct Options {
     /// Real point files, searched against themselves at each of `cloud_k`.
     pub clouds: Vec<std::path::PathBuf>,
     pub cloud_k: Vec<usize>,
+    /// The device queries' traversals, a row each.
+    pub traversals: Vec<Traversal>,
 }
 
 /// The k nearest distinct points of `q` by brute force over every point: (distance, index of
@@ -238,75 +244,82 @@ fn bench_case(
             format!("device tree fails the checker: {count} positions, e.g. {at}"),
         ));
     }
-    // Per rep: the phases apart (synchronised, for the device's own time), the whole call as
-    // a node makes it, and the whole call into kept page-locked answers, all checked below.
-    let [mut phased, mut dms, mut ums, mut wms, mut whole, mut pinned_ms]: [Vec<f64>; 6] =
-        Default::default();
-    let call = |dev: &DeviceTree| dev.knn_rows(&q.coords, k, Metric::Euclidean);
-    let mut rows = call(&dev)?;
-    // The whole call into page-locked answers kept across calls (grown by this first call).
-    let mut pinned = PinnedKnn::new();
-    dev.knn_into(&q.coords, k, Metric::Euclidean, &mut pinned)?;
-    for _ in 0..o.reps.max(1) {
-        let s = Instant::now();
-        let (apart, t) = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
-        phased.push(s.elapsed().as_secs_f64() * 1e3);
-        dms.push(t.device_ms);
-        ums.push(t.upload_ms);
-        wms.push(t.download_ms);
-        let s = Instant::now();
-        let got = call(&dev)?;
-        whole.push(s.elapsed().as_secs_f64() * 1e3);
-        // The last call's answers are freed outside the clock (unmapping them takes time
-        // the call itself does not).
-        rows = got;
-        let s = Instant::now();
+    for &traversal in &o.traversals {
+        dev.set_traversal(traversal);
+        let label = match traversal {
+            Traversal::Plane => "cuda",
+            Traversal::Boxes => "cuda, boxes",
+        };
+        // Per rep: the phases apart (synchronised, for the device's own time), the whole call as
+        // a node makes it, and the whole call into kept page-locked answers, all checked below.
+        let [mut phased, mut dms, mut ums, mut wms, mut whole, mut pinned_ms]: [Vec<f64>; 6] =
+            Default::default();
+        let call = |dev: &DeviceTree| dev.knn_rows(&q.coords, k, Metric::Euclidean);
+        let mut rows = call(&dev)?;
+        // The whole call into page-locked answers kept across calls (grown by this first call).
+        let mut pinned = PinnedKnn::new();
         dev.knn_into(&q.coords, k, Metric::Euclidean, &mut pinned)?;
-        pinned_ms.push(s.elapsed().as_secs_f64() * 1e3);
-        if apart != rows || pinned.to_rows()? != rows {
-            return Err(Error::invalid(
-                "kdtree",
-                format!("{cols}: the whole calls' answers differ from the timed call's"),
-            ));
+        for _ in 0..o.reps.max(1) {
+            let s = Instant::now();
+            let (apart, t) = dev.knn_timed(&q.coords, k, Metric::Euclidean)?;
+            phased.push(s.elapsed().as_secs_f64() * 1e3);
+            dms.push(t.device_ms);
+            ums.push(t.upload_ms);
+            wms.push(t.download_ms);
+            let s = Instant::now();
+            let got = call(&dev)?;
+            whole.push(s.elapsed().as_secs_f64() * 1e3);
+            // The last call's answers are freed outside the clock (unmapping them takes time
+            // the call itself does not).
+            rows = got;
+            let s = Instant::now();
+            dev.knn_into(&q.coords, k, Metric::Euclidean, &mut pinned)?;
+            pinned_ms.push(s.elapsed().as_secs_f64() * 1e3);
+            if apart != rows || pinned.to_rows()? != rows {
+                return Err(Error::invalid(
+                    "kdtree",
+                    format!("{cols}: the whole calls' answers differ from the timed call's"),
+                ));
+            }
         }
-    }
-    let r = rows.nested();
-    let sample = o.brute_sample.min(q.len());
-    for i in 0..sample {
-        // Spread over the whole query set (queries are answered in Morton order).
-        let qi = i * q.len() / sample.max(1);
-        if r[qi] != brute_knn(p, q.point(qi), k) {
-            return Err(Error::invalid(
-                "kdtree",
-                format!("{cols}: query {qi} differs from brute force"),
-            ));
+        let r = rows.nested();
+        let sample = o.brute_sample.min(q.len());
+        for i in 0..sample {
+            // Spread over the whole query set (queries are answered in Morton order).
+            let qi = i * q.len() / sample.max(1);
+            if r[qi] != brute_knn(p, q.point(qi), k) {
+                return Err(Error::invalid(
+                    "kdtree",
+                    format!("{cols}: query {qi} differs from brute force"),
+                ));
+            }
         }
-    }
-    let mut same = format!("tree checker passed; {sample} queries equal brute force");
-    if let Some((ct, cr)) = &cpu {
-        if dev.download(p.len())? != *ct || r != *cr {
-            return Err(Error::invalid(
-                "kdtree",
-                format!("{cols}: tree or answers differ from the CPU's"),
-            ));
+        let mut same = format!("tree checker passed; {sample} queries equal brute force");
+        if let Some((ct, cr)) = &cpu {
+            if dev.download(p.len())? != *ct || r != *cr {
+                return Err(Error::invalid(
+                    "kdtree",
+                    format!("{cols}: tree or answers differ from the CPU's"),
+                ));
+            }
+            same.push_str("; tree and every answer equal the CPU's");
         }
-        same.push_str("; tree and every answer equal the CPU's");
+        println!(
+            "| {cols} | {label} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} (whole call {:.2}, {:.2}x; into kept page-locked answers {:.2}, {:.2}x; phases apart {:.2}: upload {:.2}, download {:.2}) | {same} |",
+            t.sort_ms,
+            t.dedupe_ms,
+            t.build_ms,
+            t.sort_ms + t.dedupe_ms + t.build_ms,
+            median(dms.clone()),
+            median(whole.clone()),
+            median(whole) / median(dms.clone()),
+            median(pinned_ms.clone()),
+            median(pinned_ms) / median(dms.clone()),
+            median(phased),
+            median(ums),
+            median(wms)
+        );
     }
-    println!(
-        "| {cols} | cuda | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} (whole call {:.2}, {:.2}x; into kept page-locked answers {:.2}, {:.2}x; phases apart {:.2}: upload {:.2}, download {:.2}) | {same} |",
-        t.sort_ms,
-        t.dedupe_ms,
-        t.build_ms,
-        t.sort_ms + t.dedupe_ms + t.build_ms,
-        median(dms.clone()),
-        median(whole.clone()),
-        median(whole) / median(dms.clone()),
-        median(pinned_ms.clone()),
-        median(pinned_ms) / median(dms.clone()),
-        median(phased),
-        median(ums),
-        median(wms)
-    );
     Ok(())
 }
 

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::io::{npz, read_points};
 use super::{
     build, check_result_size, check_unit_quaternions, knn, radius, FiniteRows, Metric, Neighbors,
-    Points, ResultSize,
+    Points, ResultSize, Traversal,
 };
 use crate::compute::{Backend, BackendKind};
 use crate::config::NearestNeighborsParams;
@@ -30,6 +30,10 @@ pub struct KnnArgs {
     pub max_count: usize,
     #[arg(long, value_enum, default_value = "euclidean")]
     pub metric: Metric,
+    /// How the GPU's k-nearest search rules out a far side: by the split plane, or by the far
+    /// side's bounding box (faster on scans of flat surfaces); the node's knn_traversal.
+    #[arg(long, value_enum, default_value = "plane")]
+    pub traversal: Traversal,
     /// Radius search instead of k nearest: every point within this distance, nearest first.
     #[arg(long)]
     pub radius: Option<f32>,
@@ -97,7 +101,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
                     tree.len()
                 );
             }
-            knn(&backend, &tree, &queries, a.k, a.metric)?
+            knn(&backend, &tree, &queries, a.k, a.metric, a.traversal)?
         }
     };
     cloud.to_cloud_indices(&mut result);

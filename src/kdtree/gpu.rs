@@ -4,15 +4,17 @@
 //! The layout equals the CPU builder's. Queries: answered in the Morton order of the queries
 //! (codes and sort on the device, nothing read back in between), one thread per query, an
 //! explicit stack, subtrees of up to 8 points scanned whole, the k best in registers up to
-//! [`REGISTER_K`] and in a heap in scratch memory up to [`MAX_K`].
+//! [`REGISTER_K`] and in a heap in scratch memory up to [`MAX_K`]; a far side ruled out by
+//! its split plane or, with [`Traversal::Boxes`], by its bounding box.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{
     CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
-use super::config::Metric;
+use super::config::{Metric, Traversal};
 use super::points::Points;
 use super::query::{check_query_dims, Neighbors};
 use super::tree::KdTree;
@@ -165,6 +167,8 @@ pub struct DeviceTree {
     /// queries read).
     tcoords: CudaSlice<f32>,
     torig: CudaSlice<u32>,
+    /// kd_knn's traversal: [`Traversal::Boxes`] when set (see [`DeviceTree::set_traversal`]).
+    boxes: AtomicBool,
 }
 
 /// cudarc frees without making the context current on the dropping thread.
@@ -243,9 +247,15 @@ pub fn build_timed(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(KdTree, BuildTi
     Ok((t, times))
 }
 
-/// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers.
-fn knn_defines(k: usize, dims: usize) -> [(&'static str, String); 2] {
-    [("KNN_K", k.to_string()), ("KNN_DIMS", dims.to_string())]
+/// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers,
+/// and per traversal (kernels/kdtree.cu, `KNN_BOXES`).
+fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 3] {
+    let boxes = (traversal == Traversal::Boxes) as u32;
+    [
+        ("KNN_K", k.to_string()),
+        ("KNN_DIMS", dims.to_string()),
+        ("KNN_BOXES", boxes.to_string()),
+    ]
 }
 
 /// Threads per kd_knn block. On the H100, 128 against 64: 16.7M 3-D 1-NN 2.40 against
@@ -267,15 +277,16 @@ fn heap_blocks(k: usize) -> u32 {
 
 /// The modules a nearest-neighbour node uses with `k` neighbours per query, for its start-up
 /// warm-up: the builder and radius search, the sort, and kd_knn for 3-D clouds and 4-D
-/// orientation sets at `k` and 1 (other k compile on first use, then come from the disk cache).
-pub fn modules(k: usize) -> Vec<Module> {
+/// orientation sets at `k` and 1 with `traversal` (other k compile on first use, then come from
+/// the disk cache).
+pub fn modules(k: usize, traversal: Traversal) -> Vec<Module> {
     let mut all = vec![Module::new(KDTREE, &[])];
     all.extend(crate::compute::primitives::gpu::modules());
     let mut ks = vec![1, k.min(REGISTER_K)];
     ks.dedup();
     for k in ks {
         for dims in [3, 4] {
-            all.push(Module::new(KDTREE, &knn_defines(k, dims)));
+            all.push(Module::new(KDTREE, &knn_defines(k, dims, traversal)));
         }
     }
     all
@@ -304,6 +315,7 @@ impl DeviceTree {
                     original: rt.alloc_zeros::<u32>(1)?,
                     tcoords: rt.alloc_zeros::<f32>(1)?,
                     torig: rt.alloc_zeros::<u32>(1)?,
+                    boxes: AtomicBool::new(false),
                 },
                 times,
             ));
@@ -395,9 +407,25 @@ impl DeviceTree {
                 original,
                 tcoords,
                 torig,
+                boxes: AtomicBool::new(false),
             },
             times,
         ))
+    }
+
+    /// How k-nearest queries with k <= [`REGISTER_K`] traverse the tree from now on (default
+    /// [`Traversal::Plane`]); the answers are the same either way.
+    pub fn set_traversal(&self, traversal: Traversal) {
+        self.boxes
+            .store(traversal == Traversal::Boxes, Ordering::Relaxed);
+    }
+
+    pub fn traversal(&self) -> Traversal {
+        if self.boxes.load(Ordering::Relaxed) {
+            Traversal::Boxes
+        } else {
+            Traversal::Plane
+        }
     }
 
     pub fn upload(rt: &Arc<CudaRuntime>, t: &KdTree) -> Result<DeviceTree> {
@@ -426,6 +454,7 @@ impl DeviceTree {
             original: g,
             tcoords,
             torig,
+            boxes: AtomicBool::new(false),
         })
     }
 
@@ -658,7 +687,8 @@ impl DeviceTree {
         // in scratch memory (one module per dimension count, shared with k = 1).
         let (n, ki, so3) = (self.len as u32, k as i32, (metric == Metric::So3) as i32);
         if k <= REGISTER_K {
-            let f = rt.function_with(&KDTREE, &knn_defines(k, dims), "kd_knn")?;
+            let defines = knn_defines(k, dims, self.traversal());
+            let f = rt.function_with(&KDTREE, &defines, "kd_knn")?;
             let mut b = rt.stream().launch_builder(&f);
             b.arg(&self.tcoords).arg(&self.torig).arg(&n);
             b.arg(q).arg(&perm).arg(&n32).arg(&ki).arg(&so3);
@@ -671,7 +701,9 @@ impl DeviceTree {
             // SAFETY: kd_knn: as declared; writes k distances and indices per query, nq * k allocated
             unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
         } else {
-            let f = rt.function_with(&KDTREE, &knn_defines(1, dims), "kd_knn_heap")?;
+            // The heap's search takes the boxes whatever the traversal: one module.
+            let defines = knn_defines(1, dims, Traversal::Plane);
+            let f = rt.function_with(&KDTREE, &defines, "kd_knn_heap")?;
             let blocks = rt.grid_stride(nq, KNN_THREADS).grid_dim.0;
             let cfg = LaunchConfig {
                 grid_dim: (blocks.min(heap_blocks(k)), 1, 1),

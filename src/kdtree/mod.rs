@@ -15,7 +15,7 @@ pub mod points;
 pub mod query;
 pub mod tree;
 
-pub use config::Metric;
+pub use config::{Metric, Traversal};
 pub use points::{FiniteRows, Points};
 pub use query::{check_result_size, check_unit_quaternions, Neighbors, ResultSize};
 pub use tree::KdTree;
@@ -31,17 +31,21 @@ pub fn build(backend: &Backend, p: &Points) -> Result<KdTree> {
     }
 }
 
-/// k nearest on the backend (the CUDA path holds up to [`gpu::MAX_K`] neighbours per query).
+/// k nearest on the backend (the CUDA path holds up to [`gpu::MAX_K`] neighbours per query,
+/// and traverses the tree as `traversal` says; the CPU's answers are the same).
 pub fn knn(
     backend: &Backend,
     t: &KdTree,
     queries: &[f32],
     k: usize,
     metric: Metric,
+    traversal: Traversal,
 ) -> Result<Vec<Neighbors>> {
     match backend {
         Backend::Cuda(rt) if k <= gpu::MAX_K => {
-            gpu::DeviceTree::upload(rt, t)?.knn(queries, k, metric)
+            let dev = gpu::DeviceTree::upload(rt, t)?;
+            dev.set_traversal(traversal);
+            dev.knn(queries, k, metric)
         }
         Backend::Cuda(_) => {
             tracing::warn!(

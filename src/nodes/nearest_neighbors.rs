@@ -22,7 +22,7 @@ use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 use crate::kdtree::gpu::{DeviceTree, KnnRows, MAX_K};
 use crate::kdtree::{check_result_size, check_unit_quaternions, ResultSize};
-use crate::kdtree::{cpu, KdTree, Metric, Neighbors as Rows, Points};
+use crate::kdtree::{cpu, KdTree, Metric, Neighbors as Rows, Points, Traversal};
 use crate::nodes::cloud_convert::xyz_from_cloud;
 use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::serve::serve;
@@ -50,11 +50,18 @@ struct Tree {
 }
 
 impl Tree {
-    fn build(backend: &Backend, cpu_fallback: bool, p: &Points, metric: Metric) -> Result<Tree> {
+    fn build(
+        backend: &Backend,
+        cpu_fallback: bool,
+        p: &Points,
+        metric: Metric,
+        traversal: Traversal,
+    ) -> Result<Tree> {
         let what = format!("{NODE_NAME}: tree of {} points", p.len());
         cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| match b {
             Backend::Cuda(rt) => {
                 let (dev, _) = DeviceTree::build(rt, p)?;
+                dev.set_traversal(traversal);
                 Ok(Tree {
                     host: dev.download(p.len())?,
                     device: Some(dev),
@@ -198,7 +205,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     warmup::spawn(
         &backend,
         &fq,
-        crate::kdtree::gpu::modules(params.k as usize),
+        crate::kdtree::gpu::modules(params.k as usize, params.knn_traversal),
     );
     let limits = ctx.service_params()?;
     let params = Arc::new(params);
@@ -222,7 +229,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 let built = smol::unblock(move || -> Result<(Tree, usize)> {
                     let cloud = xyz_from_cloud(&msg, p.max_points as usize)?;
                     let points = Points::new(3, cloud.coords)?;
-                    let mut tree = Tree::build(&b, fallback, &points, Metric::Euclidean)?;
+                    let mut tree =
+                        Tree::build(&b, fallback, &points, Metric::Euclidean, p.knn_traversal)?;
                     tree.origin = cloud.origin;
                     Ok((tree, cloud.dropped))
                 })
@@ -265,7 +273,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                         })
                         .collect();
                     check_unit_quaternions("poses", &q)?;
-                    Tree::build(&b, fallback, &Points::new(4, q)?, Metric::So3)
+                    let q = Points::new(4, q)?;
+                    Tree::build(&b, fallback, &q, Metric::So3, p.knn_traversal)
                 })
                 .await;
                 match built {
