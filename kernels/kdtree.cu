@@ -90,8 +90,8 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 #ifndef KNN_DIMS
 #define KNN_DIMS 3
 #endif
-// kd_knn's traversal (src/kdtree/config.rs, Traversal): 0 the split plane alone, one loop
-// (`search`); 1 the far side's bounding box (`search_boxes`), which the heap always takes.
+// kd_knn's traversal (src/kdtree/config.rs, Traversal): 0 a far side ruled out by its split
+// plane alone, 1 by its bounding box; both in `search`'s one loop.
 #ifndef KNN_BOXES
 #define KNN_BOXES 0
 #endif
@@ -402,12 +402,22 @@ __device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *
 // 8-NN, and on the H100 the one loop made 8-NN 12-20 % faster, 4-D 1-NN 15-20 %, k = 32
 // 43-44 % (BENCHMARKS.md). The heap's search (`search_boxes`) keeps its nested loops: there
 // the one loop was 8-23 % slower on all but the smallest cloud.
-template <class B>
+// With BOXES a far side is pushed with its box, as `search_boxes` below pushes it (its proof
+// holds here): the query's offsets from the current range's box ride along in registers, a
+// near side keeping them and a far side's taken from the stack. In this one loop the boxes
+// cost little at k = 1 and pay from k = 8 on scans of flat surfaces and from k = 32 on every
+// cloud measured, where the nested loops' boxes had lost everywhere but on the table scan
+// (BENCHMARKS.md, twenty-second part).
+template <bool BOXES, class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {
     u32 slo[STACK], shi[STACK];
     unsigned char sdim[STACK];
     float sbox[STACK];
+    float soff[BOXES ? STACK : 1][KNN_DIMS];
+    float off[KNN_DIMS];
+#pragma unroll
+    for (int d = 0; d < KNN_DIMS; ++d) off[d] = 0.0f;
     float limit = sq_limit(worst(b));
     // For k = 1, the home path first (the query's own side at every node, down to a leaf),
     // offering its points and pushing nothing: the loop below then starts with a finite
@@ -441,6 +451,10 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
             if (top == 0) break;
             --top;
             lo = slo[top]; hi = shi[top]; dim = sdim[top];
+            if constexpr (BOXES) {
+#pragma unroll
+                for (int d = 0; d < KNN_DIMS; ++d) off[d] = soff[top][d];
+            }
         }
         // Subtrees of at most KNN_LEAF points are scanned whole, one point per turn.
         const bool leaf = hi - lo <= KNN_LEAF;
@@ -450,10 +464,22 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
         u32 nlo, nhi, flo, fhi;
         if (diff <= 0.0f) { nlo = lo; nhi = m; flo = m + 1; fhi = hi; }
         else { nlo = m + 1; nhi = hi; flo = lo; fhi = m; }
-        const float box = __fmul_rn(diff, diff);
+        float box = __fmul_rn(diff, diff);
+        if constexpr (BOXES) {
+            box = 0.0f;
+#pragma unroll
+            for (int d = 0; d < KNN_DIMS; ++d) {
+                const float o = d == dim ? diff : off[d];
+                box = __fadd_rn(box, __fmul_rn(o, o));
+            }
+        }
         const int next = dim + 1 == KNN_DIMS ? 0 : dim + 1;
         if (flo < fhi && box <= limit) {
             slo[top] = flo; shi[top] = fhi; sdim[top] = next; sbox[top] = box;
+            if constexpr (BOXES) {
+#pragma unroll
+                for (int d = 0; d < KNN_DIMS; ++d) soff[top][d] = d == dim ? diff : off[d];
+            }
             ++top;
         }
         dim = next;
@@ -461,7 +487,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
     }
 }
 
-// The heap's search (and kd_knn's with KNN_BOXES) below [lo, hi) pushes far sides with their box: the query's offset from
+// The heap's search below [lo, hi) pushes far sides with their box: the query's offset from
 // the side's bounding box in each dimension (0 where the query lies within it; the split's
 // offset in the split dimension, the parent's in the others) and the box's squared distance,
 // summed in dimension order exactly as a point's squared distance is. Every offset is a
@@ -471,9 +497,8 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
 // limit holds no point the search would keep. It prunes more than the split plane alone (the
 // box sum includes the plane's term) but moves KNN_DIMS more floats per push and pop: on the
 // H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (BENCHMARKS.md),
-// so the heap always takes boxes and kd_knn only when asked: on uniform points and airborne
-// LiDAR the plane's one loop is 1.2-1.9x faster at k = 8-32, on PCL's table scene (an indoor
-// scan of flat surfaces) the boxes are 1.4-2.8x faster (BENCHMARKS.md, twenty-second part).
+// so the heap always takes boxes, and kd_knn takes them in its one loop (`search`) when
+// asked.
 template <class B>
 __device__ void search_boxes(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                              const float *q, B &b, bool unique) {
@@ -525,20 +550,22 @@ __device__ void search_boxes(const float *__restrict__ tc, const u32 *__restrict
 }
 
 // One query's search into `b`: from q, and with so3 also from -q, one entry per point.
-template <bool BOXES, class B>
+// MODE 0: the one loop by split planes; 1: nested loops by boxes (the heap's); 2: the one
+// loop by boxes.
+template <int MODE, class B>
 __device__ __forceinline__ void search_query(const float *__restrict__ tc,
                                              const u32 *__restrict__ torig, u32 n,
                                              const float *query, int so3, B &b) {
     float q[KNN_DIMS];
 #pragma unroll
     for (int d = 0; d < KNN_DIMS; ++d) q[d] = query[d];
-    if constexpr (BOXES) search_boxes(tc, torig, n, q, b, false);
-    else search(tc, torig, n, q, b, false);
+    if constexpr (MODE == 1) search_boxes(tc, torig, n, q, b, false);
+    else search<MODE == 2>(tc, torig, n, q, b, false);
     if (so3) {
 #pragma unroll
         for (int d = 0; d < KNN_DIMS; ++d) q[d] = -q[d];
-        if constexpr (BOXES) search_boxes(tc, torig, n, q, b, true);
-        else search(tc, torig, n, q, b, true);
+        if constexpr (MODE == 1) search_boxes(tc, torig, n, q, b, true);
+        else search<MODE == 2>(tc, torig, n, q, b, true);
     }
 }
 
@@ -553,7 +580,7 @@ extern "C" __global__ void kd_knn(const float *__restrict__ tc, const u32 *__res
         u32 qi = perm[t];
         Best b;
         best_init(b);
-        search_query<(KNN_BOXES != 0)>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
+        search_query<KNN_BOXES ? 2 : 0>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
 #pragma unroll
         for (int j = 0; j < KNN_K; ++j)
             if (j < k) {
@@ -578,7 +605,7 @@ extern "C" __global__ void kd_knn_heap(const float *tc, const u32 *torig, u32 n,
         b.k = k;
         b.len = 0;
         b.root = 0;
-        search_query<true>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
+        search_query<1>(tc, torig, n, queries + (size_t)qi * KNN_DIMS, so3, b);
         for (int end = b.len - 1; end > 0; --end) {
             const u64 top = b.h[0];
             const u64 last = b.h[end * b.stride];

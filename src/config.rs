@@ -545,8 +545,8 @@ pub struct NearestNeighborsParams {
     pub gpu_priority: u32,
     /// Neighbours per point of `~/queries`.
     pub k: u32,
-    /// How the device's k-nearest search rules out a far side (`plane` or `boxes`; the
-    /// answers are the same): see [`crate::kdtree::Traversal`].
+    /// How the device's k-nearest search rules out a far side (`auto`, `plane` or `boxes`;
+    /// the answers are the same): see [`crate::kdtree::Traversal`].
     pub knn_traversal: crate::kdtree::Traversal,
     /// Clouds and orientation sets with more points are refused.
     pub max_points: u32,
@@ -565,7 +565,7 @@ impl Default for NearestNeighborsParams {
             use_sim_time: false,
             gpu_priority: 0,
             k: 1,
-            knn_traversal: crate::kdtree::Traversal::Plane,
+            knn_traversal: crate::kdtree::Traversal::Auto,
             max_points: 16 << 20,
             max_queries: 4 << 20,
             max_results: 1 << 26,

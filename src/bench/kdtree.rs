@@ -52,8 +52,9 @@ pub struct Args {
     clouds: Vec<std::path::PathBuf>,
     #[arg(long, value_delimiter = ',', default_value = "1,8")]
     cloud_k: Vec<usize>,
-    /// The device queries' traversals, each timed and checked (a row each): plane, boxes.
-    #[arg(long, value_enum, value_delimiter = ',', default_value = "plane")]
+    /// The device queries' traversals, each timed and checked (a row each): auto, plane,
+    /// boxes.
+    #[arg(long, value_enum, value_delimiter = ',', default_value = "auto")]
     traversal: Vec<Traversal>,
 }
 
@@ -246,9 +247,9 @@ fn bench_case(
     }
     for &traversal in &o.traversals {
         dev.set_traversal(traversal);
-        let label = match traversal {
-            Traversal::Plane => "cuda",
+        let label = match traversal.for_k(k) {
             Traversal::Boxes => "cuda, boxes",
+            _ => "cuda, plane",
         };
         // Per rep: the phases apart (synchronised, for the device's own time), the whole call as
         // a node makes it, and the whole call into kept page-locked answers, all checked below.

@@ -30,9 +30,10 @@ pub struct KnnArgs {
     pub max_count: usize,
     #[arg(long, value_enum, default_value = "euclidean")]
     pub metric: Metric,
-    /// How the GPU's k-nearest search rules out a far side: by the split plane, or by the far
-    /// side's bounding box (faster on scans of flat surfaces); the node's knn_traversal.
-    #[arg(long, value_enum, default_value = "plane")]
+    /// How the GPU's k-nearest search rules out a far side: by the split plane, by the far
+    /// side's bounding box (faster on scans of flat surfaces, and from k = 32), or auto (plane
+    /// below k = 32); the node's knn_traversal.
+    #[arg(long, value_enum, default_value = "auto")]
     pub traversal: Traversal,
     /// Radius search instead of k nearest: every point within this distance, nearest first.
     #[arg(long)]

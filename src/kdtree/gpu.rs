@@ -7,7 +7,7 @@
 //! [`REGISTER_K`] and in a heap in scratch memory up to [`MAX_K`]; a far side ruled out by
 //! its split plane or, with [`Traversal::Boxes`], by its bounding box.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use cudarc::driver::{
@@ -167,8 +167,8 @@ pub struct DeviceTree {
     /// queries read).
     tcoords: CudaSlice<f32>,
     torig: CudaSlice<u32>,
-    /// kd_knn's traversal: [`Traversal::Boxes`] when set (see [`DeviceTree::set_traversal`]).
-    boxes: AtomicBool,
+    /// kd_knn's traversal, a [`Traversal`] as a number (see [`DeviceTree::set_traversal`]).
+    traversal: AtomicU8,
 }
 
 /// cudarc frees without making the context current on the dropping thread.
@@ -250,7 +250,7 @@ pub fn build_timed(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(KdTree, BuildTi
 /// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers,
 /// and per traversal (kernels/kdtree.cu, `KNN_BOXES`).
 fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 3] {
-    let boxes = (traversal == Traversal::Boxes) as u32;
+    let boxes = (traversal.for_k(k) == Traversal::Boxes) as u32;
     [
         ("KNN_K", k.to_string()),
         ("KNN_DIMS", dims.to_string()),
@@ -315,7 +315,7 @@ impl DeviceTree {
                     original: rt.alloc_zeros::<u32>(1)?,
                     tcoords: rt.alloc_zeros::<f32>(1)?,
                     torig: rt.alloc_zeros::<u32>(1)?,
-                    boxes: AtomicBool::new(false),
+                    traversal: AtomicU8::new(Traversal::Auto as u8),
                 },
                 times,
             ));
@@ -407,24 +407,23 @@ impl DeviceTree {
                 original,
                 tcoords,
                 torig,
-                boxes: AtomicBool::new(false),
+                traversal: AtomicU8::new(Traversal::Auto as u8),
             },
             times,
         ))
     }
 
     /// How k-nearest queries with k <= [`REGISTER_K`] traverse the tree from now on (default
-    /// [`Traversal::Plane`]); the answers are the same either way.
+    /// [`Traversal::Auto`]); the answers are the same whichever it is.
     pub fn set_traversal(&self, traversal: Traversal) {
-        self.boxes
-            .store(traversal == Traversal::Boxes, Ordering::Relaxed);
+        self.traversal.store(traversal as u8, Ordering::Relaxed);
     }
 
     pub fn traversal(&self) -> Traversal {
-        if self.boxes.load(Ordering::Relaxed) {
-            Traversal::Boxes
-        } else {
-            Traversal::Plane
+        match self.traversal.load(Ordering::Relaxed) {
+            x if x == Traversal::Plane as u8 => Traversal::Plane,
+            x if x == Traversal::Boxes as u8 => Traversal::Boxes,
+            _ => Traversal::Auto,
         }
     }
 
@@ -454,7 +453,7 @@ impl DeviceTree {
             original: g,
             tcoords,
             torig,
-            boxes: AtomicBool::new(false),
+            traversal: AtomicU8::new(Traversal::Auto as u8),
         })
     }
 
