@@ -405,9 +405,9 @@ __device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *
 // With BOXES a far side is pushed with its box, as `search_boxes` below pushes it (its proof
 // holds here): the query's offsets from the current range's box ride along in registers, a
 // near side keeping them and a far side's taken from the stack. In this one loop the boxes
-// cost little at k = 1 and pay from k = 8 on scans of flat surfaces and from k = 32 on every
-// cloud measured, where the nested loops' boxes had lost everywhere but on the table scan
-// (BENCHMARKS.md, twenty-second part).
+// cost nothing at k = 1 on the real clouds (1.3-1.6x on 16.7M uniform points), pay from k = 8
+// on scans of flat surfaces and from k = 32 on every cloud measured, where the nested loops'
+// boxes had lost everywhere but on the table scan (BENCHMARKS.md, twenty-second part).
 template <bool BOXES, class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {

@@ -26,7 +26,7 @@ pub enum Traversal {
     /// By the far side's bounding box (the query's offset from it in every dimension, as
     /// cudaKDTree's closest-corner tracking): 1.7-2.1x the plane's speed at k = 8 on PCL's
     /// table scene (an indoor LMS400 scan of flat surfaces) and 1.3x on its stereo frame;
-    /// from k = 32 the faster on every cloud measured (the table scene 2.4-3.8x). Above the
+    /// from k = 32 the faster on every cloud measured (the table scene 2.3-3.8x). Above the
     /// registers' k the heap's search always takes boxes.
     Boxes,
 }
