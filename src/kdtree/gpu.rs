@@ -258,6 +258,12 @@ fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, S
     ]
 }
 
+/// kd_knn_heap's module: one per dimension count (its search takes the boxes whatever the
+/// traversal), shared with the plane's k = 1.
+fn heap_defines(dims: usize) -> [(&'static str, String); 3] {
+    knn_defines(1, dims, Traversal::Plane)
+}
+
 /// Threads per kd_knn block. On the H100, 128 against 64: 16.7M 3-D 1-NN 2.40 against
 /// 2.50 ms, 4-D 5.42 against 5.54, 1M 3-D 8-NN 3.30 against 3.41 (BENCHMARKS.md).
 const KNN_THREADS: u32 = 128;
@@ -277,16 +283,24 @@ fn heap_blocks(k: usize) -> u32 {
 
 /// The modules a nearest-neighbour node uses with `k` neighbours per query, for its start-up
 /// warm-up: the builder and radius search, the sort, and kd_knn for 3-D clouds and 4-D
-/// orientation sets at `k` and 1 with `traversal` (other k compile on first use, then come from
-/// the disk cache).
+/// orientation sets at `k` and 1 with `traversal`, and kd_knn_heap above [`REGISTER_K`]
+/// (other k compile on first use, then come from the disk cache).
 pub fn modules(k: usize, traversal: Traversal) -> Vec<Module> {
     let mut all = vec![Module::new(KDTREE, &[])];
     all.extend(crate::compute::primitives::gpu::modules());
-    let mut ks = vec![1, k.min(REGISTER_K)];
-    ks.dedup();
-    for k in ks {
-        for dims in [3, 4] {
-            all.push(Module::new(KDTREE, &knn_defines(k, dims, traversal)));
+    for dims in [3, 4] {
+        let mut sets = vec![
+            knn_defines(1, dims, traversal),
+            knn_defines(k.min(REGISTER_K), dims, traversal),
+        ];
+        if k > REGISTER_K {
+            sets.push(heap_defines(dims));
+        }
+        sets.dedup();
+        for defines in sets {
+            if !all.iter().any(|m| m.defines == defines) {
+                all.push(Module::new(KDTREE, &defines));
+            }
         }
     }
     all
@@ -700,9 +714,7 @@ impl DeviceTree {
             // SAFETY: kd_knn: as declared; writes k distances and indices per query, nq * k allocated
             unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
         } else {
-            // The heap's search takes the boxes whatever the traversal: one module.
-            let defines = knn_defines(1, dims, Traversal::Plane);
-            let f = rt.function_with(&KDTREE, &defines, "kd_knn_heap")?;
+            let f = rt.function_with(&KDTREE, &heap_defines(dims), "kd_knn_heap")?;
             let blocks = rt.grid_stride(nq, KNN_THREADS).grid_dim.0;
             let cfg = LaunchConfig {
                 grid_dim: (blocks.min(heap_blocks(k)), 1, 1),
@@ -870,4 +882,34 @@ fn layout(
     // SAFETY: kd_layout: as declared; writes n rows of coordinates and n indices, allocated so
     unsafe { b.launch(rt.grid_stride(n, THREADS)) }.map_err(launch_err("kd_layout"))?;
     Ok((tc, to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node's start-up list holds every kd_knn module its queries take: both k at the
+    /// traversal `auto` resolves to, and the heap's module above the registers' k whatever
+    /// the traversal (the heap's is not the boxes' k = 1).
+    #[test]
+    fn start_up_modules_hold_what_the_queries_take() {
+        let has = |all: &[Module], d: &[(&'static str, String); 3]| {
+            all.iter().filter(|m| m.defines == d).count()
+        };
+        for traversal in [Traversal::Auto, Traversal::Plane, Traversal::Boxes] {
+            for k in [1, 8, 32, 64, 65, 1024] {
+                let all = modules(k, traversal);
+                for dims in [3, 4] {
+                    let reg = knn_defines(k.min(REGISTER_K), dims, traversal);
+                    assert_eq!(has(&all, &reg), 1, "{traversal:?} k {k}");
+                    assert_eq!(has(&all, &knn_defines(1, dims, traversal)), 1);
+                    if k > REGISTER_K {
+                        assert_eq!(has(&all, &heap_defines(dims)), 1, "{traversal:?} k {k}");
+                    }
+                }
+            }
+        }
+        assert_eq!(knn_defines(8, 3, Traversal::Auto)[2].1, "0");
+        assert_eq!(knn_defines(32, 3, Traversal::Auto)[2].1, "1");
+    }
 }
