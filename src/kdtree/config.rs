@@ -1,4 +1,4 @@
-//! What selects a k-d query: its metric.
+//! What selects a k-d query: its metric, and on the device its traversal.
 
 use serde::{Deserialize, Serialize};
 
