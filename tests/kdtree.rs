@@ -509,40 +509,6 @@ sys.stdout.buffer.write(a.tobytes())
     }
 }
 
-/// The k nearest distinct points of `q` over every point of `p`, as the trees answer: by
-/// (distance, index), a point's first copy standing for all its copies. Linear in the points
-/// (a selection, then a sort of the few best), so real clouds of 460,000 points stay cheap.
-fn brute_knn_distinct(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
-    let by = |a: &(f32, u32), b: &(f32, u32)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
-    let mut d: Vec<(f32, u32)> = (0..p.len())
-        .map(|i| (dist2(q, p.point(i)).sqrt(), i as u32))
-        .collect();
-    // Room for copies among the best; a point repeated more often than this fails below.
-    let keep = (k + 64).min(d.len());
-    if keep < d.len() {
-        d.select_nth_unstable_by(keep, by);
-        d.truncate(keep);
-    }
-    d.sort_by(by);
-    let mut out: Vec<(f32, u32)> = Vec::with_capacity(k);
-    for (dist, i) in d {
-        if out.len() == k {
-            return out;
-        }
-        if !out
-            .iter()
-            .any(|&(_, j)| p.point(j as usize) == p.point(i as usize))
-        {
-            out.push((dist, i));
-        }
-    }
-    assert!(
-        out.len() == k || keep == p.len(),
-        "more copies than the brute force keeps"
-    );
-    out
-}
-
 /// PCL's tutorial clouds (tests/data/clouds/pcl-tutorials): a SICK LMS400 scan of a table,
 /// 460,400 points of which 868 repeat an earlier one, and an organized stereo frame whose
 /// 209,280 finite points lie on a few surfaces. Real, skewed clouds with copies: the CPU tree
@@ -552,7 +518,6 @@ fn brute_knn_distinct(p: &Points, q: &[f32], k: usize) -> Vec<(f32, u32)> {
 /// Auto's choice by k is a unit test beside [`Traversal`].
 #[test]
 fn pcl_tutorial_clouds_answer_as_brute_force_and_the_device_as_the_cpu() {
-    use rayon::prelude::*;
     let dir = gpu_planning::testing::repo().join("tests/data/clouds/pcl-tutorials");
     let device = gpu_planning::compute::testing::cuda_or_skip("pcl_tutorial_clouds on CUDA");
     for (file, finite) in [
@@ -570,8 +535,8 @@ fn pcl_tutorial_clouds_answer_as_brute_force_and_the_device_as_the_cpu() {
         for k in [1, 8, 64] {
             let got = knn(&cpu, &queries, k, Metric::Euclidean).unwrap();
             let want: Vec<Vec<(f32, u32)>> = sample
-                .par_iter()
-                .map(|&i| brute_knn_distinct(&p, p.point(i), k))
+                .iter()
+                .map(|&i| gpu_planning::kdtree::brute::knn_distinct(&p, p.point(i), k))
                 .collect();
             for (qi, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert_eq!(g, w, "{file}: point {}, k {k}", sample[qi]);

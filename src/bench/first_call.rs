@@ -24,7 +24,7 @@ pub struct Args {
 
 /// Every module the six nodes prepare when they start with their default parameters.
 pub fn node_modules() -> Vec<Module> {
-    let k = crate::config::NearestNeighborsParams::default().k as usize;
+    let nn = crate::config::NearestNeighborsParams::default();
     let apsp = crate::config::ApspParams::default().solver_config();
     [
         crate::lee::gpu::modules(),
@@ -33,10 +33,7 @@ pub fn node_modules() -> Vec<Module> {
         crate::apsp::gpu::modules(&apsp),
         crate::cellgraph::gpu::modules(),
         crate::polyline::gpu::modules(),
-        crate::kdtree::gpu::modules(
-            k,
-            crate::config::NearestNeighborsParams::default().knn_traversal,
-        ),
+        crate::kdtree::gpu::modules(nn.k as usize, nn.knn_traversal),
     ]
     .concat()
 }

@@ -296,7 +296,6 @@ pub fn modules(k: usize, traversal: Traversal) -> Vec<Module> {
         if k > REGISTER_K {
             sets.push(heap_defines(dims));
         }
-        sets.dedup();
         for defines in sets {
             if !all.iter().any(|m| m.defines == defines) {
                 all.push(Module::new(KDTREE, &defines));

@@ -5,6 +5,7 @@
 //! distinct point once. Distances are Euclidean (or the SO(3) distance between quaternions),
 //! summed in f32 in dimension order on every backend; ties go to the smaller input index.
 
+pub mod brute;
 pub mod cli;
 pub mod config;
 pub mod cpu;
