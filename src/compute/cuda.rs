@@ -438,6 +438,7 @@ impl CudaRuntime {
         range: std::ops::Range<usize>,
     ) -> Result<Vec<T>> {
         let mut host = vec![T::default(); range.len()];
+        super::staging::advise_huge_pages(&mut host);
         self.download_into(dev, range.start, &mut host)?;
         Ok(host)
     }
