@@ -175,9 +175,11 @@ impl Staging {
     }
 }
 
-/// A memcpy spread over the rayon pool (one core's copy bandwidth is a fraction of the host's).
-/// One piece or less is copied on the calling thread: handing it to the pool and waking the
-/// caller again costs more than the copy (tens of µs from a thread outside the pool).
+/// A memcpy spread over the rayon pool (one core's copy bandwidth is a fraction of the host's),
+/// its pieces written with streaming stores ([`copy_streaming`]). One piece or less is copied
+/// on the calling thread, by a plain memcpy: handing it to the pool and waking the caller again
+/// costs more than the copy (tens of µs from a thread outside the pool), and so small a copy's
+/// reader (a kernel's header, the next step of a loop) is better served from the cache.
 fn parallel_copy(src: &[u8], dst: &mut [u8]) {
     if src.len() <= PIECE_BYTES {
         dst.copy_from_slice(src);
@@ -185,7 +187,44 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
     }
     dst.par_chunks_mut(PIECE_BYTES)
         .zip(src.par_chunks(PIECE_BYTES))
-        .for_each(|(d, s)| d.copy_from_slice(s));
+        .for_each(|(d, s)| copy_streaming(s, d));
+}
+
+/// `dst.copy_from_slice(src)` with non-temporal stores where the CPU has them (x86-64): a
+/// staged copy's destination is a pinned chunk the copy engine reads next, or megabytes of
+/// answers, neither of which this core reads back from its cache, and a plain store first
+/// reads every destination line in (a third more memory traffic than the copy needs). glibc's
+/// memcpy streams too, but only above a size (a fraction of the cache) that our 256 KiB pieces
+/// never reach. On the H100's host, glibc told to stream from 128 KiB took the 1M x 8 kNN
+/// call's upload from 0.9 to 0.5 ms and its whole call from 7.4 to 6.5 (BENCHMARKS.md,
+/// twenty-third part).
+fn copy_streaming(src: &[u8], dst: &mut [u8]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
+        assert_eq!(src.len(), dst.len(), "copy_streaming: lengths differ");
+        let n = dst.len();
+        let head = dst.as_ptr().align_offset(16).min(n);
+        let lines = (n - head) / 64;
+        dst[..head].copy_from_slice(&src[..head]);
+        // SAFETY: SSE2 is part of x86-64. Both ranges hold head + 64 * lines bytes; the
+        // destination from `head` is 16-byte aligned, as the streaming store needs, and the
+        // loads are unaligned ones.
+        unsafe {
+            let s = src.as_ptr().add(head).cast::<__m128i>();
+            let d = dst.as_mut_ptr().add(head).cast::<__m128i>();
+            for l in 0..lines * 4 {
+                _mm_stream_si128(d.add(l), _mm_loadu_si128(s.add(l)));
+            }
+            // Streaming stores are weakly ordered: fence them before the pool's join tells
+            // another thread (or the copy engine's launch) that the bytes are there.
+            _mm_sfence();
+        }
+        let done = head + 64 * lines;
+        dst[done..].copy_from_slice(&src[done..]);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    dst.copy_from_slice(src);
 }
 
 /// Copies may still read or fill the chunks: the driver must be done with them before they are
@@ -294,6 +333,34 @@ mod tests {
             let v = host_vec::<(u8, u16)>(n);
             assert!(v.len() == n && v.iter().all(|&x| x == (0, 0)), "n = {n}");
         }
+    }
+
+    #[test]
+    fn streaming_copies_equal_plain_ones_at_every_offset_and_length() {
+        let src: Vec<u8> = (0..4096u32)
+            .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+            .collect();
+        for (from, to) in [
+            (0, 0),
+            (0, 1),
+            (1, 17),
+            (3, 64),
+            (5, 200),
+            (16, 1040),
+            (7, 4096),
+        ] {
+            for at in 0..20 {
+                let len = to - from;
+                let mut dst = vec![0xAAu8; len + at + 3];
+                copy_streaming(&src[from..to], &mut dst[at..at + len]);
+                assert_eq!(&dst[at..at + len], &src[from..to], "{from}..{to} at {at}");
+                assert!(dst[..at].iter().chain(&dst[at + len..]).all(|&b| b == 0xAA));
+            }
+        }
+        let big: Vec<u8> = (0..3 * PIECE_BYTES + 77).map(|i| i as u8).collect();
+        let mut out = vec![0u8; big.len() + 1];
+        parallel_copy(&big, &mut out[1..]);
+        assert_eq!(&out[1..], &big[..]);
     }
 
     #[test]
