@@ -204,9 +204,8 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
 /// answers, neither of which this core reads back from its cache, and a plain store first
 /// reads every destination line in (a third more memory traffic than the copy needs). glibc's
 /// memcpy streams too, but only above a size (a fraction of the cache) that our 256 KiB pieces
-/// never reach. On the H100's host, glibc told to stream from 128 KiB took the 1M x 8 kNN
-/// call's upload from 0.9 to 0.5 ms and its whole call from 7.4 to 6.5 (BENCHMARKS.md,
-/// twenty-third part).
+/// never reach. On the H100's host this took a 12 MB upload (the 1M-query kNN call's) from
+/// 1.0-1.2 to 0.55-0.66 ms (BENCHMARKS.md, twenty-third part).
 fn copy_streaming(src: &[u8], dst: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     {
