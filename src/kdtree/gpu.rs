@@ -576,19 +576,6 @@ impl DeviceTree {
         };
         let rt = &self.rt;
         let mut times = KnnTimes::default();
-        // The answers' host pages are mapped by the pool from the start, beside the upload and
-        // the search (mapping 64 MB took longer than the 1M x 8 search, which the mapping
-        // otherwise began after). Small answers, and a caller on a pool thread, map them after
-        // the launch (waking the pool costs more than they do; waiting on a pool thread for a
-        // pool job could wait forever on a pool of one thread).
-        let large = nq * k * 8 >= crate::compute::staging::HUGE_FROM_BYTES;
-        let early = (large && rayon::current_thread_index().is_none()).then(|| {
-            let (answers, mapped) = std::sync::mpsc::sync_channel(1);
-            rayon::spawn(move || {
-                let _ = answers.send((host_vec::<f32>(nq * k), host_vec::<u32>(nq * k)));
-            });
-            mapped
-        });
         let clock = std::time::Instant::now();
         let q = rt.upload(queries)?;
         if timed {
@@ -599,12 +586,9 @@ impl DeviceTree {
         let started = rt.stream().record_event(timing).map_err(gpu_err)?;
         let (d, i) = self.search(&q, nq, k, metric)?;
         let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
-        let (mut distances, mut indices) = match early {
-            Some(mapped) => mapped
-                .recv()
-                .map_err(|_| Error::Gpu("kNN answers: the host buffers were not made".into()))?,
-            None => (host_vec::<f32>(nq * k), host_vec::<u32>(nq * k)),
-        };
+        // While the device searches, the answers' host pages are mapped.
+        let mut distances = host_vec::<f32>(nq * k);
+        let mut indices = host_vec::<u32>(nq * k);
         if timed {
             rt.synchronize()?;
             times.device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
