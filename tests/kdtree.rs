@@ -256,11 +256,24 @@ fn gpu_knn_into_kept_pinned_answers_equals_knn_rows() {
         assert_eq!((out.rows(), out.k()), (want.rows, want.k));
         assert_eq!(out.distances().unwrap().len(), nq * k);
     }
+    // Three points drawn from 64 places: about one seed in twenty draws two alike, which the
+    // tree keeps once, so k is clamped to the distinct points.
     let small = points(3, 3, 4, seed ^ 7);
     let (tiny, _) = DeviceTree::build(&rt, &small).unwrap();
+    let distinct = (0..3)
+        .map(|i| {
+            small
+                .point(i)
+                .iter()
+                .map(|c| c.to_bits())
+                .collect::<Vec<_>>()
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    assert!((1..=3).contains(&distinct) && tiny.len == distinct);
     let q = points(10, 3, 4, seed ^ 8).coords;
     tiny.knn_into(&q, 8, Metric::Euclidean, &mut out).unwrap();
-    assert_eq!(out.k(), 3, "k clamped to the tree's points");
+    assert_eq!(out.k(), distinct, "k clamped to the tree's points");
     assert_eq!(
         out.to_rows().unwrap(),
         tiny.knn_rows(&q, 8, Metric::Euclidean).unwrap()
@@ -272,7 +285,7 @@ fn gpu_knn_into_kept_pinned_answers_equals_knn_rows() {
     );
     let e = dev.knn_into(&q, 0, Metric::Euclidean, &mut out);
     assert!(e.unwrap_err().to_string().contains('k'), "k = 0 is refused");
-    assert_eq!(out.k(), 3, "a refused call leaves the last answers");
+    assert_eq!(out.k(), distinct, "a refused call leaves the last answers");
 }
 
 /// k above what registers hold (kd_knn_heap): k past the register limit, past the distinct
