@@ -202,7 +202,7 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
 /// `dst.copy_from_slice(src)` with non-temporal stores where the CPU has them (x86-64): a
 /// staged copy's destination is a pinned chunk the copy engine reads next, or megabytes of
 /// answers, neither of which this core reads back from its cache, and a plain store first
-/// reads every destination line in (a third more memory traffic than the copy needs). glibc's
+/// reads every destination line in (half again the memory traffic the copy needs). glibc's
 /// memcpy streams too, but only above a size (a fraction of the cache) that our 256 KiB pieces
 /// never reach. On the H100's host this took a 12 MB upload (the 1M-query kNN call's) from
 /// 1.0-1.2 to 0.55-0.66 ms (BENCHMARKS.md, twenty-third part).
