@@ -29,10 +29,57 @@ pub fn read_graph(path: &Path, vertices: Option<u32>) -> Result<(Graph, IdBase)>
     }
 }
 
+/// Arcs as read, with what the file calls their ends and how it numbers vertices, and the
+/// line each came from, so that errors name them as the file writes them.
 struct Raw {
     from: Vec<u32>,
     to: Vec<u32>,
     weights: Vec<String>,
+    lines: Vec<usize>,
+    ends: (&'static str, &'static str),
+    base: u32,
+}
+
+impl Raw {
+    fn new(ends: (&'static str, &'static str), base: u32) -> Raw {
+        Raw {
+            from: Vec::new(),
+            to: Vec::new(),
+            weights: Vec::new(),
+            lines: Vec::new(),
+            ends,
+            base,
+        }
+    }
+
+    /// `name:line` of arc `e`.
+    fn at(&self, name: &str, e: usize) -> String {
+        at(name, self.lines.get(e).copied().unwrap_or(0))
+    }
+
+    /// Every arc's ends against `n` vertices: the first beyond them, at its line, in the
+    /// file's own numbering (a DIMACS file's ids start at 1, the graph's at 0).
+    fn check_ids(&self, name: &str, n: u32) -> Result<()> {
+        let ends = self.from.iter().zip(&self.to).enumerate();
+        for (e, (&f, &t)) in ends {
+            for (what, v) in [(self.ends.0, f), (self.ends.1, t)] {
+                if v >= n {
+                    let ids = match n {
+                        0 => "the graph has no vertices".to_string(),
+                        _ => format!("ids {}..={}", self.base, n as u64 - 1 + self.base as u64),
+                    };
+                    return Err(Error::invalid(
+                        self.at(name, e),
+                        format!(
+                            "{what} {} is not one of the {n} vertices ({ids})",
+                            v as u64 + self.base as u64
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 fn at(name: &str, line: usize) -> String {
@@ -75,11 +122,7 @@ pub fn parse_csv(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph>
             ),
         ));
     }
-    let mut raw = Raw {
-        from: Vec::new(),
-        to: Vec::new(),
-        weights: Vec::new(),
-    };
+    let mut raw = Raw::new(("from", "to"), 0);
     for (i, l) in lines {
         let cols: Vec<&str> = l.split(',').collect();
         if cols.len() != 3 {
@@ -91,16 +134,13 @@ pub fn parse_csv(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph>
         raw.from.push(parse_id(name, i + 1, "from", cols[0], 0)?);
         raw.to.push(parse_id(name, i + 1, "to", cols[1], 0)?);
         raw.weights.push(cols[2].trim().to_string());
+        raw.lines.push(i + 1);
     }
     finish(name, raw, vertices)
 }
 
 pub fn parse_dimacs(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph> {
-    let mut raw = Raw {
-        from: Vec::new(),
-        to: Vec::new(),
-        weights: Vec::new(),
-    };
+    let mut raw = Raw::new(("tail", "head"), 1);
     let mut declared: Option<u32> = None;
     for (i, l) in text.lines().enumerate() {
         let f: Vec<&str> = l.split_whitespace().collect();
@@ -121,6 +161,7 @@ pub fn parse_dimacs(name: &str, text: &str, vertices: Option<u32>) -> Result<Gra
                 raw.from.push(parse_id(name, i + 1, "tail", f[1], 1)?);
                 raw.to.push(parse_id(name, i + 1, "head", f[2], 1)?);
                 raw.weights.push(f[3].to_string());
+                raw.lines.push(i + 1);
             }
             Some(_) => {
                 return Err(Error::invalid(
@@ -146,7 +187,7 @@ fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
             && w.parse::<i32>().is_err()
         {
             return Err(Error::invalid(
-                format!("{name}: edge {e}"),
+                format!("{}: edge {e}", raw.at(name, e)),
                 format!(
                     "integer weight {w} is beyond i32 (integer weights are solved exactly in \
                      i32): scale the weights down, or write them as floats ({w}.0) for f32"
@@ -164,7 +205,7 @@ fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
                 .map(|(e, w)| {
                     w.parse::<f32>().map_err(|_| {
                         Error::invalid(
-                            format!("{name}: edge {e}"),
+                            format!("{}: edge {e}", raw.at(name, e)),
                             format!("weight '{w}' is not a number"),
                         )
                     })
@@ -186,6 +227,7 @@ fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
             ),
         ));
     }
+    raw.check_ids(name, n)?;
     let g = Graph {
         vertices: n,
         from: raw.from,
