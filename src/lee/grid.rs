@@ -92,8 +92,9 @@ pub struct Clearance {
 }
 
 impl Grid {
-    /// Elevation map (row-major, `heights[y * width + x]`): NaN is no data, hence blocked; a move
-    /// is allowed iff both cells have data and their heights differ by at most `max_step`.
+    /// Elevation map (row-major, `heights[y * width + x]`): NaN is no data and +-inf no surface,
+    /// both blocked (obstacles to clearance too); a move is allowed iff both cells are finite
+    /// and their heights differ by at most `max_step` (which may be +inf: no step limit).
     pub fn from_elevation(
         width: u32,
         height: u32,
@@ -108,7 +109,7 @@ impl Grid {
                 format!("{max_step} is not a non-negative number"),
             ));
         }
-        let free: Vec<bool> = heights.iter().map(|h| !h.is_nan()).collect();
+        let free: Vec<bool> = heights.iter().map(|h| h.is_finite()).collect();
         let step_ok = |a: usize, b: usize| (heights[a] - heights[b]).abs() <= max_step;
         Ok(Self::build(width, height, free, connectivity, step_ok))
     }
@@ -308,6 +309,24 @@ mod tests {
         // 3 x 1: heights 0, 1, 3 with max_step 1: 0-1 allowed, 1-3 blocked.
         let g = Grid::from_elevation(3, 1, &[0.0, 1.0, 3.0], 1.0, Connectivity::Four).unwrap();
         assert_eq!(g.masks, vec![0b0100, 0b0001, 0]);
+    }
+
+    #[test]
+    fn infinite_elevations_are_blocked_and_named() {
+        let h = [0.0, f32::INFINITY, 0.5, f32::NEG_INFINITY, f32::NAN, 0.0];
+        for step in [1.0, f32::INFINITY] {
+            let g = Grid::from_elevation(6, 1, &h, step, Connectivity::Four).unwrap();
+            assert_eq!(g.free, vec![true, false, true, false, false, true]);
+            assert!(g.masks[1] == 0 && g.masks[3] == 0 && g.masks[4] == 0);
+            let e = g.check_cell("start", (1, 0)).unwrap_err().to_string();
+            assert!(
+                e.contains("start") && e.contains("(1, 0) is a blocked cell"),
+                "{e}"
+            );
+        }
+        // No step limit: finite neighbours of any heights are joined.
+        let g = Grid::from_elevation(2, 1, &[0.0, 1e30], f32::INFINITY, Connectivity::Four);
+        assert_eq!(g.unwrap().masks, vec![0b0100, 0b0001]);
     }
 
     #[test]
