@@ -82,6 +82,19 @@ impl Error {
         }
     }
 
+    /// An invalid input's field put under `prefix` (a file, a node's name and a dot): what a
+    /// checker names by its own field reaches the user with where it came from. Other errors
+    /// pass unchanged.
+    pub fn under(self, prefix: impl fmt::Display) -> Self {
+        match self {
+            Error::InvalidInput { field, reason } => Error::InvalidInput {
+                field: format!("{prefix}{field}"),
+                reason,
+            },
+            other => other,
+        }
+    }
+
     pub fn io(path: impl Into<String>, source: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),

@@ -105,6 +105,14 @@ fn bad_inputs_are_named() {
         e.contains("constraints[1]") && e.contains("symmetric"),
         "{e}"
     );
+    // A NaN on the diagonal is symmetric yet unequal to itself: named as not finite.
+    let mut m = vec![0.0; 32];
+    m[16 + 2 * 4 + 2] = f64::NAN;
+    let e = Arrangement::from_full(2, &m).unwrap_err().to_string();
+    assert!(
+        e.contains("constraints[1][2][2]") && e.contains("NaN is not finite"),
+        "{e}"
+    );
     let e = Arrangement::from_unique(1, &[0.0; 9])
         .unwrap_err()
         .to_string();

@@ -234,9 +234,6 @@ fn finish(name: &str, raw: Raw, vertices: Option<u32>) -> Result<Graph> {
         to: raw.to,
         weights,
     };
-    g.validate().map_err(|e| match e {
-        Error::InvalidInput { field, reason } => Error::invalid(format!("{name}: {field}"), reason),
-        other => other,
-    })?;
+    g.validate().map_err(|e| e.under(format!("{name}: ")))?;
     Ok(g)
 }

@@ -49,6 +49,13 @@ impl Arrangement {
         }
         let mut unique = Vec::with_capacity(10 * count);
         for (i, a) in m.chunks_exact(16).enumerate() {
+            // A NaN is never equal to itself: named as what it is before symmetry is asked.
+            if let Some(j) = a.iter().position(|v| !v.is_finite()) {
+                return Err(Error::invalid(
+                    format!("constraints[{i}][{}][{}]", j / 4, j % 4),
+                    format!("{} is not finite", a[j]),
+                ));
+            }
             for r in 0..4 {
                 for c in r..4 {
                     if a[r * 4 + c] != a[c * 4 + r] {

@@ -67,7 +67,7 @@ pub fn run(a: CellGraphArgs) -> Result<()> {
     let (shape, m) = read(&a.constraints)?;
     let name = a.constraints.display().to_string();
     let arr = match shape[..] {
-        [l, 4, 4] => Arrangement::from_full(l, &m).map_err(|e| Error::invalid(name, e))?,
+        [l, 4, 4] => Arrangement::from_full(l, &m).map_err(|e| e.under(format!("{name}: ")))?,
         _ => {
             return Err(Error::invalid(
                 name,

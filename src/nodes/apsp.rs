@@ -34,7 +34,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let params: ApspParams = ctx.params()?;
     params
         .validate()
-        .map_err(|e| rename(e, &format!("{}.", ctx.fully_qualified_name())))?;
+        .map_err(|e| e.under(format!("{}.", ctx.fully_qualified_name())))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     let limits = ctx.service_params()?;
     let fq = ctx.fully_qualified_name();
@@ -262,13 +262,6 @@ pub fn answer(
         r.path_offsets.push(offset_u32(r.path_vertices.len())?);
     }
     Ok(r)
-}
-
-fn rename(e: Error, prefix: &str) -> Error {
-    match e {
-        Error::InvalidInput { field, reason } => Error::invalid(format!("{prefix}{field}"), reason),
-        other => other,
-    }
 }
 
 /// A length as a u32 message offset, refused (not truncated) past u32.

@@ -197,10 +197,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let mut ctx = NodeContext::new(rt, NODE_NAME)?;
     let params: NearestNeighborsParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
-    params.validate().map_err(|e| match e {
-        Error::InvalidInput { field, reason } => Error::invalid(format!("{fq}.{field}"), reason),
-        other => other,
-    })?;
+    params.validate().map_err(|e| e.under(format!("{fq}.")))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(
         &backend,

@@ -163,7 +163,7 @@ pub(super) fn occupancy_state(
         p.unknown_is_free,
         connectivity(p)?,
     )
-    .map_err(|e| rename(e, "map."))?;
+    .map_err(|e| e.under("map."))?;
     let frame = CellFrame {
         origin: i.origin.clone(),
         resolution: i.resolution as f64,
@@ -257,8 +257,8 @@ pub(super) fn heightmap_state(
     fallback: bool,
 ) -> Result<MapState> {
     let path = std::path::Path::new(&p.heightmap);
-    let m = heightmap::load(path, p.heightmap_size()?, [0.0; 3])
-        .map_err(|e| rename(e, "heightmap: "))?;
+    let m =
+        heightmap::load(path, p.heightmap_size()?, [0.0; 3]).map_err(|e| e.under("heightmap: "))?;
     check_cells(p, "heightmap", m.width, m.height)?;
     let grid = Grid::from_elevation(
         m.width,
@@ -286,11 +286,4 @@ pub(super) fn heightmap_state(
         frame,
         frame_id: p.heightmap_frame.clone(),
     })
-}
-
-pub(super) fn rename(e: Error, prefix: &str) -> Error {
-    match e {
-        Error::InvalidInput { field, reason } => Error::invalid(format!("{prefix}{field}"), reason),
-        other => other,
-    }
 }

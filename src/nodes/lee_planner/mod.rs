@@ -55,7 +55,7 @@ use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
 use maps::{
-    costmap_state, elevation_state, heightmap_state, occupancy_state, rename, MapPlanner, MapState,
+    costmap_state, elevation_state, heightmap_state, occupancy_state, MapPlanner, MapState,
 };
 use plan::{Failure, Frames, Query};
 
@@ -578,5 +578,5 @@ pub fn field_grid(frame: &CellFrame, header: Header, labels: &[u32]) -> Occupanc
 }
 
 fn prefixed(ctx: &NodeContext, e: Error) -> Error {
-    rename(e, &format!("{}.", ctx.fully_qualified_name()))
+    e.under(format!("{}.", ctx.fully_qualified_name()))
 }

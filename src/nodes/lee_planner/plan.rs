@@ -189,7 +189,7 @@ fn cell(map: &MapState, what: &str, p: &Point) -> std::result::Result<(i64, i64)
     let c = map
         .frame
         .cell_of(p)
-        .map_err(|e| Failure::new(code, super::maps::rename(e, &format!("{what}."))))?;
+        .map_err(|e| Failure::new(code, e.under(format!("{what}."))))?;
     let (w, h) = (map.frame.width as i64, map.frame.height as i64);
     if c.0 < 0 || c.1 < 0 || c.0 >= w || c.1 >= h {
         return Err(Failure::new(
