@@ -31,7 +31,7 @@ pub struct DemoArgs {
     pub backend: BackendKind,
     /// First DDS domain of the demo (each bag gets its own, from here on; a CUDA warm-up pass
     /// the five after those), kept apart from a robot's usual domain 0.
-    #[arg(long, default_value_t = 142)]
+    #[arg(long, default_value_t = 142, value_parser = crate::ros::runtime::parse_domain_id)]
     pub domain_id: u16,
 }
 

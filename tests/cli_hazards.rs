@@ -261,4 +261,13 @@ fn lee_map_and_bag_rate_are_checked_like_the_node() {
             &["--rate", "between 0.001 and 1000"],
         );
     }
+    // Every --domain-id as ROS_DOMAIN_ID: 0..=232, refused before anything joins a domain.
+    for args in [
+        &["bag", "play", bag, "--domain-id", "65535"][..],
+        &["bag", "replay", bag, "--domain-id", "233"],
+        &["run", "--domain-id", "300", "--duration-s", "1"],
+        &["demo", "--domain-id=-1"],
+    ] {
+        refused(args, 2, &["--domain-id", "is not a domain id 0..=232"]);
+    }
 }

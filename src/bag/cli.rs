@@ -31,7 +31,7 @@ pub enum BagCommand {
         #[arg(long)]
         duration_s: Option<f64>,
         /// DDS domain (default: ROS_DOMAIN_ID, else 0).
-        #[arg(long)]
+        #[arg(long, value_parser = crate::ros::runtime::parse_domain_id)]
         domain_id: Option<u16>,
     },
     /// Start the nodes here, play each bag into them and compare their outputs with the bag's.
@@ -40,7 +40,7 @@ pub enum BagCommand {
     Generate {
         #[arg(long, default_value = "tests/data/bags")]
         out: PathBuf,
-        #[arg(long, default_value_t = 143)]
+        #[arg(long, default_value_t = 143, value_parser = crate::ros::runtime::parse_domain_id)]
         domain_id: u16,
         names: Vec<String>,
     },
@@ -53,7 +53,7 @@ pub struct PlayArgs {
     #[arg(long, default_value_t = 1.0, value_parser = parse_rate)]
     pub rate: f64,
     /// DDS domain (default: ROS_DOMAIN_ID, else 0).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ros::runtime::parse_domain_id)]
     pub domain_id: Option<u16>,
 }
 
@@ -67,7 +67,7 @@ pub struct ReplayArgs {
     #[arg(long, default_value_t = 1.0, value_parser = parse_rate)]
     pub rate: f64,
     /// First DDS domain; each bag gets the next one.
-    #[arg(long, default_value_t = 144)]
+    #[arg(long, default_value_t = 144, value_parser = crate::ros::runtime::parse_domain_id)]
     pub domain_id: u16,
 }
 

@@ -15,7 +15,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub backend: Option<BackendKind>,
     /// DDS domain (default: ROS_DOMAIN_ID, else 0).
-    #[arg(long)]
+    #[arg(long, value_parser = crate::ros::runtime::parse_domain_id)]
     pub domain_id: Option<u16>,
     /// Stop by itself after this many seconds (for demos and scripted checks).
     #[arg(long)]

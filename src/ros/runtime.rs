@@ -174,16 +174,22 @@ fn secured(
     }
 }
 
+/// The largest DDS domain id ROS 2 accepts on Linux: the RTPS port of a higher domain's
+/// participants (7400 + 250 x domain + ...) would leave the 16-bit port range.
+pub const MAX_DOMAIN_ID: u16 = 232;
+
+/// A domain id as `ROS_DOMAIN_ID` and every `--domain-id` take it: 0..=[`MAX_DOMAIN_ID`].
+pub fn parse_domain_id(s: &str) -> std::result::Result<u16, String> {
+    match s.trim().parse::<u16>() {
+        Ok(d) if d <= MAX_DOMAIN_ID => Ok(d),
+        _ => Err(format!("'{s}' is not a domain id 0..={MAX_DOMAIN_ID}")),
+    }
+}
+
 fn domain_from_env() -> Result<u16> {
     match std::env::var("ROS_DOMAIN_ID") {
         Err(_) => Ok(0),
         Ok(s) if s.trim().is_empty() => Ok(0),
-        Ok(s) => match s.trim().parse::<u16>() {
-            Ok(d) if d <= 232 => Ok(d),
-            _ => Err(Error::invalid(
-                "ROS_DOMAIN_ID",
-                format!("'{s}' is not a domain id 0..=232"),
-            )),
-        },
+        Ok(s) => parse_domain_id(&s).map_err(|e| Error::invalid("ROS_DOMAIN_ID", e)),
     }
 }
