@@ -90,10 +90,20 @@ async fn within<T>(s: f64, f: impl std::future::Future<Output = T>) -> Option<T>
 
 /// One call, retried with growing patience: a request sent before discovery matched is lost,
 /// while a slow answer must not be asked for twice (the node would publish twice).
+/// Each wait that ends without an answer is logged, so that a player on a domain where no node
+/// serves the call says so at once rather than after the last.
 async fn call(client: &dyn RawClient, service: &str, request: &[u8]) -> Result<Vec<u8>> {
+    let mut waited = 0.0;
     for wait_s in [3.0, 6.0, 12.0, 24.0, 45.0] {
         if let Some(r) = within(wait_s, client.call(request)).await {
             return r;
+        }
+        waited += wait_s;
+        if waited < 90.0 {
+            tracing::warn!(
+                "{service}: no response after {waited} s; asking again (up to 90 s): is a node \
+                 serving it on this DDS domain?"
+            );
         }
     }
     Err(Error::invalid(service, "no response within 90 s over DDS"))
@@ -164,7 +174,16 @@ pub fn play(rt: &RosRuntime, steps: &[TimedStep], opts: &PlayOptions) -> Result<
             .values()
             .map(|p| p.wait_matched(node))
             .chain(clients.values().map(|c| c.wait_matched(node)));
-        within(10.0, futures::future::join_all(waits)).await;
+        if within(10.0, futures::future::join_all(waits))
+            .await
+            .is_none()
+        {
+            tracing::warn!(
+                "not every topic and service of the bag was matched within 10 s (no node on DDS \
+                 domain {}, or a discovery event missed); playing on",
+                rt.domain_id()
+            );
+        }
         // Our own subscriptions need their writers' matches too; there is no cheap signal
         // for that in ros2-client, and loopback discovery settles well within this.
         smol::Timer::after(Duration::from_millis(500)).await;
