@@ -52,6 +52,17 @@ impl Raw {
         }
     }
 
+    /// The arc of `line` from its written ends and weight, ids read in the file's numbering.
+    fn push(&mut self, name: &str, line: usize, ends: (&str, &str), weight: &str) -> Result<()> {
+        self.from
+            .push(parse_id(name, line, self.ends.0, ends.0, self.base)?);
+        self.to
+            .push(parse_id(name, line, self.ends.1, ends.1, self.base)?);
+        self.weights.push(weight.trim().to_string());
+        self.lines.push(line);
+        Ok(())
+    }
+
     /// `name:line` of arc `e`.
     fn at(&self, name: &str, e: usize) -> String {
         at(name, self.lines.get(e).copied().unwrap_or(0))
@@ -131,10 +142,7 @@ pub fn parse_csv(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph>
                 format!("'{l}' does not have 3 columns"),
             ));
         }
-        raw.from.push(parse_id(name, i + 1, "from", cols[0], 0)?);
-        raw.to.push(parse_id(name, i + 1, "to", cols[1], 0)?);
-        raw.weights.push(cols[2].trim().to_string());
-        raw.lines.push(i + 1);
+        raw.push(name, i + 1, (cols[0], cols[1]), cols[2])?;
     }
     finish(name, raw, vertices)
 }
@@ -158,10 +166,7 @@ pub fn parse_dimacs(name: &str, text: &str, vertices: Option<u32>) -> Result<Gra
                 })?);
             }
             Some("a") if f.len() == 4 => {
-                raw.from.push(parse_id(name, i + 1, "tail", f[1], 1)?);
-                raw.to.push(parse_id(name, i + 1, "head", f[2], 1)?);
-                raw.weights.push(f[3].to_string());
-                raw.lines.push(i + 1);
+                raw.push(name, i + 1, (f[1], f[2]), f[3])?;
             }
             Some(_) => {
                 return Err(Error::invalid(

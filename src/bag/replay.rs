@@ -215,7 +215,7 @@ pub fn replay(rt: &RosRuntime, bag: &Bag, rate: f64) -> Result<Report> {
 /// process take a domain each: participants of a run just stopped linger in the next one's
 /// discovery for a while, and a player would count their readers as matched.
 pub fn nth_domain(base: u16, i: usize) -> u16 {
-    ((base as usize + i) % 233) as u16
+    ((base as usize + i) % (crate::ros::runtime::MAX_DOMAIN_ID as usize + 1)) as u16
 }
 
 /// The radius (m) of the robot the bundled lee_planner bag plans for.
