@@ -292,18 +292,30 @@ fn advise(_at: usize, _len: usize) -> bool {
 /// per page on one thread at a time. Touching one value per 4 KiB from the rayon pool maps
 /// them in parallel, and can run while the device still computes what will be copied; a large
 /// vector is first advised into huge pages ([`advise_huge_pages`]), and then each thread maps
-/// whole ones (pieces aligned to them, so that no two threads fault the same page).
+/// whole ones (pieces aligned to them, so that no two threads fault the same page). The parts
+/// before the first huge-page boundary and after the last stay in 4 KiB pages (up to 2 MiB
+/// each): they are spread over the pool too, in pieces of 64 pages, where one thread mapping
+/// them 4 KiB at a time took longer than all the huge pages between them.
 pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
     let mut v = vec![T::default(); n];
     let size = std::mem::size_of::<T>().max(1);
     let per_page = (4096 / size).max(1);
-    let piece_bytes = if advise_huge_pages(&mut v) {
-        HUGE_PAGE
+    let (first, end) = if advise_huge_pages(&mut v) {
+        // Element indices of the first and last huge-page boundary (rounded up: a size that
+        // does not divide 2 MiB puts a piece's start a few bytes past a boundary, which only
+        // lets two threads meet at one page).
+        let at = v.as_ptr() as usize;
+        let index = |boundary: usize| (boundary - at).div_ceil(size).min(n);
+        let bytes = n * size;
+        (
+            index(at.next_multiple_of(HUGE_PAGE)),
+            index((at + bytes) / HUGE_PAGE * HUGE_PAGE),
+        )
     } else {
-        per_page * size * 64
+        (n, n)
     };
-    let head = ((v.as_ptr() as usize).next_multiple_of(piece_bytes) - v.as_ptr() as usize) / size;
-    let (head, rest) = v.split_at_mut(head.min(n));
+    let (small, rest) = v.split_at_mut(first);
+    let (huge, tail) = rest.split_at_mut(end.max(first) - first);
     let touch = |c: &mut [T]| {
         for page in c.chunks_mut(per_page) {
             // Volatile: a store of the value calloc'd memory already holds may be elided.
@@ -311,8 +323,11 @@ pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
             unsafe { std::ptr::write_volatile(&mut page[0], T::default()) };
         }
     };
-    touch(head);
-    rest.par_chunks_mut((piece_bytes / size).max(1))
+    let small_piece = per_page * 64;
+    small
+        .par_chunks_mut(small_piece)
+        .chain(huge.par_chunks_mut((HUGE_PAGE / size).max(1)))
+        .chain(tail.par_chunks_mut(small_piece))
         .for_each(touch);
     v
 }
@@ -340,6 +355,40 @@ mod tests {
             assert!(v.iter().all(|&x| x == 0), "n = {n}");
             let v = host_vec::<(u8, u16)>(n);
             assert!(v.len() == n && v.iter().all(|&x| x == (0, 0)), "n = {n}");
+        }
+    }
+
+    /// Every page of the vector is mapped when host_vec returns, its 4 KiB head and tail as
+    /// much as its huge pages (mincore: the kernel's own word on which pages are resident).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn host_vec_maps_every_page_head_and_tail_included() {
+        for n in [
+            5 * HUGE_FROM_BYTES / 4 + 1029,
+            3 * (HUGE_PAGE / 4) + 7,
+            999_999,
+        ] {
+            let v = host_vec::<u32>(n);
+            let first = v.as_ptr() as usize / 4096 * 4096;
+            let end = (v.as_ptr() as usize + 4 * n).next_multiple_of(4096);
+            let mut resident = vec![0u8; (end - first) / 4096];
+            // SAFETY: [first, end) holds whole pages of the vector's live allocation, and
+            // `resident` has one byte per page.
+            let r = unsafe {
+                libc::mincore(
+                    first as *mut libc::c_void,
+                    end - first,
+                    resident.as_mut_ptr().cast(),
+                )
+            };
+            assert_eq!(r, 0, "mincore failed");
+            let missing = resident.iter().filter(|&&b| b & 1 == 0).count();
+            assert_eq!(
+                missing,
+                0,
+                "n = {n}: {missing} of {} pages not mapped",
+                resident.len()
+            );
         }
     }
 
