@@ -297,6 +297,49 @@ fn gpu_models_match_cpu_on_mazes() {
     }
 }
 
+/// A corridor that winds through every row: from the corner to the centre its path is
+/// longer than the cells that come back in one copy with the descent's status (4,096), so the
+/// device's path is downloaded once its length is known; on every descent, equal to the CPU's.
+#[test]
+fn gpu_winding_path_longer_than_one_copy_matches_cpu() {
+    let (w, h) = (161u32, 161u32);
+    let heights: Vec<f32> = (0..h)
+        .flat_map(|y| {
+            (0..w).map(move |x| {
+                let gap = if (y / 2) % 2 == 0 { w - 1 } else { 0 };
+                if y % 2 == 1 && x != gap {
+                    f32::NAN
+                } else {
+                    0.0
+                }
+            })
+        })
+        .collect();
+    let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+    let goal = nearest_open(&heights, w, w / 2, h / 2).unwrap();
+    let start = nearest_open(&heights, w, 0, 0).unwrap();
+    let path = cpu::descend(&grid, &cpu::distance_field(&grid, goal), start).unwrap();
+    assert!(
+        path.len() > 4097,
+        "the corridor's path has {} cells",
+        path.len()
+    );
+    let Some(rt) = cuda_or_skip("gpu_winding_path_longer_than_one_copy_matches_cpu") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    check_gpu_equals_cpu(
+        &MODELS,
+        &backend,
+        &heights,
+        w,
+        h,
+        Connectivity::Four,
+        &[(32, 32)],
+        "winding corridor",
+    );
+}
+
 #[test]
 fn gpu_default_model_matches_cpu_on_a_large_grid() {
     let Some(rt) = cuda_or_skip("gpu_default_model_matches_cpu_on_a_large_grid") else {

@@ -3,7 +3,9 @@
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys;
-use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg,
+};
 
 use super::config::{Config, MemoryModel};
 use super::grid::Grid;
@@ -48,6 +50,9 @@ const PT_WARP_SMEM: u32 = 3 * PT_MAX * 4;
 const PB_THREADS: u32 = 256;
 /// Path cells the descent buffer holds before it must grow.
 const PATH_CAP_START: usize = 1 << 16;
+/// Path cells that come back in one copy with the descent's status and length (16 KiB): a
+/// path of fewer moves costs its query one wait for the device, not two.
+const SHORT_PATH: usize = 1 << 12;
 /// Slots of the per-query state buffer: [0..2] the grid barrier (arrivals, generation), then
 /// the next bitwave round, the descent status and the path length, and whether the rounds
 /// handed over to the work queue, so one download answers "converged?" and "how long?".
@@ -70,7 +75,7 @@ const BWQ_VISITS: usize = 1;
 const BWQ_PENDING: usize = 2;
 const BWQ_TAIL: usize = 3;
 const BWQ_SLOTS: usize = 4;
-/// Descent status (lee_descend).
+/// DescentHeader status (lee_descend).
 const DESCENT_OK: u32 = 0;
 const DESCENT_BROKEN: u32 = 1;
 const DESCENT_UNREACHED: u32 = 2;
@@ -184,6 +189,15 @@ struct Kernels {
     tile_fill: CudaFunction,
 }
 
+/// What a descent on the device left: its status (`DESCENT_*`), its length in moves, and the
+/// path's cells when the status is `DESCENT_OK` and they came back with it (up to
+/// [`SHORT_PATH`] cells).
+pub(super) struct DescentHeader {
+    status: u32,
+    len: u32,
+    cells: Option<Vec<u32>>,
+}
+
 /// Per-query device state; one query at a time per grid.
 struct Scratch {
     labels: CudaSlice<u32>,
@@ -201,6 +215,9 @@ struct Scratch {
     /// Path cells of the last descent; grown when a path does not fit.
     path: CudaSlice<u32>,
     path_cap: usize,
+    /// Page-locked: the state slots, then up to [`SHORT_PATH`] path cells, copied back
+    /// together after a descent ([`DeviceGrid::descent_header`]).
+    header: PinnedHostSlice<u32>,
     /// Bitwave's portals and their tables, built once per grid: Some(None) when they do not
     /// fit (src/lee/gpu/portals.rs).
     portals: Option<Option<portals::Portals>>,
@@ -354,6 +371,9 @@ impl DeviceGrid {
                 state: rt.alloc_zeros::<u32>(STATE_SLOTS)?,
                 path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
                 path_cap: PATH_CAP_START.min(n).max(1),
+                // SAFETY: the host reads it only after a copy into it has been waited for.
+                header: unsafe { rt.context().alloc_pinned::<u32>(STATE_SLOTS + SHORT_PATH) }
+                    .map_err(gpu_err)?,
                 portals: None,
                 tiles: None,
             }),
@@ -399,13 +419,13 @@ impl DeviceGrid {
     }
 
     /// The field from `goal` and, with `start`, the descent from it queued right behind on the
-    /// stream; returns the descent's (status, length) when it ran.
+    /// stream; returns what the descent left when it ran.
     fn compute_with(
         &self,
         goal: (u32, u32),
         config: &Config,
         start: Option<u64>,
-    ) -> Result<Option<(u32, u32)>> {
+    ) -> Result<Option<DescentHeader>> {
         // Until this field is complete, no goal's field is on the device.
         *lock(&self.goal) = None;
         let mut scratch = lock(&self.scratch);
@@ -509,7 +529,7 @@ impl DeviceGrid {
         }
         *lock(&self.goal) = Some(goal);
         self.queue_descent(&mut scratch, start, goal_idx)?;
-        self.descent_header(&scratch, start)
+        self.descent_header(&mut scratch, start)
     }
 
     /// The descent from `start` queued on the stream (nothing without a start).
@@ -520,14 +540,75 @@ impl DeviceGrid {
         }
     }
 
-    /// The (status, length) of the descent queued last, when there was a start: one download,
-    /// once the stream has run it.
-    fn descent_header(&self, scratch: &Scratch, start: Option<u64>) -> Result<Option<(u32, u32)>> {
+    /// What the descent queued last left, when there was a start: its status and length and,
+    /// for a path of fewer than [`SHORT_PATH`] cells, the cells too, all in one wait for the
+    /// stream ([`Self::fetch_state`]).
+    fn descent_header(
+        &self,
+        scratch: &mut Scratch,
+        start: Option<u64>,
+    ) -> Result<Option<DescentHeader>> {
         if start.is_none() {
             return Ok(None);
         }
-        let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-        Ok(Some((st[STATE_STATUS], st[STATE_LENGTH])))
+        let (st, cells) = self.fetch_state(scratch, true)?;
+        Ok(Some(DescentHeader {
+            status: st[STATE_STATUS],
+            len: st[STATE_LENGTH],
+            cells,
+        }))
+    }
+
+    /// The state slots once the stream has run, and, after a descent (`descended`) that ended
+    /// `DESCENT_OK` in fewer than [`SHORT_PATH`] cells, its path: two copies into page-locked
+    /// memory queued back to back, one wait (a path downloaded after its length was known cost
+    /// a second).
+    fn fetch_state(
+        &self,
+        scratch: &mut Scratch,
+        descended: bool,
+    ) -> Result<([u32; STATE_SLOTS], Option<Vec<u32>>)> {
+        let Scratch {
+            state,
+            path,
+            path_cap,
+            header,
+            ..
+        } = scratch;
+        let short = if descended {
+            (*path_cap).min(SHORT_PATH)
+        } else {
+            0
+        };
+        let stream = self.rt.stream();
+        let host = header.as_mut_slice().map_err(gpu_err)?;
+        let (slots, cells) = host.split_at_mut(STATE_SLOTS);
+        {
+            let (sp, _read_state) = state.device_ptr(stream);
+            let (pp, _read_path) = path.device_ptr(stream);
+            // SAFETY: `state` holds STATE_SLOTS values and `path` path_cap >= short, as do
+            // `slots` and `cells`; the stream is synchronised below, before the host reads
+            // them, and the scratch (borrowed here) is not freed meanwhile.
+            unsafe {
+                cudarc::driver::result::memcpy_dtoh_async(slots, sp, stream.cu_stream())
+                    .map_err(gpu_err)?;
+                if short > 0 {
+                    cudarc::driver::result::memcpy_dtoh_async(
+                        &mut cells[..short],
+                        pp,
+                        stream.cu_stream(),
+                    )
+                    .map_err(gpu_err)?;
+                }
+            }
+        }
+        self.rt.synchronize()?;
+        let mut st = [0u32; STATE_SLOTS];
+        st.copy_from_slice(slots);
+        let len = st[STATE_LENGTH] as usize;
+        let cells = (short > 0 && st[STATE_STATUS] == DESCENT_OK && len < short)
+            .then(|| cells[..=len].to_vec());
+        Ok((st, cells))
     }
 
     fn launch_descend(&self, scratch: &mut Scratch, start: u64, goal: u64) -> Result<()> {
@@ -601,19 +682,23 @@ impl DeviceGrid {
         let header = {
             let mut scratch = lock(&self.scratch);
             self.launch_descend(&mut scratch, s, g)?;
-            let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
-            (st[STATE_STATUS], st[STATE_LENGTH])
-        };
+            self.descent_header(&mut scratch, Some(s))?
+        }
+        .ok_or_else(|| Error::Gpu("lee: the descent did not run".into()))?;
         self.finish_descent(goal, start, header)
     }
 
-    /// A descent's (status, length) into its path: relaunched with room for the whole path
-    /// when the first path buffer was too short.
+    /// A descent's header into its path: the cells that came with it, or downloaded, or the
+    /// descent relaunched with room for the whole path when the first path buffer was too short.
     fn finish_descent(
         &self,
         goal: (u32, u32),
         start: (u32, u32),
-        (mut status, len): (u32, u32),
+        DescentHeader {
+            mut status,
+            len,
+            mut cells,
+        }: DescentHeader,
     ) -> Result<Option<Vec<(u32, u32)>>> {
         let w = self.width as u64;
         let (s, g) = (
@@ -621,7 +706,6 @@ impl DeviceGrid {
             goal.1 as u64 * w + goal.0 as u64,
         );
         let mut scratch = lock(&self.scratch);
-        let mut cells = None;
         if status == DESCENT_TOO_LONG || status == DESCENT_LONG {
             // Room for the path and its status after it: one download brings both.
             let room = len as usize + 2;

@@ -9,8 +9,8 @@ use cudarc::driver::{
 };
 
 use super::{
-    DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP, BW_TILE_H,
-    BW_TILE_W, STATE_LENGTH, STATE_ROUND, STATE_SLOTS, STATE_STATUS, STATE_SWITCH,
+    DescentHeader, DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS,
+    BW_SMEM_PER_WARP, BW_TILE_H, BW_TILE_W, STATE_LENGTH, STATE_ROUND, STATE_STATUS, STATE_SWITCH,
 };
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
@@ -185,7 +185,7 @@ impl DeviceGrid {
         goal_idx: u64,
         config: &Config,
         start: Option<u64>,
-    ) -> Result<Option<(u32, u32)>> {
+    ) -> Result<Option<DescentHeader>> {
         let schedule = *lock(&self.schedule);
         self.rounds.store(0, std::sync::atomic::Ordering::Relaxed);
         self.tile_runs
@@ -313,7 +313,7 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
         next: u32,
-    ) -> Result<Option<(u32, u32)>> {
+    ) -> Result<Option<DescentHeader>> {
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
@@ -503,7 +503,7 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
         schedule: Schedule,
-    ) -> Result<Option<(u32, u32)>> {
+    ) -> Result<Option<DescentHeader>> {
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let launch = self.rounds_launch(config, tiles)?;
         self.rt
@@ -526,7 +526,7 @@ impl DeviceGrid {
             if let Some(s) = start {
                 self.launch_descend(scratch, s, goal_idx)?;
             }
-            let st = self.rt.download(&scratch.state, STATE_SLOTS)?;
+            let (st, cells) = self.fetch_state(scratch, start.is_some())?;
             let next = st[STATE_ROUND];
             self.rounds
                 .store(next - 1, std::sync::atomic::Ordering::Relaxed);
@@ -542,7 +542,11 @@ impl DeviceGrid {
                 self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
             };
             if pending == 0 {
-                return Ok(start.map(|_| (st[STATE_STATUS], st[STATE_LENGTH])));
+                return Ok(start.map(|_| DescentHeader {
+                    status: st[STATE_STATUS],
+                    len: st[STATE_LENGTH],
+                    cells,
+                }));
             }
             if next as u64 > cap {
                 return Err(Error::Gpu(format!(

@@ -14,7 +14,9 @@ use cudarc::driver::{
 
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
 use super::portal_block::PortalBlock;
-use super::{DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM};
+use super::{
+    DescentHeader, DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM,
+};
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
 use crate::lee::config::Config;
@@ -259,7 +261,7 @@ impl DeviceGrid {
         config: &Config,
         start: Option<u64>,
         in_block: bool,
-    ) -> Result<Option<(u32, u32)>> {
+    ) -> Result<Option<DescentHeader>> {
         let stream = self.rt.stream().clone();
         let (_, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
