@@ -9,6 +9,7 @@ pub mod info;
 pub mod kernels;
 pub mod memory_pool;
 pub mod primitives;
+pub mod readback;
 pub mod staging;
 pub mod testing;
 pub mod warmup;

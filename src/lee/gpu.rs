@@ -3,14 +3,13 @@
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys;
-use cudarc::driver::{
-    CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PinnedHostSlice, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchArgs, LaunchConfig, PushKernelArg};
 
 use super::config::{Config, MemoryModel};
 use super::grid::Grid;
 use crate::compute::cuda::{gpu_err, launch_err, one_per_item, CudaRuntime};
 use crate::compute::kernels::LEE;
+use crate::compute::readback::Readback;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 use crate::sync::lock;
@@ -217,7 +216,7 @@ struct Scratch {
     path_cap: usize,
     /// Page-locked: the state slots, then up to [`SHORT_PATH`] path cells, copied back
     /// together after a descent ([`DeviceGrid::descent_header`]).
-    header: PinnedHostSlice<u32>,
+    header: Readback,
     /// Bitwave's portals and their tables, built once per grid: Some(None) when they do not
     /// fit (src/lee/gpu/portals.rs).
     portals: Option<Option<portals::Portals>>,
@@ -371,9 +370,7 @@ impl DeviceGrid {
                 state: rt.alloc_zeros::<u32>(STATE_SLOTS)?,
                 path: rt.alloc_zeros::<u32>(PATH_CAP_START.min(n).max(1))?,
                 path_cap: PATH_CAP_START.min(n).max(1),
-                // SAFETY: the host reads it only after a copy into it has been waited for.
-                header: unsafe { rt.context().alloc_pinned::<u32>(STATE_SLOTS + SHORT_PATH) }
-                    .map_err(gpu_err)?,
+                header: Readback::take(rt.context(), STATE_SLOTS + SHORT_PATH)?,
                 portals: None,
                 tiles: None,
             }),
@@ -581,28 +578,29 @@ impl DeviceGrid {
             0
         };
         let stream = self.rt.stream();
-        let host = header.as_mut_slice().map_err(gpu_err)?;
-        let (slots, cells) = host.split_at_mut(STATE_SLOTS);
-        {
+        let (slots, cells) = header.as_mut_slice()?.split_at_mut(STATE_SLOTS);
+        let queued = {
             let (sp, _read_state) = state.device_ptr(stream);
             let (pp, _read_path) = path.device_ptr(stream);
             // SAFETY: `state` holds STATE_SLOTS values and `path` path_cap >= short, as do
-            // `slots` and `cells`; the stream is synchronised below, before the host reads
-            // them, and the scratch (borrowed here) is not freed meanwhile.
+            // `slots` and `cells`; the stream is synchronised below, whether or not both
+            // copies were queued, before the host reads them or the buffer goes back to the
+            // spares, and the scratch (borrowed here) is not freed meanwhile.
             unsafe {
-                cudarc::driver::result::memcpy_dtoh_async(slots, sp, stream.cu_stream())
-                    .map_err(gpu_err)?;
-                if short > 0 {
-                    cudarc::driver::result::memcpy_dtoh_async(
-                        &mut cells[..short],
-                        pp,
-                        stream.cu_stream(),
-                    )
-                    .map_err(gpu_err)?;
-                }
+                cudarc::driver::result::memcpy_dtoh_async(slots, sp, stream.cu_stream()).and_then(
+                    |()| match short {
+                        0 => Ok(()),
+                        _ => cudarc::driver::result::memcpy_dtoh_async(
+                            &mut cells[..short],
+                            pp,
+                            stream.cu_stream(),
+                        ),
+                    },
+                )
             }
-        }
+        };
         self.rt.synchronize()?;
+        queued.map_err(gpu_err)?;
         let mut st = [0u32; STATE_SLOTS];
         st.copy_from_slice(slots);
         let len = st[STATE_LENGTH] as usize;

@@ -1,0 +1,61 @@
+//! Small page-locked buffers for reads from the device, handed from the objects that drop them
+//! to the next that needs one. A read into page-locked memory is a true async copy, so two of
+//! them queue back to back behind a kernel and cost one wait; but allocating one
+//! (`cuMemHostAlloc`) took the H100's host about 1 ms, which a Lee grid made per map paid on
+//! top of a setup of 0.4-0.8 ms (BENCHMARKS.md, twenty-fourth part).
+
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::{CudaContext, PinnedHostSlice};
+
+use super::cuda::gpu_err;
+use crate::error::Result;
+use crate::sync::lock;
+
+/// Buffers kept for reuse: more than the grids a process holds at once is memory locked for
+/// nothing.
+const SPARE_CAP: usize = 16;
+
+static SPARE: Mutex<Vec<PinnedHostSlice<u32>>> = Mutex::new(Vec::new());
+
+/// A page-locked buffer of at least the length asked for; back to the spares when dropped.
+/// Its holder waits for every copy into it before reading it, and before dropping it.
+pub struct Readback {
+    buf: Option<PinnedHostSlice<u32>>,
+}
+
+impl Readback {
+    /// A spare of at least `len` values, or a new one of `len` from `ctx`. (One device's
+    /// contexts in this process are its primary context, so a spare is page-locked for all.)
+    pub fn take(ctx: &Arc<CudaContext>, len: usize) -> Result<Readback> {
+        let spare = {
+            let mut spare = lock(&SPARE);
+            let at = spare.iter().position(|b| b.len() >= len);
+            at.map(|i| spare.swap_remove(i))
+        };
+        let buf = match spare {
+            Some(b) => b,
+            // SAFETY: the holder reads it only after a copy into it has been waited for.
+            None => unsafe { ctx.alloc_pinned::<u32>(len) }.map_err(gpu_err)?,
+        };
+        Ok(Readback { buf: Some(buf) })
+    }
+
+    pub fn as_mut_slice(&mut self) -> Result<&mut [u32]> {
+        match self.buf.as_mut() {
+            Some(b) => b.as_mut_slice().map_err(gpu_err),
+            None => Ok(&mut []),
+        }
+    }
+}
+
+impl Drop for Readback {
+    fn drop(&mut self) {
+        let mut spare = lock(&SPARE);
+        if let Some(b) = self.buf.take() {
+            if spare.len() < SPARE_CAP {
+                spare.push(b);
+            }
+        }
+    }
+}
