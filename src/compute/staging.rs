@@ -3,7 +3,10 @@
 //! engine's. A copy from or to a `Vec` otherwise goes through the driver's staging: one CPU
 //! thread copies each piece into a pinned buffer and the copy engine waits for it, so the whole
 //! call pays both passes one after the other, on one core. Here pinned chunks take turns:
-//! while the engine moves some, the CPU threads (rayon) fill or drain another.
+//! while the engine moves some, the CPU threads (rayon) fill or drain another. The loop that
+//! hands them out runs on a rayon worker itself: each chunk's copy is a fan-out over the pool,
+//! and from a thread outside it every fan-out paid for waking the workers and then the caller
+//! (about 90 µs a chunk on the H100's host, where 16 threads drain 64 MiB in 1.0-1.3 ms).
 
 use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaStream, PinnedHostSlice};
 use rayon::prelude::*;
@@ -12,9 +15,12 @@ use std::sync::Arc;
 use super::cuda::gpu_err;
 use crate::error::Result;
 
-/// Bytes of one pinned chunk: large enough that a copy's fixed cost (about 10 µs) is small
-/// beside its transfer, small enough that the first and last chunks (not overlapped) are short.
-pub const CHUNK_BYTES: usize = 4 << 20;
+/// Bytes of one pinned chunk: large enough that a copy's fixed costs (about 10 µs on the copy
+/// engine, a fan-out over the host's threads) are small beside its transfer, small enough that
+/// the first and last chunks (not overlapped) are short. On the H100 a 64 MB download took
+/// 1.8 ms through 8 MiB chunks against 2.6-3.0 through 4 MiB ones, and 16 MiB ones were no
+/// faster at 64 MB and slower at 12 (BENCHMARKS.md, twenty-fourth part).
+pub const CHUNK_BYTES: usize = 8 << 20;
 
 /// Pieces one chunk's host copy is split into across threads.
 const PIECE_BYTES: usize = 256 << 10;
@@ -25,10 +31,10 @@ struct Chunk {
     done: CudaEvent,
 }
 
-/// Pinned chunks a stream's copies take turns through. A download keeps all but the one the
-/// host drains queued on the copy engine: with two, the engine waited for each drain (a rayon
-/// fan-out and an event wait, about as long as the chunk's transfer), and a 64 MB answer came
-/// back at 18 GB/s on the H100's host.
+/// Pinned chunks a stream's copies take turns through (32 MiB a stream). A download keeps all
+/// but the one the host drains queued on the copy engine: with two, the engine waited for each
+/// drain (a rayon fan-out and an event wait, about as long as the chunk's transfer), and a 64
+/// MB answer came back at 18 GB/s on the H100's host.
 const CHUNKS: usize = 4;
 
 /// [`CHUNKS`] pinned chunks, made on first use by a stream's runtime view.
@@ -76,6 +82,24 @@ impl Staging {
         src: &[u8],
         dst: sys::CUdeviceptr,
     ) -> Result<()> {
+        if src.len() <= CHUNK_BYTES {
+            // SAFETY: as this function's.
+            return unsafe { self.upload_here(stream, src, dst) };
+        }
+        // SAFETY: as this function's.
+        on_the_pool(stream, || unsafe { self.upload_here(stream, src, dst) })
+    }
+
+    /// [`Self::upload`] on the calling thread.
+    ///
+    /// # Safety
+    /// As [`Self::upload`]'s.
+    unsafe fn upload_here(
+        &mut self,
+        stream: &CudaStream,
+        src: &[u8],
+        dst: sys::CUdeviceptr,
+    ) -> Result<()> {
         for (c, piece) in src.chunks(CHUNK_BYTES).enumerate() {
             let chunk = &mut self.chunks[self.take_turn()];
             chunk.done.synchronize().map_err(gpu_err)?;
@@ -97,6 +121,24 @@ impl Staging {
     /// # Safety
     /// `src` must be device memory of at least `dst.len()` bytes that `stream` may read.
     pub unsafe fn download(
+        &mut self,
+        stream: &CudaStream,
+        src: sys::CUdeviceptr,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        if dst.len() <= CHUNK_BYTES {
+            // SAFETY: as this function's.
+            return unsafe { self.download_here(stream, src, dst) };
+        }
+        // SAFETY: as this function's.
+        on_the_pool(stream, || unsafe { self.download_here(stream, src, dst) })
+    }
+
+    /// [`Self::download`] on the calling thread.
+    ///
+    /// # Safety
+    /// As [`Self::download`]'s.
+    unsafe fn download_here(
         &mut self,
         stream: &CudaStream,
         src: sys::CUdeviceptr,
@@ -182,6 +224,21 @@ impl Staging {
         parallel_copy(&buf[..out.len()], out);
         Ok(())
     }
+}
+
+/// Runs `copy`, a loop of chunk copies each spread over the rayon pool, on a worker of the
+/// pool (the calling thread waits), with `stream`'s context current there: a fan-out from a
+/// worker reaches workers still looking for work, and its end needs no wake-up of a thread
+/// outside the pool. (A copy of one chunk or less stays on the calling thread: one fan-out
+/// either way, and the hop to a worker and back would be added to it.)
+fn on_the_pool<R: Send>(
+    stream: &CudaStream,
+    copy: impl FnOnce() -> Result<R> + Send,
+) -> Result<R> {
+    rayon::scope(|_| {
+        stream.context().bind_to_thread().map_err(gpu_err)?;
+        copy()
+    })
 }
 
 /// A memcpy spread over the rayon pool (one core's copy bandwidth is a fraction of the host's),
