@@ -498,31 +498,6 @@ impl CudaRuntime {
         }
     }
 
-    /// [`Self::download_into`] of two whole buffers, `a` into `host_a` and `b` into `host_b`
-    /// (each host buffer as long as its device one, or shorter: its first elements), as one
-    /// download through the pinned chunks: the second's first chunks cross while the host drains
-    /// the first's last (a kNN call's distances and indices).
-    pub fn download_two<A: DeviceRepr, B: DeviceRepr>(
-        &self,
-        a: &CudaSlice<A>,
-        host_a: &mut [A],
-        b: &CudaSlice<B>,
-        host_b: &mut [B],
-    ) -> Result<()> {
-        let pinned = |bytes| self.host_copies.pins(bytes) || bytes == 0;
-        if !pinned(std::mem::size_of_val(host_a)) || !pinned(std::mem::size_of_val(host_b)) {
-            self.download_into(a, 0, host_a)?;
-            return self.download_into(b, 0, host_b);
-        }
-        let (va, vb) = (a.slice(0..host_a.len()), b.slice(0..host_b.len()));
-        let (at_a, _read_a) = va.device_ptr(&self.stream);
-        let (at_b, _read_b) = vb.device_ptr(&self.stream);
-        let mut parts = [(at_a, bytes_of_mut(host_a)), (at_b, bytes_of_mut(host_b))];
-        // SAFETY: each view holds its host buffer's bytes and this stream orders every use of
-        // them.
-        unsafe { self.staged(|s| s.download_parts(&self.stream, &mut parts)) }
-    }
-
     /// Runs `copy` with this stream's pinned chunks, made on first use.
     ///
     /// # Safety

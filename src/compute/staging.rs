@@ -126,55 +126,35 @@ impl Staging {
         src: sys::CUdeviceptr,
         dst: &mut [u8],
     ) -> Result<()> {
-        // SAFETY: as this function's.
-        unsafe { self.download_parts(stream, &mut [(src, dst)]) }
-    }
-
-    /// [`Self::download`] of several (device address, host bytes) parts as one stream of
-    /// chunks: the next part's first chunks cross while the host drains the previous part's
-    /// last, where one download after another left the engine idle for a chunk's drain and the
-    /// host for a chunk's transfer at each seam.
-    ///
-    /// # Safety
-    /// Each part's address must be device memory of at least its bytes that `stream` may read.
-    pub unsafe fn download_parts(
-        &mut self,
-        stream: &CudaStream,
-        parts: &mut [(sys::CUdeviceptr, &mut [u8])],
-    ) -> Result<()> {
-        if parts.iter().map(|(_, d)| d.len()).sum::<usize>() <= CHUNK_BYTES {
+        if dst.len() <= CHUNK_BYTES {
             // SAFETY: as this function's.
-            return unsafe { self.download_here(stream, parts) };
+            return unsafe { self.download_here(stream, src, dst) };
         }
         // SAFETY: as this function's.
-        on_the_pool(stream, || unsafe { self.download_here(stream, parts) })
+        on_the_pool(stream, || unsafe { self.download_here(stream, src, dst) })
     }
 
-    /// [`Self::download_parts`] on the calling thread.
+    /// [`Self::download`] on the calling thread.
     ///
     /// # Safety
-    /// As [`Self::download_parts`]'s.
+    /// As [`Self::download`]'s.
     unsafe fn download_here(
         &mut self,
         stream: &CudaStream,
-        parts: &mut [(sys::CUdeviceptr, &mut [u8])],
+        src: sys::CUdeviceptr,
+        dst: &mut [u8],
     ) -> Result<()> {
-        let pieces = parts.iter_mut().flat_map(|(src, dst)| {
-            let src = *src;
-            dst.chunks_mut(CHUNK_BYTES)
-                .enumerate()
-                .map(move |(c, piece)| (src + (c * CHUNK_BYTES) as u64, piece))
-        });
         // Chunks queued on the engine and not yet drained, oldest first.
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS);
-        for (at, piece) in pieces {
+        for (c, piece) in dst.chunks_mut(CHUNK_BYTES).enumerate() {
             // The oldest is drained first: its chunk is the one the next piece goes through.
             if pending.len() == CHUNKS {
                 if let Some((p, out)) = pending.pop_front() {
                     self.drain(p, out)?;
                 }
             }
-            // SAFETY: the caller vouches for the part's address, `at` lies inside it.
+            let at = src + (c * CHUNK_BYTES) as u64;
+            // SAFETY: the caller vouches for src.
             let turn = unsafe { self.queue_download(stream, at, piece.len()) }?;
             pending.push_back((turn, piece));
         }
@@ -251,7 +231,10 @@ impl Staging {
 /// worker reaches workers still looking for work, and its end needs no wake-up of a thread
 /// outside the pool. (A copy of one chunk or less stays on the calling thread: one fan-out
 /// either way, and the hop to a worker and back would be added to it.)
-fn on_the_pool<R: Send>(stream: &CudaStream, copy: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+fn on_the_pool<R: Send>(
+    stream: &CudaStream,
+    copy: impl FnOnce() -> Result<R> + Send,
+) -> Result<R> {
     rayon::scope(|_| {
         stream.context().bind_to_thread().map_err(gpu_err)?;
         copy()

@@ -594,7 +594,8 @@ impl DeviceTree {
             times.device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
         }
         let clock = std::time::Instant::now();
-        rt.download_two(&d, &mut distances, &i, &mut indices)?;
+        rt.download_into(&d, 0, &mut distances)?;
+        rt.download_into(&i, 0, &mut indices)?;
         times.download_ms = clock.elapsed().as_secs_f64() * 1e3;
         let rows = KnnRows {
             k,
