@@ -17,9 +17,9 @@ use crate::error::Result;
 
 /// Bytes of one pinned chunk: large enough that a copy's fixed costs (about 10 µs on the copy
 /// engine, a fan-out over the host's threads) are small beside its transfer, small enough that
-/// the first and last chunks (not overlapped) are short. On the H100 a 64 MB download took
-/// 1.8 ms through 8 MiB chunks against 2.6-3.0 through 4 MiB ones, and 16 MiB ones were no
-/// faster at 64 MB and slower at 12 (BENCHMARKS.md, twenty-fourth part).
+/// the first and last chunks (not overlapped) are short. On the H100, with the loop on a pool
+/// worker, a 64 MB download took 1.8 ms through 8 MiB chunks against 2.7 through 4 MiB ones,
+/// and 16 MiB ones were no faster (BENCHMARKS.md, twenty-fourth part).
 pub const CHUNK_BYTES: usize = 8 << 20;
 
 /// Pieces one chunk's host copy is split into across threads.
