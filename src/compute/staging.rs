@@ -231,10 +231,7 @@ impl Staging {
 /// worker reaches workers still looking for work, and its end needs no wake-up of a thread
 /// outside the pool. (A copy of one chunk or less stays on the calling thread: one fan-out
 /// either way, and the hop to a worker and back would be added to it.)
-fn on_the_pool<R: Send>(
-    stream: &CudaStream,
-    copy: impl FnOnce() -> Result<R> + Send,
-) -> Result<R> {
+fn on_the_pool<R: Send>(stream: &CudaStream, copy: impl FnOnce() -> Result<R> + Send) -> Result<R> {
     rayon::scope(|_| {
         stream.context().bind_to_thread().map_err(gpu_err)?;
         copy()
