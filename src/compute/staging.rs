@@ -82,12 +82,10 @@ impl Staging {
         src: &[u8],
         dst: sys::CUdeviceptr,
     ) -> Result<()> {
-        if src.len() <= CHUNK_BYTES {
-            // SAFETY: as this function's.
-            return unsafe { self.upload_here(stream, src, dst) };
-        }
         // SAFETY: as this function's.
-        on_the_pool(stream, || unsafe { self.upload_here(stream, src, dst) })
+        on_the_pool(stream, src.len(), || unsafe {
+            self.upload_here(stream, src, dst)
+        })
     }
 
     /// [`Self::upload`] on the calling thread.
@@ -126,12 +124,11 @@ impl Staging {
         src: sys::CUdeviceptr,
         dst: &mut [u8],
     ) -> Result<()> {
-        if dst.len() <= CHUNK_BYTES {
-            // SAFETY: as this function's.
-            return unsafe { self.download_here(stream, src, dst) };
-        }
+        let bytes = dst.len();
         // SAFETY: as this function's.
-        on_the_pool(stream, || unsafe { self.download_here(stream, src, dst) })
+        on_the_pool(stream, bytes, || unsafe {
+            self.download_here(stream, src, dst)
+        })
     }
 
     /// [`Self::download`] on the calling thread.
@@ -226,12 +223,19 @@ impl Staging {
     }
 }
 
-/// Runs `copy`, a loop of chunk copies each spread over the rayon pool, on a worker of the
-/// pool (the calling thread waits), with `stream`'s context current there: a fan-out from a
-/// worker reaches workers still looking for work, and its end needs no wake-up of a thread
-/// outside the pool. (A copy of one chunk or less stays on the calling thread: one fan-out
-/// either way, and the hop to a worker and back would be added to it.)
-fn on_the_pool<R: Send>(stream: &CudaStream, copy: impl FnOnce() -> Result<R> + Send) -> Result<R> {
+/// Runs `copy`, a loop over the chunks of a copy of `bytes`, each chunk's copy spread over the
+/// rayon pool, on a worker of the pool (the calling thread waits), with `stream`'s context
+/// current there: a fan-out from a worker reaches workers still looking for work, and its end
+/// needs no wake-up of a thread outside the pool. A copy of one chunk or less stays on the
+/// calling thread: one fan-out either way, and the hop to a worker and back would be added to it.
+fn on_the_pool<R: Send>(
+    stream: &CudaStream,
+    bytes: usize,
+    copy: impl FnOnce() -> Result<R> + Send,
+) -> Result<R> {
+    if bytes <= CHUNK_BYTES {
+        return copy();
+    }
     rayon::scope(|_| {
         stream.context().bind_to_thread().map_err(gpu_err)?;
         copy()

@@ -74,7 +74,7 @@ const BWQ_VISITS: usize = 1;
 const BWQ_PENDING: usize = 2;
 const BWQ_TAIL: usize = 3;
 const BWQ_SLOTS: usize = 4;
-/// DescentHeader status (lee_descend).
+/// Descent status (lee_descend).
 const DESCENT_OK: u32 = 0;
 const DESCENT_BROKEN: u32 = 1;
 const DESCENT_UNREACHED: u32 = 2;
