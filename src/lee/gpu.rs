@@ -197,6 +197,17 @@ pub(super) struct DescentHeader {
     cells: Option<Vec<u32>>,
 }
 
+impl DescentHeader {
+    /// From the state slots and the cells [`DeviceGrid::fetch_state`] brought with them.
+    fn from_state(st: &[u32; STATE_SLOTS], cells: Option<Vec<u32>>) -> DescentHeader {
+        DescentHeader {
+            status: st[STATE_STATUS],
+            len: st[STATE_LENGTH],
+            cells,
+        }
+    }
+}
+
 /// Per-query device state; one query at a time per grid.
 struct Scratch {
     labels: CudaSlice<u32>,
@@ -549,11 +560,7 @@ impl DeviceGrid {
             return Ok(None);
         }
         let (st, cells) = self.fetch_state(scratch, true)?;
-        Ok(Some(DescentHeader {
-            status: st[STATE_STATUS],
-            len: st[STATE_LENGTH],
-            cells,
-        }))
+        Ok(Some(DescentHeader::from_state(&st, cells)))
     }
 
     /// The state slots once the stream has run, and, after a descent (`descended`) that ended

@@ -10,7 +10,7 @@ use cudarc::driver::{
 
 use super::{
     DescentHeader, DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS,
-    BW_SMEM_PER_WARP, BW_TILE_H, BW_TILE_W, STATE_LENGTH, STATE_ROUND, STATE_STATUS, STATE_SWITCH,
+    BW_SMEM_PER_WARP, BW_TILE_H, BW_TILE_W, STATE_ROUND, STATE_SWITCH,
 };
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
@@ -542,11 +542,7 @@ impl DeviceGrid {
                 self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]
             };
             if pending == 0 {
-                return Ok(start.map(|_| DescentHeader {
-                    status: st[STATE_STATUS],
-                    len: st[STATE_LENGTH],
-                    cells,
-                }));
+                return Ok(start.map(|_| DescentHeader::from_state(&st, cells)));
             }
             if next as u64 > cap {
                 return Err(Error::Gpu(format!(
