@@ -647,9 +647,13 @@ __device__ __forceinline__ float unsortable(u32 u) {
 
 // Morton (Z-order) codes: each coordinate scaled to its range and quantised to 64 / dims bits,
 // bits interleaved; keys[j] the code of point j, perm[j] = j. Only the order queries are
-// answered in depends on them (a warp then walks similar paths), never an answer.
+// answered in depends on them (a warp then walks similar paths), never an answer. With
+// batch_bits > 0, point j's batch (j / batch_rows) takes the top batch_bits bits above the
+// code's most significant rest: the sorted order holds each batch's points together, in
+// Morton order among themselves, so each batch can be searched (and its answers sent back)
+// on its own.
 extern "C" __global__ void kd_morton(const float *pts, int dims, u32 n, const u32 *bounds,
-                                     u64 *keys, u32 *perm) {
+                                     u32 batch_rows, int batch_bits, u64 *keys, u32 *perm) {
     int bits = 64 / dims;
     double top = (double)((1ull << bits) - 1);
     GRID_STRIDE(j, n) {
@@ -663,6 +667,8 @@ extern "C" __global__ void kd_morton(const float *pts, int dims, u32 n, const u3
         u64 code = 0;
         for (int b = bits - 1; b >= 0; --b)
             for (int d = 0; d < dims; ++d) code = (code << 1) | ((cell[d] >> b) & 1);
+        if (batch_bits > 0)
+            code = ((u64)(j / batch_rows) << (64 - batch_bits)) | (code >> batch_bits);
         keys[j] = code;
         perm[j] = (u32)j;
     }

@@ -340,6 +340,49 @@ fn gpu_large_k_answers_equal_the_cpu() {
     }
 }
 
+/// Calls whose answers pass one batch (`BATCH_ANSWER_BYTES`) are searched in batches of consecutive
+/// queries, each batch's answers coming back while the next is searched: counts that leave the
+/// last batch short, k in registers and in the heap, both metrics, into fresh vectors and into
+/// kept page-locked answers. Every answer equals the CPU's.
+#[test]
+fn gpu_batched_calls_answer_as_the_cpu() {
+    let Some(rt) = gpu_planning::compute::testing::cuda_or_skip("gpu_batched_calls") else {
+        return;
+    };
+    use gpu_planning::kdtree::gpu::{DeviceTree, PinnedKnn, BATCH_ANSWER_BYTES};
+    let seed = gpu_planning::compute::testing::seed(0xba7c);
+    let mut out = PinnedKnn::new();
+    for (dims, nq, k) in [
+        (3usize, 600_011usize, 8usize),
+        (4, 131_101, 33),
+        (4, 65_537, 65),
+    ] {
+        let p = points(20_000, dims, 1 << 12, seed ^ nq as u64);
+        let cpu = cpu_build(&p);
+        let (dev, _) = DeviceTree::build(&rt, &p).unwrap();
+        let q = points(nq, dims, 1 << 12, seed ^ 0x51 ^ nq as u64).coords;
+        assert!(
+            nq * k * 8 > BATCH_ANSWER_BYTES,
+            "{nq} x {k}: one batch, the case tests nothing"
+        );
+        let metrics: &[Metric] = if dims == 4 {
+            &[Metric::Euclidean, Metric::So3]
+        } else {
+            &[Metric::Euclidean]
+        };
+        for &metric in metrics {
+            let want = knn(&cpu, &q, k, metric).unwrap();
+            let got = dev.knn(&q, k, metric).unwrap();
+            assert!(got == want, "{nq} queries, k {k}, {metric:?}");
+            dev.knn_into(&q, k, metric, &mut out).unwrap();
+            assert!(
+                out.to_rows().unwrap().nested() == want,
+                "into kept answers: {nq} queries, k {k}, {metric:?}"
+            );
+        }
+    }
+}
+
 /// More queries than a heap launch has heaps (k = MAX_K: 32,768 threads, each answering a
 /// second query in its own scratch after its first), in both metrics; every answer equals the
 /// CPU's.

@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use super::host_copies::{HostCopies, Registration};
 use super::memory_pool;
-use super::staging::Staging;
+use super::staging::{Part, Staging};
 use crate::error::{Error, Result};
 
 /// Environment variable naming the folder for compiled kernels (CUBIN); `off` (or empty)
@@ -181,6 +181,21 @@ impl CudaRuntime {
         Ok(Arc::new(CudaRuntime {
             stream,
             priority,
+            staging: Arc::default(),
+            ..self.view()
+        }))
+    }
+
+    /// A view of this runtime on a new stream of its own at this view's priority, copying as
+    /// this view does, with pinned chunks of its own: for copies that overlap this view's work
+    /// (a large kNN call's first answers come back while the device searches for the rest).
+    pub fn sibling(&self) -> Result<Arc<CudaRuntime>> {
+        let stream = self
+            .ctx
+            .new_stream_with_priority(self.priority)
+            .map_err(gpu_err)?;
+        Ok(Arc::new(CudaRuntime {
+            stream,
             staging: Arc::default(),
             ..self.view()
         }))
@@ -498,6 +513,50 @@ impl CudaRuntime {
         }
     }
 
+    /// Copies device memory in `parts` into the byte slices `dst` cuts from what `make`
+    /// returns (one a part, of its length), on this view's stream, each part once its `ready`
+    /// event (work of another stream) has passed; returns when every byte is in place. Through
+    /// the pinned chunks, the first are queued before `make` runs, so that fresh host memory
+    /// is mapped while they cross ([`Staging::download_parts`]).
+    ///
+    /// # Safety
+    /// Each part's `src` must be device memory of at least its `bytes` bytes that stays live
+    /// and unwritten, once `ready` has passed, until this returns.
+    pub unsafe fn download_parts<D: Send>(
+        &self,
+        parts: &[Part],
+        make: impl FnOnce() -> D + Send,
+        dst: impl for<'d> FnOnce(&'d mut D) -> Vec<&'d mut [u8]> + Send,
+    ) -> Result<D> {
+        let bytes = parts.iter().map(|p| p.bytes).sum();
+        if self.host_copies.pins(bytes) {
+            // SAFETY: as this function's.
+            return unsafe { self.staged(|s| s.download_parts(&self.stream, parts, make, dst)) };
+        }
+        let mut made = make();
+        for (part, out) in parts.iter().zip(dst(&mut made)) {
+            if out.len() != part.bytes {
+                return Err(Error::Gpu(
+                    "download_parts: a destination does not match its part".into(),
+                ));
+            }
+            if let Some(ready) = part.ready {
+                self.stream.wait(ready).map_err(gpu_err)?;
+            }
+            let stream = self.stream.cu_stream();
+            // SAFETY: `out` is borrowed for the whole copy, which is waited for before
+            // `copy_with_pages` returns; the caller vouches for the part's bytes.
+            unsafe {
+                self.copy_with_pages(out.as_ptr().cast(), out.len(), || {
+                    cudarc::driver::result::memcpy_dtoh_async(out, part.src, stream)
+                        .map_err(gpu_err)?;
+                    self.synchronize()
+                })
+            }?;
+        }
+        Ok(made)
+    }
+
     /// Runs `copy` with this stream's pinned chunks, made on first use.
     ///
     /// # Safety
@@ -571,7 +630,7 @@ impl CudaRuntime {
 }
 
 /// The bytes of `host`, for a copy that overwrites every one of them.
-fn bytes_of_mut<T: DeviceRepr>(host: &mut [T]) -> &mut [u8] {
+pub(crate) fn bytes_of_mut<T: DeviceRepr>(host: &mut [T]) -> &mut [u8] {
     let bytes = std::mem::size_of_val(host);
     // SAFETY: DeviceRepr types are plain data, and the slice keeps `host`'s borrow.
     unsafe { std::slice::from_raw_parts_mut(host.as_mut_ptr().cast::<u8>(), bytes) }

@@ -37,6 +37,14 @@ struct Chunk {
 /// MB answer came back at 18 GB/s on the H100's host.
 const CHUNKS: usize = 4;
 
+/// One part of a download in parts ([`Staging::download_parts`]): `bytes` bytes at device
+/// address `src`, which may be read once `ready`, recorded on another stream, has passed.
+pub struct Part<'e> {
+    pub src: sys::CUdeviceptr,
+    pub bytes: usize,
+    pub ready: Option<&'e CudaEvent>,
+}
+
 /// [`CHUNKS`] pinned chunks, made on first use by a stream's runtime view.
 pub struct Staging {
     chunks: [Chunk; CHUNKS],
@@ -159,6 +167,116 @@ impl Staging {
             self.drain(p, out)?;
         }
         Ok(())
+    }
+
+    /// Copies each of `parts` in turn into the byte slices `dst` cuts from what `make` returns
+    /// (one slice a part, of its length), a part's first piece queued behind its `ready` event.
+    /// The first chunks are queued on the engine before `make` runs: a caller whose
+    /// destination is fresh host memory maps its pages while those bytes cross. Returns when
+    /// every byte is in place.
+    ///
+    /// # Safety
+    /// Each part's `src` must be device memory of at least its `bytes` bytes that stays live
+    /// and unwritten, once `ready` has passed, until this returns.
+    pub unsafe fn download_parts<D: Send>(
+        &mut self,
+        stream: &CudaStream,
+        parts: &[Part],
+        make: impl FnOnce() -> D + Send,
+        dst: impl for<'d> FnOnce(&'d mut D) -> Vec<&'d mut [u8]> + Send,
+    ) -> Result<D> {
+        let bytes = parts.iter().map(|p| p.bytes).sum();
+        // SAFETY: as this function's.
+        on_the_pool(stream, bytes, || unsafe {
+            self.download_parts_here(stream, parts, make, dst)
+        })
+    }
+
+    /// [`Self::download_parts`] on the calling thread.
+    ///
+    /// # Safety
+    /// As [`Self::download_parts`]'s.
+    unsafe fn download_parts_here<D>(
+        &mut self,
+        stream: &CudaStream,
+        parts: &[Part],
+        make: impl FnOnce() -> D,
+        dst: impl for<'d> FnOnce(&'d mut D) -> Vec<&'d mut [u8]>,
+    ) -> Result<D> {
+        // Every part's pieces in stream order: (part, offset, length).
+        let pieces: Vec<(usize, usize, usize)> = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(p, part)| {
+                (0..part.bytes)
+                    .step_by(CHUNK_BYTES)
+                    .map(move |at| (p, at, CHUNK_BYTES.min(part.bytes - at)))
+            })
+            .collect();
+        // Pieces queued on the engine and not yet drained, oldest first.
+        let mut pending = std::collections::VecDeque::with_capacity(CHUNKS);
+        let mut next = 0;
+        while next < pieces.len() && pending.len() < CHUNKS {
+            // SAFETY: the caller vouches for the parts.
+            pending.push_back((
+                unsafe { self.queue_piece(stream, parts, pieces[next]) }?,
+                next,
+            ));
+            next += 1;
+        }
+        let mut made = make();
+        {
+            let slices = dst(&mut made);
+            let fits = slices.len() == parts.len()
+                && slices.iter().zip(parts).all(|(s, p)| s.len() == p.bytes);
+            if !fits {
+                // Drained into nothing, so that no chunk is left holding a copy in flight.
+                for (turn, _) in pending {
+                    self.chunks[turn].done.synchronize().map_err(gpu_err)?;
+                }
+                return Err(crate::error::Error::Gpu(
+                    "download_parts: the destinations do not match the parts".into(),
+                ));
+            }
+            let mut outs: Vec<Option<&mut [u8]>> = slices
+                .into_iter()
+                .flat_map(|s| s.chunks_mut(CHUNK_BYTES))
+                .map(Some)
+                .collect();
+            while let Some((turn, n)) = pending.pop_front() {
+                if let Some(out) = outs[n].take() {
+                    self.drain(turn, out)?;
+                }
+                if next < pieces.len() {
+                    // SAFETY: the caller vouches for the parts.
+                    let turn = unsafe { self.queue_piece(stream, parts, pieces[next]) }?;
+                    pending.push_back((turn, next));
+                    next += 1;
+                }
+            }
+        }
+        Ok(made)
+    }
+
+    /// Queues `piece` (part, offset, length) of `parts` into the next chunk, behind its
+    /// part's `ready` event when it is the part's first.
+    ///
+    /// # Safety
+    /// As [`Self::download_parts`]'s.
+    unsafe fn queue_piece(
+        &mut self,
+        stream: &CudaStream,
+        parts: &[Part],
+        (p, at, len): (usize, usize, usize),
+    ) -> Result<usize> {
+        let part = &parts[p];
+        if at == 0 {
+            if let Some(ready) = part.ready {
+                stream.wait(ready).map_err(gpu_err)?;
+            }
+        }
+        // SAFETY: the caller vouches for the part's bytes.
+        unsafe { self.queue_download(stream, part.src + at as u64, len) }
     }
 
     /// Copies `dst.len()` bytes (at most [`CHUNK_BYTES`]) from device address `src` into

@@ -5,23 +5,26 @@
 //! (codes and sort on the device, nothing read back in between), one thread per query, an
 //! explicit stack, subtrees of up to 8 points scanned whole, the k best in registers up to
 //! [`REGISTER_K`] and in a heap in scratch memory up to [`MAX_K`]; a far side ruled out by
-//! its split plane or, with [`Traversal::Boxes`], by its bounding box.
+//! its split plane or, with [`Traversal::Boxes`], by its bounding box. A call with more
+//! answers than [`BATCH_ANSWER_BYTES`] is searched in batches of consecutive queries (each in
+//! Morton order among its own), and each batch's answers come back on a second stream while
+//! the device searches the next.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use cudarc::driver::{
-    CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
+    CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
 };
 
 use super::config::{Metric, Traversal};
 use super::points::Points;
 use super::query::{check_query_dims, Neighbors};
 use super::tree::KdTree;
-use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
+use crate::compute::cuda::{bytes_of_mut, gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;
 use crate::compute::primitives::gpu::Primitives;
-use crate::compute::staging::host_vec;
+use crate::compute::staging::{host_vec, Part};
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
@@ -169,6 +172,9 @@ pub struct DeviceTree {
     torig: CudaSlice<u32>,
     /// kd_knn's traversal, a [`Traversal`] as a number (see [`DeviceTree::set_traversal`]).
     traversal: AtomicU8,
+    /// The stream answers come back on while the device searches ([`CudaRuntime::sibling`]),
+    /// made on the first kNN call.
+    copies: OnceLock<Arc<CudaRuntime>>,
 }
 
 /// cudarc frees without making the context current on the dropping thread.
@@ -329,6 +335,7 @@ impl DeviceTree {
                     tcoords: rt.alloc_zeros::<f32>(1)?,
                     torig: rt.alloc_zeros::<u32>(1)?,
                     traversal: AtomicU8::new(Traversal::Auto as u8),
+                    copies: OnceLock::new(),
                 },
                 times,
             ));
@@ -421,6 +428,7 @@ impl DeviceTree {
                 tcoords,
                 torig,
                 traversal: AtomicU8::new(Traversal::Auto as u8),
+                copies: OnceLock::new(),
             },
             times,
         ))
@@ -467,6 +475,7 @@ impl DeviceTree {
             tcoords,
             torig,
             traversal: AtomicU8::new(Traversal::Auto as u8),
+            copies: OnceLock::new(),
         })
     }
 
@@ -562,7 +571,9 @@ impl DeviceTree {
         Ok((nq > 0 && k > 0).then_some((nq, k)))
     }
 
-    /// Upload, search, download, one after another; `timed`: synchronised between them.
+    /// Upload, search, download; `timed`: synchronised between them. A call with answers
+    /// beyond one [`BATCH_ANSWER_BYTES`] is searched in batches of queries, and each batch's
+    /// answers come back on the copy stream while the device searches the next.
     fn knn_call(
         &self,
         queries: &[f32],
@@ -584,18 +595,33 @@ impl DeviceTree {
         }
         let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
         let started = rt.stream().record_event(timing).map_err(gpu_err)?;
-        let (d, i) = self.search(&q, nq, k, metric)?;
+        // Synchronised phases overlap nothing: the device's time is that of one launch.
+        let batches = if timed {
+            Batches::one(nq)
+        } else {
+            Batches::of(nq, k)
+        };
+        let (d, i, ready) = self.search(&q, nq, k, metric, batches)?;
         let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
-        // While the device searches, the answers' host pages are mapped.
-        let mut distances = host_vec::<f32>(nq * k);
-        let mut indices = host_vec::<u32>(nq * k);
         if timed {
             rt.synchronize()?;
             times.device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
         }
         let clock = std::time::Instant::now();
-        rt.download_into(&d, 0, &mut distances)?;
-        rt.download_into(&i, 0, &mut indices)?;
+        let copies = self.copies()?;
+        let (dp, _read_d) = d.device_ptr(rt.stream());
+        let (ip, _read_i) = i.device_ptr(rt.stream());
+        let parts = batches.parts(k, &ready, [dp, ip]);
+        // While the device searches, the first answers are queued back and the answers' host
+        // pages mapped.
+        let make = || (host_vec::<f32>(nq * k), host_vec::<u32>(nq * k));
+        // SAFETY: d and i hold nq * k entries each, written by the batch whose event each part
+        // waits for and not again; they are freed only after this returns, every byte copied.
+        let (distances, indices) = unsafe {
+            copies.download_parts(&parts, make, |(dh, ih)| {
+                batches.cut(k, [bytes_of_mut(dh), bytes_of_mut(ih)])
+            })
+        }?;
         times.download_ms = clock.elapsed().as_secs_f64() * 1e3;
         let rows = KnnRows {
             k,
@@ -606,8 +632,18 @@ impl DeviceTree {
         Ok((rows, times))
     }
 
+    /// The stream a batched call's answers come back on, made on the first such call.
+    fn copies(&self) -> Result<&Arc<CudaRuntime>> {
+        if let Some(c) = self.copies.get() {
+            return Ok(c);
+        }
+        let made = self.rt.sibling()?;
+        Ok(self.copies.get_or_init(|| made))
+    }
+
     /// [`Self::knn_rows`] into `out`, which keeps its page-locked buffers for the next call:
-    /// the answers cross from the device straight into them. Returns once they are there.
+    /// the answers cross from the device straight into them, batch by batch as
+    /// [`Self::knn_rows`]'s. Returns once they are there.
     pub fn knn_into(
         &self,
         queries: &[f32],
@@ -622,47 +658,58 @@ impl DeviceTree {
         };
         let rt = &self.rt;
         let q = rt.upload(queries)?;
-        let (d, i) = self.search(&q, nq, k, metric)?;
+        let batches = Batches::of(nq, k);
+        let (d, i, ready) = self.search(&q, nq, k, metric, batches)?;
         // Grown, when it must be, while the device searches.
         out.reserve(rt, nq * k)?;
         let Some((hd, hi)) = out.buffers.as_mut() else {
             return Err(Error::Gpu("kNN answers: no page-locked buffers".into()));
         };
-        // Only the call's n entries: cudarc's copy into a pinned slice copies the slice's whole
-        // length, which the buffers kept from a larger call exceed.
-        let n = nq * k;
-        let stream = rt.stream();
+        let copies = self.copies()?;
+        let stream = copies.stream();
         let (hd, hi) = (
             hd.as_mut_slice().map_err(gpu_err)?,
             hi.as_mut_slice().map_err(gpu_err)?,
         );
         {
-            let (dp, _read_d) = d.device_ptr(stream);
-            let (ip, _read_i) = i.device_ptr(stream);
-            // SAFETY: d and i hold n entries each, hd and hi at least n; the stream is
-            // synchronised below, before the host reads them and before d and i are freed.
-            unsafe {
-                cudarc::driver::result::memcpy_dtoh_async(&mut hd[..n], dp, stream.cu_stream())
-                    .map_err(gpu_err)?;
-                cudarc::driver::result::memcpy_dtoh_async(&mut hi[..n], ip, stream.cu_stream())
-                    .map_err(gpu_err)?;
+            let (dp, _read_d) = d.device_ptr(rt.stream());
+            let (ip, _read_i) = i.device_ptr(rt.stream());
+            let parts = batches.parts(k, &ready, [dp, ip]);
+            // Only the call's entries: cudarc's copy into a pinned slice copies the slice's
+            // whole length, which the buffers kept from a larger call exceed.
+            let n = nq * k;
+            let outs = batches.cut(k, [bytes_of_mut(&mut hd[..n]), bytes_of_mut(&mut hi[..n])]);
+            for (part, dst) in parts.iter().zip(outs) {
+                if let Some(ready) = part.ready {
+                    stream.wait(ready).map_err(gpu_err)?;
+                }
+                // SAFETY: the part's bytes lie in d or i, written by the batch it waited for;
+                // dst is pinned and as long; the copy stream is synchronised below, before
+                // the host reads them and before d and i are freed.
+                unsafe {
+                    cudarc::driver::result::memcpy_dtoh_async(dst, part.src, stream.cu_stream())
+                        .map_err(gpu_err)?;
+                }
             }
+            copies.synchronize()?;
         }
-        rt.synchronize()?;
         (out.rows, out.k) = (nq, k);
         Ok(())
     }
 
     /// Queues the search of `nq` device-resident queries: Morton codes over their bounds,
-    /// their order (a sort that reads nothing back, so nothing here waits for the device),
-    /// and kd_knn / kd_knn_heap in that order. Returns the answers' (distances, indices).
+    /// their order (a sort that reads nothing back, so nothing here waits for the device; each
+    /// of `batches` together, in Morton order among themselves), and kd_knn / kd_knn_heap in
+    /// that order, one launch a batch. Returns the answers' (distances, indices) and, for each
+    /// batch, an event recorded once its answers are written.
     fn search(
         &self,
         q: &CudaSlice<f32>,
         nq: usize,
         k: usize,
         metric: Metric,
-    ) -> Result<(CudaSlice<f32>, CudaSlice<u32>)> {
+        batches: Batches,
+    ) -> Result<(CudaSlice<f32>, CudaSlice<u32>, Vec<CudaEvent>)> {
         let rt = &self.rt;
         let (dims, n32) = (self.dims, nq as u32);
         let di = dims as i32;
@@ -681,10 +728,13 @@ impl DeviceTree {
         let mut perm = unsafe { rt.alloc::<u32>(nq) }?;
         let f = rt.function(&KDTREE, "kd_morton")?;
         let mut b = rt.stream().launch_builder(&f);
+        let (batch_rows, batch_bits) = (batches.per as u32, batches.bits());
         b.arg(q)
             .arg(&di)
             .arg(&n32)
             .arg(&bounds)
+            .arg(&batch_rows)
+            .arg(&batch_bits)
             .arg(&mut keys)
             .arg(&mut perm);
         // SAFETY: kd_morton: as declared; writes keys[0..nq) and perm[0..nq)
@@ -698,23 +748,29 @@ impl DeviceTree {
         // Up to REGISTER_K the k best live in registers (one module per k); above, in a heap
         // in scratch memory (one module per dimension count, shared with k = 1).
         let (n, ki, so3) = (self.len as u32, k as i32, (metric == Metric::So3) as i32);
+        let mut ready = Vec::with_capacity(batches.count());
         if k <= REGISTER_K {
             let defines = knn_defines(k, dims, self.traversal());
             let f = rt.function_with(&KDTREE, &defines, "kd_knn")?;
-            let mut b = rt.stream().launch_builder(&f);
-            b.arg(&self.tcoords).arg(&self.torig).arg(&n);
-            b.arg(q).arg(&perm).arg(&n32).arg(&ki).arg(&so3);
-            b.arg(&mut d).arg(&mut i);
-            let cfg = LaunchConfig {
-                grid_dim: (nq.div_ceil(KNN_THREADS as usize) as u32, 1, 1),
-                block_dim: (KNN_THREADS, 1, 1),
-                shared_mem_bytes: 0,
-            };
-            // SAFETY: kd_knn: as declared; writes k distances and indices per query, nq * k allocated
-            unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
+            for rows in batches.ranges() {
+                let (order, count) = (perm.slice(rows.clone()), rows.len() as u32);
+                let mut b = rt.stream().launch_builder(&f);
+                b.arg(&self.tcoords).arg(&self.torig).arg(&n);
+                b.arg(q).arg(&order).arg(&count).arg(&ki).arg(&so3);
+                b.arg(&mut d).arg(&mut i);
+                let cfg = LaunchConfig {
+                    grid_dim: (rows.len().div_ceil(KNN_THREADS as usize) as u32, 1, 1),
+                    block_dim: (KNN_THREADS, 1, 1),
+                    shared_mem_bytes: 0,
+                };
+                // SAFETY: kd_knn: as declared; writes k distances and indices for each of the batch's queries, nq * k allocated
+                unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn"))?;
+                ready.push(rt.stream().record_event(None).map_err(gpu_err)?);
+            }
         } else {
             let f = rt.function_with(&KDTREE, &heap_defines(dims), "kd_knn_heap")?;
-            let blocks = rt.grid_stride(nq, KNN_THREADS).grid_dim.0;
+            let most = batches.ranges().map(|r| r.len()).max().unwrap_or(0);
+            let blocks = rt.grid_stride(most, KNN_THREADS).grid_dim.0;
             let cfg = LaunchConfig {
                 grid_dim: (blocks.min(heap_blocks(k)), 1, 1),
                 block_dim: (KNN_THREADS, 1, 1),
@@ -723,14 +779,108 @@ impl DeviceTree {
             let threads = (cfg.grid_dim.0 * cfg.block_dim.0) as usize;
             // SAFETY: a thread writes each heap entry before it reads it.
             let mut scratch = unsafe { rt.alloc::<u64>(threads * k) }?;
-            let mut b = rt.stream().launch_builder(&f);
-            b.arg(&self.tcoords).arg(&self.torig).arg(&n);
-            b.arg(q).arg(&perm).arg(&n32).arg(&ki).arg(&so3);
-            b.arg(&mut scratch).arg(&mut d).arg(&mut i);
-            // SAFETY: kd_knn_heap: as declared; k heap entries per launched thread in scratch, writes k distances and indices per query, nq * k allocated
-            unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn_heap"))?;
+            for rows in batches.ranges() {
+                let (order, count) = (perm.slice(rows.clone()), rows.len() as u32);
+                let mut b = rt.stream().launch_builder(&f);
+                b.arg(&self.tcoords).arg(&self.torig).arg(&n);
+                b.arg(q).arg(&order).arg(&count).arg(&ki).arg(&so3);
+                b.arg(&mut scratch).arg(&mut d).arg(&mut i);
+                // SAFETY: kd_knn_heap: as declared; k heap entries per launched thread in scratch, writes k distances and indices for each of the batch's queries, nq * k allocated
+                unsafe { b.launch(cfg) }.map_err(launch_err("kd_knn_heap"))?;
+                ready.push(rt.stream().record_event(None).map_err(gpu_err)?);
+            }
         }
-        Ok((d, i))
+        Ok((d, i, ready))
+    }
+}
+
+/// Answers (distances and indices, 8 bytes an entry) in one batch of a large kNN call at
+/// most: a batch's answers come back while the device searches the next. A batch's queries
+/// are a fraction of the call's, so a warp's lie further apart and its search diverges more
+/// (on the H100, 1M 3-D queries at k = 8: 1.62 ms in one launch, 1.85 in two, 2.35 in four):
+/// the batches are as large as still lets the copies overlap. On the H100 (BENCHMARKS.md,
+/// twenty-fifth part) 32 MiB brought k = 8 into kept answers from 3.5 to 3.0 ms and k = 32
+/// from 11.4 to 8.6, where 16 MiB and 8 MiB gave back more to the search than the overlap won.
+pub const BATCH_ANSWER_BYTES: usize = 32 << 20;
+
+/// A call's batches at most: their number takes the top bits of the queries' sort keys.
+const MAX_BATCHES: usize = 16;
+
+/// A kNN call's queries cut into batches of consecutive rows, `per` rows each (the last
+/// fewer), each searched by a launch of its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Batches {
+    rows: usize,
+    per: usize,
+}
+
+impl Batches {
+    /// The batches of `rows` queries with `k` answers each.
+    fn of(rows: usize, k: usize) -> Batches {
+        let count = (rows * k * 8)
+            .div_ceil(BATCH_ANSWER_BYTES)
+            .clamp(1, MAX_BATCHES);
+        Batches {
+            rows,
+            per: rows.div_ceil(count).max(1),
+        }
+    }
+
+    /// All `rows` in one batch.
+    fn one(rows: usize) -> Batches {
+        Batches {
+            rows,
+            per: rows.max(1),
+        }
+    }
+
+    fn count(&self) -> usize {
+        self.rows.div_ceil(self.per)
+    }
+
+    /// Bits of the sort key the batch number takes (0 for one batch).
+    fn bits(&self) -> i32 {
+        (usize::BITS - (self.count().max(1) - 1).leading_zeros()) as i32
+    }
+
+    fn ranges(&self) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        (0..self.count()).map(|b| b * self.per..((b + 1) * self.per).min(self.rows))
+    }
+
+    /// Each batch's bytes in an array of 4-byte entries, k a row (distances or indices).
+    fn spans(&self, k: usize) -> impl Iterator<Item = std::ops::Range<usize>> + '_ {
+        self.ranges()
+            .map(move |rows| rows.start * k * 4..rows.end * k * 4)
+    }
+
+    /// Each batch's bytes of the two device arrays at `arrays` ([`Self::spans`]), batch by
+    /// batch, each behind its batch's event.
+    fn parts<'e>(&self, k: usize, ready: &'e [CudaEvent], arrays: [u64; 2]) -> Vec<Part<'e>> {
+        self.spans(k)
+            .zip(ready)
+            .flat_map(|(span, e)| {
+                arrays.map(|at| Part {
+                    src: at + span.start as u64,
+                    bytes: span.len(),
+                    ready: Some(e),
+                })
+            })
+            .collect()
+    }
+
+    /// Two host arrays' bytes cut as [`Self::parts`] cuts the device's.
+    fn cut<'a>(&self, k: usize, arrays: [&'a mut [u8]; 2]) -> Vec<&'a mut [u8]> {
+        let [mut a, mut b] = arrays;
+        let mut out = Vec::with_capacity(2 * self.count());
+        for span in self.spans(k) {
+            for rest in [&mut a, &mut b] {
+                let at = span.len().min(rest.len());
+                let (head, tail) = std::mem::take(rest).split_at_mut(at);
+                out.push(head);
+                *rest = tail;
+            }
+        }
+        out
     }
 }
 
@@ -910,5 +1060,59 @@ mod tests {
         }
         assert_eq!(knn_defines(8, 3, Traversal::Auto)[2].1, "0");
         assert_eq!(knn_defines(32, 3, Traversal::Auto)[2].1, "1");
+    }
+
+    /// Batches cover a call's rows once, in order, each at most BATCH_ANSWER_BYTES of answers
+    /// unless MAX_BATCHES bounds them; their number fits the key bits they take; the host's
+    /// arrays are cut at the batches' spans (which the device's parts take), batch by batch,
+    /// distances then indices.
+    #[test]
+    fn batches_cover_every_row_once_and_cut_the_host_as_the_device() {
+        assert_eq!(Batches::of(10_000, 8).count(), 1);
+        assert_eq!(Batches::of(10_000, 8).bits(), 0);
+        assert_eq!(
+            Batches::of(1 << 20, 8).count(),
+            (64 << 20) / BATCH_ANSWER_BYTES,
+            "64 MiB of answers"
+        );
+        assert_eq!(Batches::one(1 << 20).count(), 1);
+        assert_eq!(Batches::of(1 << 20, 1024).count(), MAX_BATCHES);
+        for (rows, k) in [
+            (1, 1),
+            (7, 3),
+            (2_097_153, 1),
+            (1_000_003, 8),
+            (40_009, 1024),
+        ] {
+            let b = Batches::of(rows, k);
+            let ranges: Vec<_> = b.ranges().collect();
+            assert_eq!(ranges.len(), b.count());
+            assert!(b.count() <= MAX_BATCHES && b.count() <= 1 << b.bits());
+            assert_eq!(b.count() == 1, b.bits() == 0);
+            assert_eq!(ranges.first().map(|r| r.start), Some(0));
+            assert_eq!(ranges.last().map(|r| r.end), Some(rows));
+            assert!(ranges.windows(2).all(|w| w[0].end == w[1].start));
+            assert!(ranges.iter().all(|r| !r.is_empty()));
+            if b.count() < MAX_BATCHES {
+                assert!(
+                    b.per * k * 8 <= BATCH_ANSWER_BYTES || b.per == 1,
+                    "{rows} x {k}"
+                );
+            }
+            // The host's two arrays, cut: each piece as long as its part, in the parts' order.
+            let (mut d, mut i) = (vec![0u8; rows * k * 4], vec![0u8; rows * k * 4]);
+            let (d0, i0) = (d.as_ptr() as usize, i.as_ptr() as usize);
+            let pieces: Vec<(usize, usize)> = b
+                .cut(k, [&mut d, &mut i])
+                .iter()
+                .map(|s| (s.as_ptr() as usize, s.len()))
+                .collect();
+            assert_eq!(pieces.len(), 2 * b.count());
+            for ((r, span), pair) in ranges.iter().zip(b.spans(k)).zip(pieces.chunks(2)) {
+                assert_eq!(span, r.start * k * 4..r.end * k * 4);
+                assert_eq!(pair[0], (d0 + span.start, span.len()));
+                assert_eq!(pair[1], (i0 + span.start, span.len()));
+            }
+        }
     }
 }
