@@ -24,7 +24,7 @@ use super::tree::KdTree;
 use crate::compute::cuda::{bytes_of_mut, gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;
 use crate::compute::primitives::gpu::Primitives;
-use crate::compute::staging::{host_vec, Part, HUGE_FROM_BYTES};
+use crate::compute::staging::{host_vec, Part};
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
@@ -601,21 +601,7 @@ impl DeviceTree {
         } else {
             Batches::of(nq, k)
         };
-        let search = || {
-            rt.context().bind_to_thread().map_err(gpu_err)?;
-            self.search(&q, nq, k, metric, batches)
-        };
-        let map = || (host_vec::<f32>(nq * k), host_vec::<u32>(nq * k));
-        // Large answers' host pages are mapped on the pool while a worker queues the search
-        // (a third of a millisecond for 1M queries, the sort's passes most of it); small ones
-        // are not worth the hop to the pool, and synchronised phases keep them apart.
-        let (found, mut made) = if !timed && nq * k * 8 >= HUGE_FROM_BYTES {
-            let (found, made) = rayon::join(search, map);
-            (found, Some(made))
-        } else {
-            (search(), None)
-        };
-        let (d, i, ready) = found?;
+        let (d, i, ready) = self.search(&q, nq, k, metric, batches)?;
         let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
         if timed {
             rt.synchronize()?;
@@ -626,8 +612,9 @@ impl DeviceTree {
         let (dp, _read_d) = d.device_ptr(rt.stream());
         let (ip, _read_i) = i.device_ptr(rt.stream());
         let parts = batches.parts(k, &ready, [dp, ip]);
-        // Pages not mapped yet are mapped once the first answers are queued back.
-        let make = move || made.take().unwrap_or_else(map);
+        // While the device searches, the first answers are queued back and the answers' host
+        // pages mapped.
+        let make = || (host_vec::<f32>(nq * k), host_vec::<u32>(nq * k));
         // SAFETY: d and i hold nq * k entries each, written by the batch whose event each part
         // waits for and not again; they are freed only after this returns, every byte copied.
         let (distances, indices) = unsafe {
