@@ -679,7 +679,7 @@ impl DeviceTree {
             // whole length, which the buffers kept from a larger call exceed.
             let n = nq * k;
             let outs = batches.cut(k, [bytes_of_mut(&mut hd[..n]), bytes_of_mut(&mut hi[..n])]);
-            for (part, dst) in parts.iter().zip(outs) {
+            let queued = parts.iter().zip(outs).try_for_each(|(part, dst)| {
                 if let Some(ready) = part.ready {
                     stream.wait(ready).map_err(gpu_err)?;
                 }
@@ -688,10 +688,13 @@ impl DeviceTree {
                 // the host reads them and before d and i are freed.
                 unsafe {
                     cudarc::driver::result::memcpy_dtoh_async(dst, part.src, stream.cu_stream())
-                        .map_err(gpu_err)?;
                 }
-            }
-            copies.synchronize()?;
+                .map_err(gpu_err)
+            });
+            // Waited for even when a copy could not be queued: those that were still read d
+            // and i, which are freed on return.
+            let copied = copies.synchronize();
+            queued.and(copied)?;
         }
         (out.rows, out.k) = (nq, k);
         Ok(())
