@@ -531,7 +531,13 @@ impl CudaRuntime {
         let bytes = parts.iter().map(|p| p.bytes).sum();
         if self.host_copies.pins(bytes) {
             // SAFETY: as this function's.
-            return unsafe { self.staged(|s| s.download_parts(&self.stream, parts, make, dst)) };
+            let r = unsafe { self.staged(|s| s.download_parts(&self.stream, parts, make, dst)) };
+            if r.is_err() {
+                // Copies queued before the failure may still read the parts, which the caller
+                // may free (on another stream) once this returns.
+                let _ = self.synchronize();
+            }
+            return r;
         }
         let mut made = make();
         for (part, out) in parts.iter().zip(dst(&mut made)) {
