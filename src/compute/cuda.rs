@@ -93,6 +93,9 @@ pub struct CudaRuntime {
     host_copies: HostCopies,
     /// This stream's pinned chunks for [`HostCopies::Pinned`], made on the first large copy.
     staging: Arc<Mutex<Option<Staging>>>,
+    /// The view copies overlapping this stream's work go through ([`Self::copy_stream`]),
+    /// made on first use and kept with the stream.
+    copies: Arc<OnceLock<Arc<CudaRuntime>>>,
 }
 
 impl CudaRuntime {
@@ -159,6 +162,7 @@ impl CudaRuntime {
             priority: 0,
             host_copies,
             staging: Arc::default(),
+            copies: Arc::default(),
         })
     }
 
@@ -182,6 +186,7 @@ impl CudaRuntime {
             stream,
             priority,
             staging: Arc::default(),
+            copies: Arc::default(),
             ..self.view()
         }))
     }
@@ -197,14 +202,27 @@ impl CudaRuntime {
         Ok(Arc::new(CudaRuntime {
             stream,
             staging: Arc::default(),
+            copies: Arc::default(),
             ..self.view()
         }))
+    }
+
+    /// This view's [`Self::sibling`] for copies that overlap its work, made on the first call
+    /// and kept as long as the view's stream: the callers of one node (a k-d tree per cloud)
+    /// share it and its pinned chunks, which take milliseconds to allocate.
+    pub fn copy_stream(&self) -> Result<Arc<CudaRuntime>> {
+        if let Some(c) = self.copies.get() {
+            return Ok(c.clone());
+        }
+        let made = self.sibling()?;
+        Ok(self.copies.get_or_init(|| made).clone())
     }
 
     /// A view of this runtime on the same stream that copies host buffers in `mode`.
     pub fn with_host_copies(&self, mode: HostCopies) -> Arc<CudaRuntime> {
         Arc::new(CudaRuntime {
             host_copies: mode,
+            copies: Arc::default(),
             ..self.view()
         })
     }
@@ -220,6 +238,7 @@ impl CudaRuntime {
             priority: self.priority,
             host_copies: self.host_copies,
             staging: self.staging.clone(),
+            copies: self.copies.clone(),
         }
     }
 

@@ -11,7 +11,7 @@
 //! the device searches the next.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
@@ -172,9 +172,6 @@ pub struct DeviceTree {
     torig: CudaSlice<u32>,
     /// kd_knn's traversal, a [`Traversal`] as a number (see [`DeviceTree::set_traversal`]).
     traversal: AtomicU8,
-    /// The stream answers come back on while the device searches ([`CudaRuntime::sibling`]),
-    /// made on the first kNN call.
-    copies: OnceLock<Arc<CudaRuntime>>,
 }
 
 /// cudarc frees without making the context current on the dropping thread.
@@ -335,7 +332,6 @@ impl DeviceTree {
                     tcoords: rt.alloc_zeros::<f32>(1)?,
                     torig: rt.alloc_zeros::<u32>(1)?,
                     traversal: AtomicU8::new(Traversal::Auto as u8),
-                    copies: OnceLock::new(),
                 },
                 times,
             ));
@@ -428,7 +424,6 @@ impl DeviceTree {
                 tcoords,
                 torig,
                 traversal: AtomicU8::new(Traversal::Auto as u8),
-                copies: OnceLock::new(),
             },
             times,
         ))
@@ -475,7 +470,6 @@ impl DeviceTree {
             tcoords,
             torig,
             traversal: AtomicU8::new(Traversal::Auto as u8),
-            copies: OnceLock::new(),
         })
     }
 
@@ -608,7 +602,7 @@ impl DeviceTree {
             times.device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
         }
         let clock = std::time::Instant::now();
-        let copies = self.copies()?;
+        let copies = rt.copy_stream()?;
         let (dp, _read_d) = d.device_ptr(rt.stream());
         let (ip, _read_i) = i.device_ptr(rt.stream());
         let parts = batches.parts(k, &ready, [dp, ip]);
@@ -630,15 +624,6 @@ impl DeviceTree {
             indices,
         };
         Ok((rows, times))
-    }
-
-    /// The stream a batched call's answers come back on, made on the first such call.
-    fn copies(&self) -> Result<&Arc<CudaRuntime>> {
-        if let Some(c) = self.copies.get() {
-            return Ok(c);
-        }
-        let made = self.rt.sibling()?;
-        Ok(self.copies.get_or_init(|| made))
     }
 
     /// [`Self::knn_rows`] into `out`, which keeps its page-locked buffers for the next call:
@@ -665,7 +650,7 @@ impl DeviceTree {
         let Some((hd, hi)) = out.buffers.as_mut() else {
             return Err(Error::Gpu("kNN answers: no page-locked buffers".into()));
         };
-        let copies = self.copies()?;
+        let copies = rt.copy_stream()?;
         let stream = copies.stream();
         let (hd, hi) = (
             hd.as_mut_slice().map_err(gpu_err)?,
