@@ -559,12 +559,13 @@ impl CudaRuntime {
             return r;
         }
         let mut made = make();
-        for (part, out) in parts.iter().zip(dst(&mut made)) {
-            if out.len() != part.bytes {
-                return Err(Error::Gpu(
-                    "download_parts: a destination does not match its part".into(),
-                ));
-            }
+        let slices = dst(&mut made);
+        if !super::staging::fits(parts, &slices) {
+            return Err(Error::Gpu(
+                "download_parts: the destinations do not match the parts".into(),
+            ));
+        }
+        for (part, out) in parts.iter().zip(slices) {
             if let Some(ready) = part.ready {
                 self.stream.wait(ready).map_err(gpu_err)?;
             }

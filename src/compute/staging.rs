@@ -45,6 +45,11 @@ pub struct Part<'e> {
     pub ready: Option<&'e CudaEvent>,
 }
 
+/// Whether `slices` are the destinations of `parts`: one a part, each as long as its part.
+pub fn fits(parts: &[Part], slices: &[&mut [u8]]) -> bool {
+    slices.len() == parts.len() && slices.iter().zip(parts).all(|(s, p)| s.len() == p.bytes)
+}
+
 /// [`CHUNKS`] pinned chunks, made on first use by a stream's runtime view.
 pub struct Staging {
     chunks: [Chunk; CHUNKS],
@@ -227,9 +232,7 @@ impl Staging {
         let mut made = make();
         {
             let slices = dst(&mut made);
-            let fits = slices.len() == parts.len()
-                && slices.iter().zip(parts).all(|(s, p)| s.len() == p.bytes);
-            if !fits {
+            if !fits(parts, &slices) {
                 // Drained into nothing, so that no chunk is left holding a copy in flight.
                 for (turn, _) in pending {
                     self.chunks[turn].done.synchronize().map_err(gpu_err)?;
