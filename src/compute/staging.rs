@@ -600,6 +600,21 @@ mod tests {
     }
 
     #[test]
+    fn destinations_fit_their_parts_one_each_and_as_long() {
+        let part = |bytes| Part {
+            src: 0,
+            bytes,
+            ready: None,
+        };
+        let parts = [part(3), part(0), part(5)];
+        let (mut a, mut b, mut c) = ([0u8; 3], [0u8; 0], [0u8; 5]);
+        assert!(fits(&parts, &[&mut a, &mut b, &mut c]));
+        assert!(!fits(&parts, &[&mut a, &mut b]), "one short");
+        assert!(!fits(&parts, &[&mut a, &mut c, &mut b]), "out of order");
+        assert!(fits(&[], &[]));
+    }
+
+    #[test]
     fn only_large_buffers_are_advised_into_huge_pages() {
         let mut small = vec![0u8; HUGE_FROM_BYTES - 1];
         assert!(!advise_huge_pages(&mut small));
