@@ -415,8 +415,8 @@ fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &Config, 
         );
         return;
     }
-    let (dc, hc) = finish(&dc, &hc, n, np);
-    let (dg, hg) = finish(&dg, &hg, n, np);
+    let (dc, hc) = finish(dc, hc, n, np);
+    let (dg, hg) = finish(dg, hg, n, np);
     let bits = |d: &[T]| d.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
     if bits(&dc) != bits(&dg) || hc != hg {
         let c = (0..n * n)

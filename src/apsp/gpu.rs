@@ -83,10 +83,10 @@ impl<T: Weight> DeviceMatrices<T> {
         })
     }
 
+    /// The matrices into `d` and `h` (the solve's own start matrices: no fresh vectors).
     pub fn download(&self, d: &mut [T], h: &mut [u32]) -> Result<()> {
-        d.copy_from_slice(&self.rt.download(&self.d, d.len())?);
-        h.copy_from_slice(&self.rt.download(&self.h, h.len())?);
-        Ok(())
+        self.rt.download_into(&self.d, 0, d)?;
+        self.rt.download_into(&self.h, 0, h)
     }
 
     /// Runs every k (queued on the stream; [`DeviceMatrices::synchronize`] waits).

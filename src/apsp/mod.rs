@@ -22,6 +22,9 @@ pub use weight::Weight;
 
 use std::time::Instant;
 
+use rayon::prelude::*;
+
+use crate::compute::staging::host_vec;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 use graph::{dense, padded};
@@ -65,7 +68,7 @@ fn solve_typed<T: Weight>(
     let np = padded_size(n, config);
     let (mut d, mut h) = dense(n, np, &graph.from, &graph.to, w);
     run(backend, &mut d, &mut h, np, config)?;
-    let (d, mut h) = finish(&d, &h, n, np);
+    let (d, mut h) = finish(d, h, n, np);
     let edge = |u, v| lightest_edge(graph, w, u, v);
     if let Some(c) = negative_cycle(&d, &h, n, edge) {
         let cycle = c
@@ -119,22 +122,42 @@ pub fn run<T: Weight>(
     }
 }
 
-/// Crops padding and maps everything unreached to (INF, NO_VERTEX).
-pub fn finish<T: Weight>(d: &[T], h: &[u32], n: usize, np: usize) -> (Vec<T>, Vec<u32>) {
-    let mut od = Vec::with_capacity(n * n);
-    let mut oh = Vec::with_capacity(n * n);
-    for i in 0..n {
-        for j in 0..n {
-            let x = d[i * np + j];
-            if x.reached() {
-                od.push(x);
-                oh.push(h[i * np + j]);
-            } else {
-                od.push(T::INF);
-                oh.push(NO_VERTEX);
+/// Crops padding and maps everything unreached to (INF, NO_VERTEX): in place when there is
+/// no padding, over the pool by rows either way (one thread took 37 ms at n = 2000).
+pub fn finish<T: Weight>(
+    mut d: Vec<T>,
+    mut h: Vec<u32>,
+    n: usize,
+    np: usize,
+) -> (Vec<T>, Vec<u32>) {
+    let unreached = |d: &mut [T], h: &mut [u32]| {
+        for (x, s) in d.iter_mut().zip(h.iter_mut()) {
+            if !x.reached() {
+                *x = T::INF;
+                *s = NO_VERTEX;
             }
         }
+    };
+    if n == 0 {
+        return (Vec::new(), Vec::new());
     }
+    if np == n {
+        d.par_chunks_mut(n)
+            .zip(h.par_chunks_mut(n))
+            .for_each(|(d, h)| unreached(d, h));
+        return (d, h);
+    }
+    // Every cell is written below: the pages only need mapping, over the pool.
+    let mut od = host_vec::<T>(n * n);
+    let mut oh = host_vec::<u32>(n * n);
+    od.par_chunks_mut(n)
+        .zip(oh.par_chunks_mut(n))
+        .enumerate()
+        .for_each(|(i, (od, oh))| {
+            od.copy_from_slice(&d[i * np..i * np + n]);
+            oh.copy_from_slice(&h[i * np..i * np + n]);
+            unreached(od, oh);
+        });
     (od, oh)
 }
 
@@ -146,4 +169,44 @@ fn lightest_edge<T: Weight>(g: &Graph, w: &[T], u: u32, v: u32) -> Option<T> {
         }
     }
     best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::apsp::weight::{INT_INF, INT_REACH_LIMIT};
+
+    /// `finish` against its definition, cell by cell: unpadded in place, padded cropped, at
+    /// sizes around the pool's row pieces, with reached, unreached and run-away values.
+    #[test]
+    fn finish_crops_padding_and_marks_the_unreached() {
+        let mut rng = crate::rng::XorShift::new(7);
+        for (n, np) in [(0, 0), (1, 1), (1, 4), (5, 5), (5, 8), (63, 64), (100, 128)] {
+            let d: Vec<i32> = (0..np * np)
+                .map(|_| match rng.next_u64() % 4 {
+                    0 => INT_INF,
+                    1 => INT_REACH_LIMIT + (rng.next_u64() % 1000) as i32,
+                    _ => (rng.next_u64() % 2000) as i32 - 1000,
+                })
+                .collect();
+            let h: Vec<u32> = (0..np * np).map(|_| (rng.next_u64() % 97) as u32).collect();
+            let (od, oh) = finish(d.clone(), h.clone(), n, np);
+            assert_eq!((od.len(), oh.len()), (n * n, n * n), "n {n} np {np}");
+            for i in 0..n {
+                for j in 0..n {
+                    let (x, s) = (d[i * np + j], h[i * np + j]);
+                    let want = if x < INT_REACH_LIMIT {
+                        (x, s)
+                    } else {
+                        (INT_INF, NO_VERTEX)
+                    };
+                    assert_eq!(
+                        (od[i * n + j], oh[i * n + j]),
+                        want,
+                        "n {n} np {np} ({i}, {j})"
+                    );
+                }
+            }
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! Reading results: paths from the successor matrix, and negative cycles from the diagonal.
 
+use rayon::prelude::*;
+
 use super::graph::NO_VERTEX;
 use super::weight::Weight;
 
@@ -136,7 +138,7 @@ pub fn repair_circular_successors<T: Weight>(
             x <= target
         }
     };
-    let zero_cycle = (0..from.len()).any(|e| {
+    let zero_cycle = (0..from.len()).into_par_iter().any(|e| {
         let (u, v) = (from[e] as usize, to[e] as usize);
         u != v && d[v * n + u].reached() && tight(T::add(w[e], d[v * n + u]), T::ZERO)
     });

@@ -476,6 +476,30 @@ fn advise(_at: usize, _len: usize) -> bool {
 /// each): they are spread over the pool too, in pieces of 64 pages, where one thread mapping
 /// them 4 KiB at a time took longer than all the huge pages between them.
 pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
+    let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
+    mapped_over_the_pool(n, |c: &mut [T]| {
+        for page in c.chunks_mut(per_page) {
+            // Volatile: a store of the value calloc'd memory already holds may be elided.
+            // SAFETY: page[0] is a live, aligned element of the vector.
+            unsafe { std::ptr::write_volatile(&mut page[0], T::default()) };
+        }
+    })
+}
+
+/// A vector of `n` copies of `value`, filled as [`host_vec`] maps its pages: over the pool,
+/// in huge pages where they apply, each page first touched by the thread that fills it (a
+/// `vec![value; n]` fills and faults on one thread: 16 MB took 8-20 ms on a 2-core host).
+pub fn host_filled<T: Default + Copy + Send + Sync>(n: usize, value: T) -> Vec<T> {
+    mapped_over_the_pool(n, |c: &mut [T]| c.fill(value))
+}
+
+/// `n` default values (calloc'd: nothing mapped yet), advised into huge pages when large, then
+/// handed to `touch` in pieces over the pool, huge-page aligned in the middle and 64 pages at
+/// the ends.
+fn mapped_over_the_pool<T: Default + Clone + Send>(
+    n: usize,
+    touch: impl Fn(&mut [T]) + Sync + Send,
+) -> Vec<T> {
     let mut v = vec![T::default(); n];
     let size = std::mem::size_of::<T>().max(1);
     let per_page = (4096 / size).max(1);
@@ -495,13 +519,6 @@ pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
     };
     let (small, rest) = v.split_at_mut(first);
     let (huge, tail) = rest.split_at_mut(end.max(first) - first);
-    let touch = |c: &mut [T]| {
-        for page in c.chunks_mut(per_page) {
-            // Volatile: a store of the value calloc'd memory already holds may be elided.
-            // SAFETY: page[0] is a live, aligned element of the vector.
-            unsafe { std::ptr::write_volatile(&mut page[0], T::default()) };
-        }
-    };
     let small_piece = per_page * 64;
     small
         .par_chunks_mut(small_piece)
@@ -534,6 +551,20 @@ mod tests {
             assert!(v.iter().all(|&x| x == 0), "n = {n}");
             let v = host_vec::<(u8, u16)>(n);
             assert!(v.len() == n && v.iter().all(|&x| x == (0, 0)), "n = {n}");
+        }
+    }
+
+    #[test]
+    fn host_filled_holds_the_value_at_every_length() {
+        let huge = HUGE_FROM_BYTES / 4;
+        for n in [0, 1, 1025, huge - 1, huge + 3, 3 * huge + 517] {
+            let v = host_filled(n, 0x3fff_ffffi32);
+            assert!(
+                v.len() == n && v.iter().all(|&x| x == 0x3fff_ffff),
+                "n = {n}"
+            );
+            let v = host_filled(n, u32::MAX);
+            assert!(v.len() == n && v.iter().all(|&x| x == u32::MAX), "n = {n}");
         }
     }
 
