@@ -1,7 +1,8 @@
 //! Kernels compiled when a node starts, so that no request pays for NVRTC: each node names
 //! the modules its parameters can use (the algorithms' `gpu::modules`), and a thread of their
 //! own compiles them (or loads them from the disk cache) while the node already serves.
-//! A request that needs a module still compiling waits for it, never compiles it twice.
+//! A request that needs a module still compiling waits for it, never compiles it twice. The
+//! same thread makes the node's pinned copy chunks, which the first large copy made before.
 
 use std::time::Instant;
 
@@ -48,6 +49,11 @@ pub fn spawn(backend: &Backend, node: &str, modules: Vec<Module>) {
 pub fn prepare_all(rt: &CudaRuntime, node: &str, modules: &[Module]) -> usize {
     let started = Instant::now();
     let (mut compiled, mut failed) = (0usize, 0usize);
+    // The stream's pinned chunks too: the first large copy made them, 5-15 ms of page-locking
+    // inside a request.
+    if let Err(e) = rt.prepare_staging() {
+        tracing::warn!("{node}: pinned copy chunks not prepared: {e}");
+    }
     for m in modules {
         match rt.prepare(&m.source, &m.defines) {
             Ok(true) => compiled += 1,
