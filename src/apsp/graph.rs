@@ -80,13 +80,16 @@ impl Graph {
 /// by vertex where there are no more vertices than edges (a map per edge took most of a
 /// validation: 3.4M edges at n = 2000), a map otherwise.
 fn check_int_range(n: u32, from: &[u32], w: &[i32]) -> Result<()> {
+    let widen = |e: &mut (i64, i64), x: i32| {
+        e.0 = e.0.max(x as i64);
+        e.1 = e.1.min(x as i64);
+    };
     let extremes: Vec<(i64, i64)> = if (n as usize) <= from.len() {
         let mut by_vertex = vec![(0i64, 0i64); n as usize];
         // Every id is below n (checked before this); one that were not would not count.
         for (&u, &x) in from.iter().zip(w) {
             if let Some(e) = by_vertex.get_mut(u as usize) {
-                e.0 = e.0.max(x as i64);
-                e.1 = e.1.min(x as i64);
+                widen(e, x);
             }
         }
         by_vertex
@@ -94,9 +97,7 @@ fn check_int_range(n: u32, from: &[u32], w: &[i32]) -> Result<()> {
         let mut out: std::collections::HashMap<u32, (i64, i64)> =
             std::collections::HashMap::with_capacity(from.len().min(1 << 20));
         for (&u, &x) in from.iter().zip(w) {
-            let e = out.entry(u).or_insert((0, 0));
-            e.0 = e.0.max(x as i64);
-            e.1 = e.1.min(x as i64);
+            widen(out.entry(u).or_insert((0, 0)), x);
         }
         out.into_values().collect()
     };

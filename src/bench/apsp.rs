@@ -270,22 +270,21 @@ fn whole_solve(
     compute: f64,
 ) -> Result<String> {
     let (d0, _) = random_dense(n, n, density, o.seed);
-    let mut graph = crate::apsp::Graph {
-        vertices: n as u32,
-        from: Vec::new(),
-        to: Vec::new(),
-        weights: crate::apsp::Weights::Int(Vec::new()),
-    };
-    let mut w = Vec::new();
+    let (mut from, mut to, mut w) = (Vec::new(), Vec::new(), Vec::new());
     for (c, &x) in d0.iter().enumerate() {
         let (i, j) = (c / n, c % n);
         if i != j && x < INT_INF {
-            graph.from.push(i as u32);
-            graph.to.push(j as u32);
+            from.push(i as u32);
+            to.push(j as u32);
             w.push(x);
         }
     }
-    graph.weights = crate::apsp::Weights::Int(w);
+    let graph = crate::apsp::Graph {
+        vertices: n as u32,
+        from,
+        to,
+        weights: crate::apsp::Weights::Int(w),
+    };
     let mut solution = None;
     let mut times = Vec::new();
     for _ in 0..o.reps.max(1) + 1 {

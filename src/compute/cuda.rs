@@ -587,7 +587,7 @@ impl CudaRuntime {
     /// node's start-up warm-up), so that no request pays for page-locking them (4 x 8 MiB);
     /// elsewhere nothing. True when they are ready.
     pub fn prepare_staging(&self) -> Result<bool> {
-        if !self.host_copies.pins(usize::MAX) {
+        if self.host_copies != HostCopies::Pinned {
             return Ok(false);
         }
         // SAFETY: the closure copies nothing.
