@@ -43,6 +43,14 @@ impl CancelFlag {
         }
     }
 
+    /// Resolves once the flag is cancelled (looked at every 5 ms), for racing work against a
+    /// cancel request that comes from elsewhere (a CancelGoal).
+    pub async fn cancelled(&self) {
+        while !self.is_cancelled() {
+            smol::Timer::after(std::time::Duration::from_millis(5)).await;
+        }
+    }
+
     /// Runs `f` on this thread with this flag as the current one (restored afterwards).
     pub fn scope<T>(&self, f: impl FnOnce() -> T) -> T {
         let previous = CURRENT.with(|c| c.replace(Some(self.clone())));

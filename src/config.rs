@@ -120,6 +120,9 @@ pub struct LeeParams {
     /// The path's last pose faces the direction it arrived from instead of taking the goal's
     /// orientation (NavFn's and Smac's parameter).
     pub use_final_approach_orientation: bool,
+    /// A compute_path_through_poses goal with more poses is rejected (its path and result
+    /// grow with them, and results are kept for get_result).
+    pub max_viapoints: u32,
     /// Start in the active lifecycle state (for use without nav2's lifecycle_manager); false
     /// starts unconfigured and answers only once configured and activated.
     pub start_active: bool,
@@ -128,6 +131,10 @@ pub struct LeeParams {
     /// Seconds of silence after which the manager takes the bond as broken (bond_timeout).
     pub bond_timeout: f64,
 }
+
+/// The largest `max_viapoints`: 65536 via-points of even one-cell legs make a result of
+/// megabytes; far beyond any route bt_navigator sends.
+pub const MAX_VIAPOINTS: u32 = 65_536;
 
 /// The ROS 2 distribution whose layouts the process speaks where they differ (the process-wide
 /// `ros_distro` parameter, [`crate::ros::distro`]).
@@ -172,6 +179,7 @@ impl Default for LeeParams {
             transform_tolerance: 0.3,
             tolerance: 0.5,
             use_final_approach_orientation: false,
+            max_viapoints: 256,
             start_active: true,
             bond_heartbeat_period: 0.1,
             bond_timeout: 4.0,
@@ -228,6 +236,12 @@ impl LeeParams {
                     "{} is not -1 (the default), 0 (no tables) or a size in MiB",
                     self.portal_table_mib
                 ),
+            ));
+        }
+        if !(1..=MAX_VIAPOINTS).contains(&self.max_viapoints) {
+            return Err(Error::invalid(
+                "max_viapoints",
+                format!("{} is not in 1..={MAX_VIAPOINTS}", self.max_viapoints),
             ));
         }
         for (key, v) in [
@@ -301,7 +315,8 @@ pub struct ApspParams {
     pub thread_tile: u32,
     pub block_x: u32,
     pub block_y: u32,
-    /// Graphs with more vertices are refused (n x n matrices: 8 n^2 bytes on host and device).
+    /// Graphs with more vertices are refused: n x n matrices of 8 n^2 bytes on the device, and
+    /// 16 n^2 on the host at the peak (the kept solution beside the next graph's).
     pub max_vertices: u32,
     /// A graph solve still running after this many seconds is stopped and the graph refused.
     pub max_solve_s: f64,
@@ -324,7 +339,7 @@ impl Default for ApspParams {
             thread_tile: c.thread_tile,
             block_x: c.block_x,
             block_y: c.block_y,
-            max_vertices: 20_000,
+            max_vertices: 12_000,
             max_solve_s: 600.0,
             max_pairs: 1 << 20,
             max_path_vertices: 1 << 24,
@@ -338,12 +353,7 @@ impl ApspParams {
         if self.max_vertices == 0 {
             return Err(Error::invalid("max_vertices", "0 allows no graph"));
         }
-        if !(self.max_solve_s.is_finite() && self.max_solve_s > 0.0) {
-            return Err(Error::invalid(
-                "max_solve_s",
-                format!("{} is not a positive number of seconds", self.max_solve_s),
-            ));
-        }
+        crate::seconds::positive_duration("max_solve_s", self.max_solve_s)?;
         Ok(())
     }
 
@@ -624,12 +634,7 @@ impl Default for ServiceParams {
 
 impl ServiceParams {
     pub fn validate(&self) -> Result<()> {
-        if !(self.request_timeout_s.is_finite() && self.request_timeout_s >= 0.0) {
-            return Err(Error::invalid(
-                "request_timeout_s",
-                format!("{} is not a number of seconds >= 0", self.request_timeout_s),
-            ));
-        }
+        crate::seconds::duration("request_timeout_s", self.request_timeout_s)?;
         if !(1..=1024).contains(&self.max_concurrent_requests) {
             return Err(Error::invalid(
                 "max_concurrent_requests",
@@ -648,10 +653,11 @@ impl ServiceParams {
         Ok(())
     }
 
-    /// The deadline, if any.
+    /// The deadline, if any (none for 0, and for a value [`Self::validate`] refuses).
     pub fn deadline(&self) -> Option<std::time::Duration> {
-        (self.request_timeout_s > 0.0)
-            .then(|| std::time::Duration::from_secs_f64(self.request_timeout_s))
+        crate::seconds::duration("request_timeout_s", self.request_timeout_s)
+            .ok()
+            .filter(|d| !d.is_zero())
     }
 }
 

@@ -18,14 +18,18 @@ pub mod demo;
 pub mod error;
 pub mod kdtree;
 pub mod lee;
+pub mod log_limit;
 pub mod lzf;
 pub mod nodes;
 pub mod npy;
 pub mod polyline;
 pub mod rng;
 pub mod ros;
+pub mod seconds;
 pub mod sync;
 pub mod testing;
+pub mod xml;
+pub mod yaml;
 
 pub use compute::{Backend, BackendKind};
 pub use error::{Error, Result};

@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 /// errors (a truncated stream, a reference before the start, a size mismatch).
 pub fn decompress(what: &str, input: &[u8], expected: usize) -> Result<Vec<u8>> {
     let bad = |reason: String| Error::invalid(what, format!("LZF: {reason}"));
-    let mut out: Vec<u8> = Vec::with_capacity(expected);
+    // The size comes from a header; what the input can expand to bounds the allocation (a
+    // back-reference of at most 264 bytes takes 3 input bytes, so at most 88 per input byte).
+    let mut out: Vec<u8> = Vec::with_capacity(expected.min(input.len().saturating_mul(88)));
     let mut ip = 0usize;
     while ip < input.len() {
         let ctrl = input[ip] as usize;

@@ -437,3 +437,36 @@ fn bags_from_an_independent_writer_read_as_their_originals() {
         }
     }
 }
+
+/// sqlite3 bags whose `topics` or `messages` is a view (recursive, never ending, or sorting
+/// onto the disk without bound) are refused by name before anything is queried from them.
+#[test]
+fn sqlite3_bags_of_views_are_refused() {
+    let dir = scratch("views");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, ddl) in [
+        (
+            "view_topics.db3",
+            "CREATE TABLE messages (id INTEGER, topic_id INTEGER, timestamp INTEGER, data BLOB);\n\
+             CREATE VIEW topics AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) \
+             SELECT i AS id, 'x' AS name, 'std_msgs/msg/String' AS type, 'cdr' AS serialization_format, \
+             '' AS offered_qos_profiles FROM r;",
+        ),
+        (
+            "view_messages.db3",
+            "CREATE TABLE topics (id INTEGER, name TEXT, type TEXT, serialization_format TEXT, \
+             offered_qos_profiles TEXT);\n\
+             CREATE VIEW messages AS WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r) \
+             SELECT i AS id, 1 AS topic_id, i AS timestamp, x'00' AS data FROM r;",
+        ),
+    ] {
+        let file = dir.join(name);
+        let _ = std::fs::remove_file(&file);
+        rusqlite::Connection::open(&file)
+            .unwrap()
+            .execute_batch(ddl)
+            .unwrap();
+        let e = Bag::open(&file).expect_err("a bag of views was read").to_string();
+        assert!(e.contains(name) && e.contains("is not a table"), "{e}");
+    }
+}

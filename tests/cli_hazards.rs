@@ -166,7 +166,7 @@ fn cellgraph_apsp_and_knn_refuse_what_would_not_fit() {
             "0,2",
         ],
         1,
-        &["vertices", "65536", "--max-vertices 20000"],
+        &["vertices", "65536", "--max-vertices 12000"],
     );
 
     // 20 points, 2 queries: a radius search with max_count 0 could return 40 > 10.
@@ -269,5 +269,236 @@ fn lee_map_and_bag_rate_are_checked_like_the_node() {
         &["demo", "--domain-id=-1"],
     ] {
         refused(args, 2, &["--domain-id", "is not a domain id 0..=232"]);
+    }
+}
+
+/// Round 3's flags and parameters that panicked, wrapped or ran without bound: durations too
+/// long for a `Duration`, a timeout parameter of 1e300, thread counts, bench sizes, scales and
+/// pair counts, costmap radii of thousands of cells. Each is refused by name, or (the radii)
+/// answered within the time limit.
+#[test]
+fn round_three_durations_sizes_and_radii_are_refused_or_bounded() {
+    let d = scratch();
+    // 40 x 30 free cells, a wall at x = 20 from y = 0 to 19.
+    let mut img = b"P5\n40 30\n255\n".to_vec();
+    img.extend((0..40 * 30).map(|i| {
+        if i % 40 == 20 && i / 40 < 20 {
+            0u8
+        } else {
+            255
+        }
+    }));
+    std::fs::write(d.join("r3.pgm"), img).unwrap();
+    let map = d.join("r3.yaml");
+    std::fs::write(
+        &map,
+        "image: r3.pgm\nresolution: 0.05\norigin: [0.0, 0.0, 0.0]\nnegate: 0\n\
+         occupied_thresh: 0.65\nfree_thresh: 0.196\n",
+    )
+    .unwrap();
+    let map = map.display().to_string();
+    let rec = d.join("r3_rec").display().to_string();
+    refused(
+        &[
+            "bag",
+            "record",
+            &rec,
+            "--topic",
+            "/map",
+            "--duration-s",
+            "1e20",
+            "--domain-id",
+            "231",
+        ],
+        1,
+        &["--duration-s", "1e20", "ten years"],
+    );
+    refused(
+        &[
+            "run",
+            "--nodes",
+            "gpu_planning",
+            "--duration-s",
+            "1e20",
+            "--domain-id",
+            "231",
+        ],
+        1,
+        &["--duration-s", "1e20"],
+    );
+    refused(
+        &[
+            "run",
+            "--duration-s",
+            "2",
+            "--domain-id",
+            "231",
+            "--ros-args",
+            "-p",
+            "request_timeout_s:=1e300",
+        ],
+        1,
+        &["request_timeout_s", "1e300"],
+    );
+    refused(
+        &[
+            "run",
+            "--threads",
+            "100000",
+            "--duration-s",
+            "1",
+            "--domain-id",
+            "231",
+        ],
+        1,
+        &["--threads", "100000"],
+    );
+    refused(&["bench", "lee", "--sizes", "0"], 1, &["--sizes", "0"]);
+    refused(
+        &["bench", "lee", "--sizes", "100000000"],
+        1,
+        &["--sizes", "100000000"],
+    );
+    refused(
+        &["bench", "lee", "--map", &map, "--scale", "107374183"],
+        1,
+        &["--scale", "107374183"],
+    );
+    refused(
+        &["bench", "lee", "--map", &map, "--pairs", "100000000000"],
+        1,
+        &["--pairs"],
+    );
+    // Radii of 20,000 cells and of 1e300 m: answered at once, with the inflation they ask
+    // for (a radius of 1e300 m used to wrap to none: cost 2100 here instead of more).
+    let cost = |extra: &[&str]| -> u64 {
+        let mut args = vec![
+            "lee",
+            "--map",
+            &map,
+            "--start",
+            "2,2",
+            "--goal",
+            "37,2",
+            "--cost-model",
+            "costmap",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let out = Command::new(exe())
+            .args(&args)
+            .env("GPU_PLANNING_BACKEND", "cpu")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["cost"].as_u64().expect("a cost in the JSON answer")
+    };
+    let plain = cost(&["--inflation-radius", "0.0"]);
+    let wide = cost(&["--inflation-radius", "1000", "--cost-scaling-factor", "0.5"]);
+    let huge = cost(&[
+        "--inflation-radius",
+        "1e300",
+        "--cost-scaling-factor",
+        "0.5",
+    ]);
+    assert!(
+        wide > plain,
+        "radius 1000 m: cost {wide}, uninflated {plain}"
+    );
+    assert_eq!(
+        huge, wide,
+        "a radius beyond the map inflates as one that covers it"
+    );
+}
+
+/// Bag folders whose metadata names files outside the folder (absolute, `..`), a device, or
+/// no file at all: the first are refused by name, and a replay that compared nothing fails
+/// instead of reporting "same as recorded".
+#[test]
+fn bag_files_stay_inside_their_folder_and_a_replay_must_compare_something() {
+    let d = scratch();
+    let meta = |files: &str| {
+        format!(
+            "rosbag2_bagfile_information:\n  version: 5\n  storage_identifier: mcap\n  \
+             relative_file_paths: {files}\n  duration:\n    nanoseconds: 0\n  starting_time:\n    \
+             nanoseconds_since_epoch: 0\n  message_count: 14\n  topics_with_message_count: []\n"
+        )
+    };
+    for (name, files, needle) in [
+        (
+            "abs",
+            "[/etc/passwd]",
+            "'/etc/passwd' is not a path inside the bag folder",
+        ),
+        (
+            "up",
+            "[../other/x.mcap]",
+            "'../other/x.mcap' is not a path inside",
+        ),
+    ] {
+        let bag = d.join(format!("bag_{name}"));
+        std::fs::create_dir_all(&bag).unwrap();
+        std::fs::write(bag.join("metadata.yaml"), meta(files)).unwrap();
+        refused(&["bag", "info", &bag.display().to_string()], 1, &[needle]);
+    }
+    let fifo = d.join("bag_fifo");
+    std::fs::create_dir_all(&fifo).unwrap();
+    std::fs::write(fifo.join("metadata.yaml"), meta("[zero.mcap]")).unwrap();
+    let _ = std::fs::remove_file(fifo.join("zero.mcap"));
+    std::os::unix::fs::symlink("/dev/zero", fifo.join("zero.mcap")).unwrap();
+    refused(
+        &["bag", "info", &fifo.display().to_string()],
+        1,
+        &["zero.mcap", "is not a regular file"],
+    );
+    let empty = d.join("bag_nofiles");
+    std::fs::create_dir_all(&empty).unwrap();
+    std::fs::write(empty.join("metadata.yaml"), meta("[]")).unwrap();
+    let (rc, err) = run(&[
+        "bag",
+        "replay",
+        &empty.display().to_string(),
+        "--domain-id",
+        "230",
+    ]);
+    assert_ne!(rc, 0, "a replay that compared nothing passed: {err}");
+}
+
+/// Messages that named the wrong thing: a bad `--topic` name is refused before the bag folder
+/// is made (it used to leave a half-made bag), an empty one is called empty, and the default
+/// build's security commands speak as typed rather than in Rust's Debug form.
+#[test]
+fn bag_record_checks_names_first_and_messages_speak_plainly() {
+    let d = scratch();
+    for (topic, needle) in [
+        (
+            "bad name:nav_msgs/msg/Path",
+            "'bad name' is not a valid ROS name",
+        ),
+        (":nav_msgs/msg/Path", "the topic name is empty"),
+    ] {
+        let out = d.join("rec_bad_name");
+        let _ = std::fs::remove_dir_all(&out);
+        let o = out.display().to_string();
+        refused(
+            &["bag", "record", &o, "--topic", topic, "--domain-id", "231"],
+            1,
+            &["--topic", needle],
+        );
+        assert!(!out.exists(), "{topic}: {o} was made for a refused topic");
+    }
+    if !cfg!(feature = "security") {
+        let ks = d.join("ks").display().to_string();
+        let (rc, err) = run(&["security", "create-keystore", &ks]);
+        assert_eq!(rc, 1, "{err}");
+        assert!(
+            err.contains("security create-keystore") && !err.contains("CreateKeystore {"),
+            "{err}"
+        );
     }
 }

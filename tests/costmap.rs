@@ -163,6 +163,12 @@ fn inflation_follows_nav2s_formula() {
         (0.05, 0.2, 0.55, 10.0),
         (0.1, 0.0, 0.5, 3.0),
         (0.05, 0.1, 0.1, 10.0),
+        // A radius of ~10^6 cells (a tiny resolution), one of 1e300 m and one of 1000 m: every
+        // cell is within the radius, and the values are exact without a table of reach²
+        // entries (which took minutes and gigabytes, or wrapped to no inflation at all).
+        (1e-6, 0.0, 0.55, 10.0),
+        (0.05, 0.2, 1e300, 0.5),
+        (0.05, 0.0, 1000.0, 0.5),
     ] {
         let p = CostParams {
             robot_radius: r,

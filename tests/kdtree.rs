@@ -873,3 +873,46 @@ fn organized_pcd_clouds_answer_with_file_indices() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// PCD headers that claim what the data cannot hold are refused, naming the field, before
+/// anything sized by them is allocated or looped over: a COUNT or SIZE of 0 (every point would
+/// read byte 0, for POINTS 10^12 points), POINTS beyond the data, a compressed cloud claiming
+/// 4 GB raw from a few bytes.
+#[test]
+fn pcd_headers_that_lie_about_sizes_are_refused_by_name() {
+    use gpu_planning::kdtree::io::read_pcd;
+    let body = [0u8; 64];
+    for (head, want) in [
+        (
+            "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 0 0 0\nPOINTS 1000000000000\nDATA binary\n",
+            "field x: COUNT 0",
+        ),
+        (
+            "FIELDS x y z\nSIZE 0 4 4\nTYPE F F F\nCOUNT 1 1 1\nPOINTS 1000000000000\nDATA binary\n",
+            "field x: TYPE F SIZE 0",
+        ),
+        (
+            "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nPOINTS 1000000\nDATA binary\n",
+            "POINTS 1000000 of 12 bytes need 12000000 bytes; the data has 64",
+        ),
+        (
+            "FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 0 1\nPOINTS 1000000\nDATA binary_compressed\n",
+            "field y: COUNT 0",
+        ),
+    ] {
+        let mut file = head.as_bytes().to_vec();
+        file.extend(body);
+        let e = read_pcd("lie.pcd", &file).unwrap_err().to_string();
+        assert!(e.contains("lie.pcd") && e.contains(want), "{head}: {e}");
+    }
+    // 4,294,967,292 raw bytes claimed (POINTS x 12), a 4-byte stream: refused without
+    // reserving the claimed size first.
+    let mut file =
+        b"FIELDS x y z\nSIZE 4 4 4\nTYPE F F F\nCOUNT 1 1 1\nPOINTS 357913941\nDATA binary_compressed\n"
+            .to_vec();
+    file.extend(4u32.to_le_bytes());
+    file.extend(4_294_967_292u32.to_le_bytes());
+    file.extend([0x1f, 1, 2, 3]);
+    let e = read_pcd("bomb.pcd", &file).unwrap_err().to_string();
+    assert!(e.contains("bomb.pcd") && e.contains("LZF"), "{e}");
+}

@@ -192,13 +192,7 @@ pub fn run(cmd: BagCommand) -> Result<()> {
                 .map(|t| super::record::parse_topic(t))
                 .collect::<Result<Vec<_>>>()?;
             let duration = match duration_s {
-                Some(s) if s.is_finite() && s > 0.0 => Some(std::time::Duration::from_secs_f64(s)),
-                Some(s) => {
-                    return Err(Error::invalid(
-                        "--duration-s",
-                        format!("{s} is not a positive number of seconds"),
-                    ))
-                }
+                Some(s) => Some(crate::seconds::positive_duration("--duration-s", s)?),
                 None => None,
             };
             let rt = RosRuntime::new(RosArgs::default(), ParamsFile::default(), domain_id)?;

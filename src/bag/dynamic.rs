@@ -132,10 +132,12 @@ impl Schema {
             1 | 3 => true,
             k => return Err(bad(format!("CDR encapsulation kind {k} is not XCDR1"))),
         };
+        let data = &bytes[4..];
         let mut c = Cursor {
-            data: &bytes[4..],
+            data,
             at: 0,
             little,
+            values_left: values_budget(data.len()),
         };
         let v = self.message(&self.top, &mut c, 0).map_err(bad)?;
         // rosbags and rclcpp pad a message to 4 bytes; anything beyond is not this type.
@@ -169,10 +171,13 @@ impl Schema {
             return Ok(Value::Object(m));
         }
         for f in fields {
+            c.spend(1)?;
             let v = match f.shape {
                 Shape::One => self.value(&f.ty, c, depth)?,
                 Shape::Array(n) => Value::Array(
-                    (0..n)
+                    // A schema can give an element no bytes at all (`uint8[0]` inside):
+                    // the elements are counted against the budget before any is built.
+                    (0..c.spend(n)?)
                         .map(|_| self.value(&f.ty, c, depth))
                         .collect::<std::result::Result<_, _>>()?,
                 ),
@@ -183,7 +188,7 @@ impl Schema {
                         return Err(format!("{}: {n} elements past the data end", f.name));
                     }
                     Value::Array(
-                        (0..n)
+                        (0..c.spend(n)?)
                             .map(|_| self.value(&f.ty, c, depth))
                             .collect::<std::result::Result<_, _>>()?,
                     )
@@ -207,9 +212,31 @@ struct Cursor<'a> {
     data: &'a [u8],
     at: usize,
     little: bool,
+    /// JSON values this message may still produce ([`values_budget`]).
+    values_left: usize,
+}
+
+/// The JSON values a message of `len` bytes may produce: a primitive takes a byte at least and
+/// every message object holds one, so 4 per byte (and a floor for small messages of empty
+/// parts) is beyond any real message, and stops a schema whose elements take no bytes (2^31 of them in a
+/// message of a few bytes) from building gigabytes of JSON.
+fn values_budget(len: usize) -> usize {
+    len.saturating_mul(4).max(1 << 16)
 }
 
 impl Cursor<'_> {
+    /// Takes `n` values of the budget; returns `n`.
+    fn spend(&mut self, n: usize) -> std::result::Result<usize, String> {
+        self.values_left = self.values_left.checked_sub(n).ok_or_else(|| {
+            format!(
+                "more values than {} bytes can carry ({} at most): elements of no size?",
+                self.data.len(),
+                values_budget(self.data.len())
+            )
+        })?;
+        Ok(n)
+    }
+
     fn take(&mut self, n: usize) -> std::result::Result<&[u8], String> {
         // Primitives align to their size from the payload start (at most 8).
         let align = n.min(8);
@@ -314,6 +341,26 @@ mod tests {
         // Truncated anywhere: an error, never a panic.
         for cut in 4..b.len() - 2 {
             assert!(s.to_json("t", &b[..cut]).is_err(), "cut {cut}");
+        }
+    }
+
+    /// A fixed array of 2^31 elements that take no bytes (a message holding only `uint8[0]`),
+    /// in a message of 8 bytes: refused by the value budget at once, where it used to build
+    /// gigabytes of JSON until the allocator failed. Fanned out through nesting likewise.
+    #[test]
+    fn elements_of_no_size_are_refused_before_they_are_built() {
+        let sep =
+            "================================================================================";
+        for schema in [
+            format!("evil/Z[2147483647] big\n{sep}\nMSG: evil/Z\nuint8[0] nothing\n"),
+            format!(
+                "evil/Y[65536] a\n{sep}\nMSG: evil/Y\nevil/Z[65536] b\n{sep}\nMSG: evil/Z\nuint8[0] c\n"
+            ),
+        ] {
+            let s = Schema::parse("evil/msg/T", &schema).unwrap();
+            let b = [0u8, 1, 0, 0, 0, 0, 0, 0];
+            let e = s.to_json("/evil[0]", &b).unwrap_err().to_string();
+            assert!(e.contains("/evil[0]") && e.contains("elements of no size"), "{e}");
         }
     }
 }

@@ -72,7 +72,7 @@ impl Metadata {
         let path = dir.join("metadata.yaml");
         let text = std::fs::read_to_string(&path)
             .map_err(|e| Error::invalid(path.display().to_string(), e))?;
-        serde_yaml::from_str(&text).map_err(|e| Error::invalid(path.display().to_string(), e))
+        crate::yaml::from_str(&path.display().to_string(), &text)
     }
 
     pub fn write(&self, dir: &Path) -> Result<()> {

@@ -45,6 +45,27 @@ pub struct Bag {
     pub messages: Vec<BagMessage>,
 }
 
+/// A file a bag folder's metadata names, which must lie inside the folder: a relative path
+/// without `..`, so that a bag someone hands over cannot make the reader open other files.
+fn inside(folder: &Path, file: &str) -> Result<PathBuf> {
+    use std::path::Component;
+    let rel = Path::new(file);
+    if file.is_empty()
+        || !rel
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir))
+    {
+        return Err(Error::invalid(
+            folder.join("metadata.yaml").display().to_string(),
+            format!(
+                "relative_file_paths: '{file}' is not a path inside the bag folder (relative, \
+                 without '..')"
+            ),
+        ));
+    }
+    Ok(folder.join(rel))
+}
+
 impl Bag {
     pub fn open(path: &Path) -> Result<Bag> {
         let files: Vec<(PathBuf, Storage)> = if path.is_dir() {
@@ -71,8 +92,8 @@ impl Bag {
             }
             info.relative_file_paths
                 .iter()
-                .map(|f| (path.join(f), storage))
-                .collect()
+                .map(|f| inside(path, f).map(|file| (file, storage)))
+                .collect::<Result<_>>()?
         } else {
             let storage = if path.extension().is_some_and(|e| e == "db3") {
                 Storage::Sqlite3
@@ -87,6 +108,15 @@ impl Bag {
             messages: Vec::new(),
         };
         for (file, storage) in files {
+            // A device, a FIFO or a folder would be read until memory runs out or forever.
+            let kind = std::fs::metadata(&file)
+                .map_err(|e| Error::invalid(file.display().to_string(), e))?;
+            if !kind.is_file() {
+                return Err(Error::invalid(
+                    file.display().to_string(),
+                    "is not a regular file (a bag's files are)",
+                ));
+            }
             match storage {
                 Storage::Mcap => bag.read_mcap(&file)?,
                 Storage::Sqlite3 => bag.read_sqlite3(&file)?,

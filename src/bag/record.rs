@@ -87,6 +87,8 @@ pub fn parse_topic(spec: &str) -> Result<(String, String, TopicQos)> {
         Some((n, t)) => (n.to_string(), Some(t.to_string())),
         None => (spec.to_string(), None),
     };
+    // Before anything is made for the bag: a refused name leaves no half-made bag behind.
+    crate::ros::names::check_topic("--topic", &name)?;
     let known = KNOWN_TOPICS.iter().find(|(n, _, _)| *n == name);
     let ty = match (ty, known) {
         (Some(t), _) => t,

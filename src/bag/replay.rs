@@ -40,6 +40,9 @@ pub struct Report {
     /// One line per output topic and per service: what was compared.
     pub lines: Vec<String>,
     pub mismatches: Vec<String>,
+    /// Messages and responses compared with the bag's; a replay that compared none proves
+    /// nothing and fails.
+    pub compared: usize,
     pub recording: Recording,
 }
 
@@ -169,6 +172,7 @@ pub fn replay(rt: &RosRuntime, bag: &Bag, rate: f64) -> Result<Report> {
             ));
         }
         for (i, (w, (_, g))) in want.iter().zip(got).enumerate() {
+            report.compared += 1;
             let what = format!("{topic}[{i}]");
             let (w, g) = (types::to_json(ty, &what, w)?, types::to_json(ty, &what, g)?);
             for d in compare::differences(&w, &g, 5) {
@@ -193,6 +197,7 @@ pub fn replay(rt: &RosRuntime, bag: &Bag, rate: f64) -> Result<Report> {
             continue;
         };
         counts.0 += 1;
+        report.compared += 1;
         let what = format!("{} call {}", c.service, c.sequence_number);
         let (w, g) = (
             srv.response_to_json(&what, want)?,
@@ -206,6 +211,13 @@ pub fn replay(rt: &RosRuntime, bag: &Bag, rate: f64) -> Result<Report> {
         report.lines.push(format!(
             "{service}: {called} calls, {compared} responses compared"
         ));
+    }
+    if report.compared == 0 {
+        report.mismatches.push(
+            "nothing compared: the bag holds no output of the nodes and no recorded response \
+             that the replay reproduced"
+                .into(),
+        );
     }
     report.recording = recording;
     Ok(report)

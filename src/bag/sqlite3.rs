@@ -18,15 +18,22 @@ impl Bag {
         let bad = |e: rusqlite::Error| Error::invalid(&name, e);
         let db =
             Connection::open_with_flags(file, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(bad)?;
+        // rosbag2 writes tables. A view is a query of the file's author: a recursive one
+        // never ends (or sorts onto the disk without bound), so only tables are read.
+        let real = tables(&db).map_err(bad)?;
+        for t in ["topics", "messages"] {
+            if !real.iter().any(|r| r == t) {
+                return Err(Error::invalid(
+                    &name,
+                    format!("'{t}' is not a table of this file (rosbag2's sqlite3 bags have one)"),
+                ));
+            }
+        }
         let has_qos = columns(&db, "topics")
             .map_err(bad)?
             .iter()
             .any(|c| c == "offered_qos_profiles");
-        let definitions = if tables(&db)
-            .map_err(bad)?
-            .iter()
-            .any(|t| t == "message_definitions")
-        {
+        let definitions = if real.iter().any(|t| t == "message_definitions") {
             let mut q = db
                 .prepare("SELECT topic_type, encoding, encoded_message_definition FROM message_definitions")
                 .map_err(bad)?;

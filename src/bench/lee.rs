@@ -104,6 +104,12 @@ impl Args {
                 m => m.parse().map(|model| (model, Schedule::Adaptive)),
             })
             .collect::<Result<Vec<(MemoryModel, Schedule)>>>()?;
+        if let Some(&n) = self.sizes.iter().find(|&&n| !(2..=MAX_SIDE).contains(&n)) {
+            return Err(crate::error::Error::invalid(
+                "--sizes",
+                format!("{n} is not a side of 2..={MAX_SIDE} cells"),
+            ));
+        }
         let options = Options {
             sizes: self.sizes,
             terrains: self.terrains,
@@ -201,6 +207,10 @@ fn clearance_rows(
     }
     Ok(())
 }
+
+/// The largest side `--sizes` takes: 32768² cells, 2^30, above any robot's map and within a
+/// single device's memory for every model.
+pub const MAX_SIDE: u32 = 32_768;
 
 pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let mut out = String::new();

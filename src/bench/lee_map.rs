@@ -16,6 +16,9 @@ use crate::lee::costmap::{inflation_values, CostModel, CostParams, CostPlanner};
 use crate::lee::{clearance, Config, Connectivity, Grid, Planner, DIRECTIONS};
 use crate::rng::XorShift;
 
+/// The most start/goal pairs a run takes (each is planned on every backend).
+pub const MAX_PAIRS: usize = 100_000;
+
 pub struct MapOptions {
     pub map: std::path::PathBuf,
     pub scale: u32,
@@ -83,9 +86,26 @@ impl Either {
 }
 
 pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
+    if o.pairs > MAX_PAIRS {
+        return Err(Error::invalid(
+            "--pairs",
+            format!("{} is above {MAX_PAIRS} pairs", o.pairs),
+        ));
+    }
     let m = crate::lee::io::map_yaml::load(&o.map)?;
     let k = o.scale.max(1);
-    let (w, h) = (m.width * k, m.height * k);
+    let side = |n: u32| n.checked_mul(k).filter(|&s| s <= super::lee::MAX_SIDE);
+    let (Some(w), Some(h)) = (side(m.width), side(m.height)) else {
+        return Err(Error::invalid(
+            "--scale",
+            format!(
+                "{k} makes the {} x {} map wider or taller than {} cells",
+                m.width,
+                m.height,
+                super::lee::MAX_SIDE
+            ),
+        ));
+    };
     let data: Vec<i8> = (0..h as usize * w as usize)
         .map(|i| {
             let (x, y) = (i % w as usize, i / w as usize);

@@ -140,6 +140,25 @@ pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
         }
     }
     let cols = xyz_columns(name, &fields)?;
+    // Each coordinate is one value of a type the reader decodes; a COUNT or SIZE of 0 would
+    // make every point read the same bytes (and a stride of 0 a loop over POINTS of nothing).
+    for &c in &cols {
+        if counts[c] == 0 {
+            return Err(Error::invalid(
+                name,
+                format!("field {}: COUNT 0 (a coordinate needs a value)", fields[c]),
+            ));
+        }
+        if scalar(&types[c], sizes[c], &[0u8; 8]).is_none() {
+            return Err(Error::invalid(
+                name,
+                format!(
+                    "field {}: TYPE {} SIZE {} is not a number type the reader decodes",
+                    fields[c], types[c], sizes[c]
+                ),
+            ));
+        }
+    }
     let data = get("DATA");
     // The header's count is not trusted for memory: every point takes at least a byte.
     let mut out = Vec::with_capacity(n.min(bytes.len()) * 3);
@@ -183,6 +202,17 @@ pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
                     Some(o)
                 })
                 .collect();
+            let need = n.checked_mul(stride);
+            if need.is_none_or(|b| b > body.len()) {
+                return Err(Error::invalid(
+                    name,
+                    format!(
+                        "POINTS {n} of {stride} bytes need {} bytes; the data has {}",
+                        need.map_or("more than 2^64".to_string(), |b| b.to_string()),
+                        body.len()
+                    ),
+                ));
+            }
             for i in 0..n {
                 for &c in &cols {
                     let at = i * stride + offsets[c];

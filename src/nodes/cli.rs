@@ -31,6 +31,10 @@ pub struct RunArgs {
     pub ros_args: Vec<String>,
 }
 
+/// The most executor threads `run` starts: the executor's work is DDS and dispatch (the
+/// computations have pools of their own), so more than a few never helps.
+const MAX_THREADS: usize = 256;
+
 /// Starts the nodes and spins until shutdown (a signal, or `--duration-s`).
 pub fn run(a: RunArgs) -> Result<()> {
     let RunArgs {
@@ -42,6 +46,15 @@ pub fn run(a: RunArgs) -> Result<()> {
         threads,
         ros_args,
     } = a;
+    let deadline = duration_s
+        .map(|s| crate::seconds::duration("--duration-s", s))
+        .transpose()?;
+    if threads > MAX_THREADS {
+        return Err(Error::invalid(
+            "--threads",
+            format!("{threads} is above {MAX_THREADS} executor threads"),
+        ));
+    }
     let (mut args, rest) = RosArgs::parse(&ros_args)?;
     if let Some(extra) = rest.first() {
         return Err(Error::invalid(
@@ -72,16 +85,10 @@ pub fn run(a: RunArgs) -> Result<()> {
         rt.domain_id(),
         started.join(", ")
     );
-    if let Some(s) = duration_s {
-        if !(s.is_finite() && s >= 0.0) {
-            return Err(Error::invalid(
-                "--duration-s",
-                format!("{s} is not a duration"),
-            ));
-        }
+    if let Some(d) = deadline {
         let shutdown = rt.shutdown().clone();
         std::thread::spawn(move || {
-            std::thread::sleep(std::time::Duration::from_secs_f64(s));
+            std::thread::sleep(d);
             shutdown.trigger();
         });
     }

@@ -54,6 +54,10 @@ where
     let max_pending = limits.max_pending_requests as usize;
     let deadline = limits.deadline();
     let limit_s = limits.request_timeout_s;
+    // Overloads and undecodable requests come as fast as a client sends them: their lines
+    // are rate-limited, the count of those held back carried into the next.
+    let overloads = Arc::new(crate::log_limit::LogLimit::default());
+    let refusals = crate::log_limit::LogLimit::default();
     async move {
         let requests = server.receive_request_stream();
         futures::pin_mut!(requests);
@@ -62,17 +66,20 @@ where
                 Ok(r) => r,
                 Err(e) => {
                     // Nothing to answer: without a decoded request there is no request id.
-                    tracing::error!("{e}");
+                    if let Some(held) = refusals.admit() {
+                        tracing::warn!("{e}{}", held_back(held));
+                    }
                     continue;
                 }
             };
             let in_queue = pending.fetch_add(1, Ordering::AcqRel);
-            let (server, handler, what, gate, pending) = (
+            let (server, handler, what, gate, pending, overloads) = (
                 server.clone(),
                 handler.clone(),
                 what.clone(),
                 gate.clone(),
                 pending.clone(),
+                overloads.clone(),
             );
             executor
                 .spawn(async move {
@@ -96,7 +103,14 @@ where
                         r
                     };
                     let response = response.unwrap_or_else(|e| {
-                        tracing::warn!("{what}: {e}");
+                        match e {
+                            Error::Overloaded { .. } => {
+                                if let Some(held) = overloads.admit() {
+                                    tracing::warn!("{what}: {e}{}", held_back(held));
+                                }
+                            }
+                            _ => tracing::warn!("{what}: {e}"),
+                        }
                         Resp::failure(&e)
                     });
                     if let Err(e) = server.async_send_response(id, response).await {
@@ -109,6 +123,14 @@ where
                 })
                 .detach();
         }
+    }
+}
+
+/// The tail of a rate-limited line: how many like it were held back before it.
+fn held_back(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(" ({n} more like it in the last second not logged)"),
     }
 }
 

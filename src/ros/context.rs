@@ -51,10 +51,23 @@ impl NodeContext {
             RequestLayout::Auto | RequestLayout::Enhanced => ServiceMapping::Enhanced,
         };
         let mut options = NodeOptions::new().enable_rosout(true);
-        // Expose the effective parameters to `ros2 param list/get`.
-        for (key, value) in flatten(&params) {
-            options = options.declare_parameter(&key, value);
+        // Expose the effective parameters to `ros2 param list/get/describe`. The nodes read
+        // them once, at start: `ros2 param set` is refused with that reason (to the value
+        // already in effect it succeeds, changing nothing).
+        let declared: std::collections::BTreeMap<String, ParameterValue> =
+            flatten(&params).into_iter().collect();
+        for (key, value) in &declared {
+            options = options.declare_parameter(key, value.clone());
         }
+        let node_label = format!("{namespace}/{name}").replace("//", "/");
+        options =
+            options.parameter_validator(Box::new(move |key, value| match declared.get(key) {
+                Some(v) if v == value => Ok(()),
+                _ => Err(format!(
+                    "{node_label} reads its parameters at start: restart it with \
+                     --ros-args -p {key}:=VALUE (or the params file)"
+                )),
+            }));
         let node_name = NodeName::new(&namespace, &name)
             .map_err(|e| Error::invalid("node name", format!("'{namespace}/{name}': {e:?}")))?;
         let mut node = rt
@@ -296,10 +309,11 @@ impl NodeContext {
         F: ros2_client::Message + 'static,
     {
         let fq = self.resolve(name)?;
+        // The services' replies are read with a deep history, as [`Self::client`]'s.
         let policies = ros2_client::action::ActionClientQosPolicies {
-            goal_service: qos::service(),
-            result_service: qos::service(),
-            cancel_service: qos::service(),
+            goal_service: qos::service_inbox(),
+            result_service: qos::service_inbox(),
+            cancel_service: qos::service_inbox(),
             feedback_subscription: qos::service(),
             status_subscription: qos::map(),
         };

@@ -43,6 +43,21 @@ pub fn to_ros2_name(fq: &str) -> Result<ros2_client::Name> {
     ros2_client::Name::new(ns, base).map_err(|e| Error::invalid("name", format!("'{fq}': {e:?}")))
 }
 
+/// A topic name given on the command line (absolute, or relative to `/`), checked before
+/// anything is made for it; errors name `what`.
+pub fn check_topic(what: &str, name: &str) -> Result<String> {
+    if name.is_empty() {
+        return Err(Error::invalid(what, "the topic name is empty"));
+    }
+    let fq = if name.starts_with('/') {
+        name.to_string()
+    } else {
+        format!("/{name}")
+    };
+    validate(&fq).map_err(|_| Error::invalid(what, format!("'{name}' is not a valid ROS name")))?;
+    Ok(fq)
+}
+
 fn validate(fq: &str) -> Result<()> {
     let ok_token = |t: &str| {
         !t.is_empty()

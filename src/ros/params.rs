@@ -27,7 +27,7 @@ impl ParamsFile {
     }
 
     pub fn parse(text: &str) -> Result<ParamsFile> {
-        let root: Value = serde_yaml::from_str(text).map_err(|e| Error::invalid("params", e))?;
+        let root: Value = crate::yaml::from_str("params", text)?;
         let mut sections = Vec::new();
         let map = match root {
             Value::Null => return Ok(ParamsFile::default()),

@@ -5,14 +5,14 @@ use std::sync::atomic::{AtomicU16, Ordering};
 
 use gpu_planning::ros::RosRuntime;
 
-/// A DDS domain no other test of this process uses (up to 50 domains), spread by process id so
-/// that test binaries running side by side rarely meet (domains 20..=219; the demo test takes
-/// 220 and up). Past 50 it panics: a silent wrap would put two tests on one domain, where each
+/// A DDS domain no other test of this process uses (up to 66 domains), spread by process id so
+/// that test binaries running side by side rarely meet (domains 20..=217; the demo test takes
+/// 220 and up). Past 66 it panics: a silent wrap would put two tests on one domain, where each
 /// sees the other's topics.
 pub fn unique_domain() -> u16 {
-    const PER_PROCESS: u16 = 50;
+    const PER_PROCESS: u16 = 66;
     static NEXT: AtomicU16 = AtomicU16::new(0);
-    let base = 20 + (std::process::id() % 4) as u16 * PER_PROCESS;
+    let base = 20 + (std::process::id() % 3) as u16 * PER_PROCESS;
     let i = NEXT.fetch_add(1, Ordering::Relaxed);
     assert!(
         i < PER_PROCESS,
@@ -61,6 +61,28 @@ impl NodesProcess {
             .spawn()
             .expect("gpu_planning run did not start");
         NodesProcess(child)
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.0.id()
+    }
+
+    /// Whether the process still runs (false once it has exited, for whatever reason).
+    pub fn running(&mut self) -> bool {
+        matches!(self.0.try_wait(), Ok(None))
+    }
+
+    /// Its resident memory in bytes now (Linux: VmRSS of /proc/PID/status).
+    pub fn resident_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("/proc/PID/status of the nodes process");
+        let kb: u64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect("VmRSS in /proc/PID/status");
+        kb * 1024
     }
 }
 

@@ -10,7 +10,7 @@ fn demo_reports_every_node_and_draws() {
         .args(["demo", "--out"])
         .arg(&dir)
         // The demo takes ten domains from here (five bags, and a CUDA warm-up pass): above
-        // the 20-per-process blocks of common::unique_domain (20..=219).
+        // the per-process blocks of common::unique_domain (20..=217).
         .args(["--domain-id", "220"])
         .output()
         .unwrap();

@@ -310,7 +310,11 @@ where
     None
 }
 
-fn goal_of(start: (f64, f64), goal: (f64, f64), use_start: bool) -> ComputePathToPoseGoal {
+pub(crate) fn goal_of(
+    start: (f64, f64),
+    goal: (f64, f64),
+    use_start: bool,
+) -> ComputePathToPoseGoal {
     ComputePathToPoseGoal {
         goal: pose(goal.0, goal.1, "map", 0.25),
         start: pose(start.0, start.1, "map", 0.0),
@@ -324,7 +328,8 @@ type JazzyToPose =
 
 #[test]
 fn compute_path_actions_answer_paths_and_every_error_code() {
-    let (server, client_rt) = runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n");
+    let (server, client_rt) =
+        runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n    max_viapoints: 2\n");
     let _a = common::run_in_background(&server);
     let _b = common::run_in_background(&client_rt);
     let mut peer = NodeContext::new(&client_rt, "bt_navigator_stand_in").unwrap();
@@ -412,6 +417,18 @@ fn compute_path_actions_answer_paths_and_every_error_code() {
         let want: Vec<(f64, f64)> = cells.into_iter().map(centre).collect();
         assert_eq!(positions(&r.path), want);
         assert_oriented(&r.path, 2.0);
+        // More poses than max_viapoints: rejected, so neither the path nor a kept result
+        // grows with what a client sends.
+        let three = ComputePathThroughPosesGoal {
+            goals: vec![via.goals[0].clone(); 3],
+            ..via.clone()
+        };
+        let (_, accepted) = through.async_send_goal(three).await.unwrap();
+        assert!(
+            !accepted.accepted,
+            "a goal of 3 poses above max_viapoints 2 was accepted"
+        );
+        logged(&["goals: 3 poses is above max_viapoints (2)"]).await;
         let none = ComputePathThroughPosesGoal {
             goals: vec![],
             ..via
@@ -550,18 +567,33 @@ fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
             CancelGoalResponseEnum::None => {
                 assert_eq!(c.goals_canceling.len(), 1);
                 assert_eq!(c.goals_canceling[0].goal_id, sent[1]);
-                // Canceled in the queue, or told while it ran: a plan that ends anyway may
-                // still succeed (rcl_action allows CANCELING -> SUCCEEDED).
-                assert!(
-                    matches!(st, GoalStatusEnum::Canceled | GoalStatusEnum::Succeeded),
-                    "{st:?}"
-                );
+                // Canceled in the queue, or stopped while it ran: a goal told "canceling"
+                // ends CANCELED, never with a path.
+                assert_eq!(st, GoalStatusEnum::Canceled);
             }
             CancelGoalResponseEnum::GoalTerminated => assert_eq!(st, GoalStatusEnum::Succeeded),
             other => panic!("cancel of an accepted goal answered {other:?}"),
         }
         let (first, _) = to_pose.async_request_result(sent[0]).await.unwrap();
         assert_eq!(first, GoalStatusEnum::Succeeded);
+        // A running goal canceled: it stops at once and ends CANCELED (it used to run to
+        // its end and succeed, its path published), unless it had ended already.
+        let (running, accepted) = to_pose.async_send_goal(far.clone()).await.unwrap();
+        assert!(accepted.accepted);
+        smol::Timer::after(Duration::from_millis(20)).await;
+        let c = to_pose
+            .async_cancel_goal(running, ros2_client::builtin_interfaces::Time::ZERO)
+            .await
+            .unwrap();
+        let (ran, r) = to_pose.async_request_result(running).await.unwrap();
+        match c.return_code {
+            CancelGoalResponseEnum::None => {
+                assert_eq!(ran, GoalStatusEnum::Canceled);
+                assert!(r.path.poses.is_empty());
+            }
+            CancelGoalResponseEnum::GoalTerminated => assert_eq!(ran, GoalStatusEnum::Succeeded),
+            other => panic!("cancel of a running goal answered {other:?}"),
+        }
         // The status topic lists every goal the server keeps, the canceled one as such.
         let want = st;
         let mut seen = None;

@@ -32,22 +32,70 @@ pub fn inflation_value(d2: u64, resolution: f64, p: &CostParams) -> u8 {
     }
 }
 
-/// The inflation values by squared distance 0..=max_d2, where max_d2 is the largest d2 whose
-/// distance is within the inflation radius; every larger d2 (and NO_OBSTACLE) is 0.
-pub fn inflation_table(resolution: f64, p: &CostParams) -> Vec<u8> {
-    let reach = (p.inflation_radius / resolution).floor() as u64 + 1;
-    let mut table = Vec::new();
-    for d2 in 0..=reach * reach {
+/// The inflation values by squared distance, from 0 up to the last d2 within the inflation
+/// radius or to `max_d2` (the largest squared distance the map holds), whichever comes first;
+/// every larger d2 (and NO_OBSTACLE) is 0. `None` when that table would have more than `limit`
+/// entries: a radius of many cells (a tiny resolution, a huge radius) then costs no more than
+/// evaluating each cell's value on its own ([`values_from_d2`] does either).
+pub fn inflation_table(
+    resolution: f64,
+    p: &CostParams,
+    max_d2: u64,
+    limit: usize,
+) -> Option<Vec<u8>> {
+    // In f64, so that a radius of 1e300 m or a resolution of 1e-9 m reaches every cell
+    // instead of wrapping to none.
+    let reach = p.inflation_radius / resolution;
+    let reach2 = (reach * reach).ceil();
+    let last = if reach2 < max_d2 as f64 {
+        reach2 as u64
+    } else {
+        max_d2
+    };
+    if last >= limit as u64 {
+        return None;
+    }
+    let mut table = Vec::with_capacity(last as usize + 1);
+    for d2 in 0..=last {
         if d2 > 0 && metres(d2, resolution) > p.inflation_radius {
             break;
         }
         table.push(inflation_value(d2, resolution, p));
     }
-    table
+    Some(table)
+}
+
+/// The largest squared distance (cells²) between two cells of a `width` x `height` map.
+pub fn max_squared_distance(width: u32, height: u32) -> u64 {
+    let (w, h) = (u64::from(width.max(1) - 1), u64::from(height.max(1) - 1));
+    w * w + h * h
+}
+
+/// Cell values from squared distances: through `table` when there is one, else each cell's
+/// value evaluated on its own.
+pub fn values_from_d2(
+    d2: &[u64],
+    table: Option<&[u8]>,
+    resolution: f64,
+    p: &CostParams,
+) -> Vec<u8> {
+    match table {
+        Some(t) => values_from_table(d2, t),
+        None => d2
+            .iter()
+            .map(|&d| {
+                if d == NO_OBSTACLE {
+                    0
+                } else {
+                    inflation_value(d, resolution, p)
+                }
+            })
+            .collect(),
+    }
 }
 
 /// Cell values from squared distances through the table.
-pub fn values_from_d2(d2: &[u64], table: &[u8]) -> Vec<u8> {
+fn values_from_table(d2: &[u64], table: &[u8]) -> Vec<u8> {
     d2.iter()
         .map(|&d| {
             if d == NO_OBSTACLE {

@@ -45,8 +45,9 @@ pub fn inflation_values(
     p.validate()?;
     crate::lee::clearance::check_map(grid, resolution)?;
     let d2 = crate::lee::clearance::squared_distances(backend, grid)?;
-    let table = cpu::inflation_table(resolution, p);
-    Ok(cpu::values_from_d2(&d2, &table))
+    let max_d2 = cpu::max_squared_distance(grid.width, grid.height);
+    let table = cpu::inflation_table(resolution, p, max_d2, d2.len());
+    Ok(cpu::values_from_d2(&d2, table.as_deref(), resolution, p))
 }
 
 /// The grid with every cell whose value blocks it (>= 253, or 255 unless unknown_is_free)

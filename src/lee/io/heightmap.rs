@@ -98,7 +98,7 @@ pub fn load_png(path: &Path, size: [f64; 3], pos: [f64; 3]) -> Result<Heightmap>
 
 /// The first `<heightmap>` of an SDF world or model: its image (`uri`), `size` and `pos`.
 pub fn parse_sdf(text: &str, sdf_dir: &Path) -> Result<(PathBuf, [f64; 3], [f64; 3])> {
-    let doc = roxmltree::Document::parse(text).map_err(|e| Error::invalid("sdf", e))?;
+    let doc = crate::xml::parse("sdf", text)?;
     let hm = doc
         .descendants()
         .find(|n| n.has_tag_name("heightmap"))

@@ -37,7 +37,7 @@ pub struct LoadedMap {
 pub fn load(yaml_path: &Path) -> Result<LoadedMap> {
     let name = yaml_path.display().to_string();
     let text = std::fs::read_to_string(yaml_path).map_err(|e| Error::io(&name, e))?;
-    let meta: MapYaml = serde_yaml::from_str(&text).map_err(|e| Error::invalid(&name, e))?;
+    let meta: MapYaml = crate::yaml::from_str(&name, &text)?;
     if meta.mode != "trinary" {
         return Err(Error::invalid(
             format!("{name}: mode"),

@@ -45,6 +45,10 @@ pub(super) trait PlanGoal: Message + Clone + Send + Sync + 'static {
     /// 200 (ComputePathToPose) or 300 (ComputePathThroughPoses).
     const CODE_BASE: u16;
     fn query(self, tolerance: f64, final_approach: bool) -> Query;
+    /// The poses the goal asks the path to pass.
+    fn poses(&self) -> usize {
+        1
+    }
 }
 
 impl PlanGoal for ComputePathToPoseGoal {
@@ -62,6 +66,9 @@ impl PlanGoal for ComputePathToPoseGoal {
 
 impl PlanGoal for ComputePathThroughPosesGoal {
     const CODE_BASE: u16 = 300;
+    fn poses(&self) -> usize {
+        self.goals.len()
+    }
     fn query(self, tolerance: f64, final_approach: bool) -> Query {
         Query {
             start: self.use_start.then_some(self.start),
@@ -86,7 +93,7 @@ pub(super) async fn serve<G, R, P, Fut>(
     server: ActionServer<G, R, EmptyFeedback>,
     life: Arc<Lifecycle>,
     what: &'static str,
-    (tolerance, final_approach): (f64, bool),
+    (tolerance, final_approach, max_viapoints): (f64, bool, usize),
     limits: ServiceParams,
     plan: P,
 ) where
@@ -96,7 +103,16 @@ pub(super) async fn serve<G, R, P, Fut>(
     Fut: Future<Output = Result<Path, Failure>>,
 {
     // As planner_server's action server while it is not active.
-    let admit = |_: &G| match life.is_active() {
+    // Goals run one at a time; those waiting are bounded as a service's pending requests are.
+    let max_queued = limits.max_pending_requests as usize;
+    let admit = |goal: &G, queued: usize| match life.is_active() {
+        true if goal.poses() > max_viapoints => Err(format!(
+            "goals: {} poses is above max_viapoints ({max_viapoints})",
+            goal.poses()
+        )),
+        true if queued >= max_queued => Err(format!(
+            "overloaded: {queued} goals wait to run (max_pending_requests); try again later"
+        )),
         true => Ok(()),
         false => Err(life.inactive_error(NODE_NAME).to_string()),
     };
@@ -105,7 +121,18 @@ pub(super) async fn serve<G, R, P, Fut>(
         let limits = limits.clone();
         async move {
             let began = Instant::now();
-            let work = async { Ok(work.await) };
+            // A cancel request stops the goal at once (it ends CANCELED): the work is raced
+            // against its flag (the blocking plan runs on to its end, and is not published).
+            let flag = cancel.clone();
+            let work = async move {
+                futures::pin_mut!(work);
+                let stopped = flag.cancelled();
+                futures::pin_mut!(stopped);
+                match futures::future::select(work, stopped).await {
+                    futures::future::Either::Left((r, _)) => Ok(r),
+                    futures::future::Either::Right(_) => Err(crate::error::Error::Cancelled),
+                }
+            };
             let outcome = match within(limits.deadline(), limits.request_timeout_s, work).await {
                 Ok(r) => r,
                 Err(e) => {

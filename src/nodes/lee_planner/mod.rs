@@ -184,6 +184,8 @@ impl Lee {
             Ok::<_, Error>(plan::solve(&m, &placed, with_field))
         })
         .await??;
+        // Nobody waits for a cancelled plan: it is not published either.
+        cancel.check()?;
         // As nav2's planner server: the plan is stamped with the node clock (sim time under
         // use_sim_time), the moment it was made.
         let header = Header {
@@ -270,7 +272,11 @@ impl ActionServers {
 
     /// Both servers' loops, planning with `lee`.
     fn serve(self, lee: &Arc<Lee>, p: &LeeParams, limits: &ServiceParams) -> Task {
-        let ends = (p.tolerance, p.use_final_approach_orientation);
+        let ends = (
+            p.tolerance,
+            p.use_final_approach_orientation,
+            p.max_viapoints as usize,
+        );
         let runner = |lee: Arc<Lee>| {
             move |q: Query, cancel: CancelFlag| {
                 let lee = lee.clone();

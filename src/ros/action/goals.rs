@@ -85,6 +85,14 @@ impl<R: Clone + Default, W> Goals<R, W> {
         Ok((stamp, true))
     }
 
+    /// Goals accepted and waiting to run.
+    pub fn queued(&self) -> usize {
+        self.goals
+            .iter()
+            .filter(|g| g.state == GoalState::Accepted)
+            .count()
+    }
+
     /// Starts goal `id`: its cancel flag, or `None` when it is no longer waiting to run
     /// (canceled in the queue, or expired).
     pub fn start(&mut self, id: &Uuid) -> Option<CancelFlag> {

@@ -112,26 +112,40 @@ where
     }
 
     /// Serves goals until the node stops: `admit` accepts a goal or says why not (the
-    /// client gets `accepted: false`); `execute` runs an accepted one with its cancel flag,
+    /// client gets `accepted: false`), seeing how many accepted goals wait to run; `execute` runs an accepted one with its cancel flag,
     /// `Ok` for success, `Err` for failure (ABORTED, or CANCELED after a cancel request).
     pub async fn serve<A, E, Fut>(&self, admit: A, execute: E)
     where
-        A: Fn(&G) -> std::result::Result<(), String>,
+        A: Fn(&G, usize) -> std::result::Result<(), String>,
         E: Fn(G, CancelFlag) -> Fut,
         Fut: Future<Output = std::result::Result<R, R>>,
     {
+        // Admission bounds what waits in it (`admit` sees the count).
         let (queue, mut queued) = futures::channel::mpsc::unbounded::<(Uuid, G)>();
+        // Rejections come as fast as a client sends goals: one line a second.
+        let rejections = crate::log_limit::LogLimit::default();
         let goals = async {
             let requests = readable(&self.send_goal);
             futures::pin_mut!(requests);
             while let Some((rid, req)) = requests.next().await {
                 let now = self.clock.now();
-                let verdict = admit(&req.goal)
+                let queued = lock(&self.goals).queued();
+                let verdict = admit(&req.goal, queued)
                     .and_then(|()| lock(&self.goals).accept(req.goal_id.clone(), now.clone()));
                 let (accepted, stamp, new) = match verdict {
                     Ok((stamp, new)) => (true, stamp, new),
                     Err(why) => {
-                        tracing::warn!("{}: goal {} rejected: {why}", self.name, req.goal_id);
+                        if let Some(held) = rejections.admit() {
+                            let more = match held {
+                                0 => String::new(),
+                                n => format!(" ({n} more rejections in the last second)"),
+                            };
+                            tracing::warn!(
+                                "{}: goal {} rejected: {why}{more}",
+                                self.name,
+                                req.goal_id
+                            );
+                        }
                         (false, now, false)
                     }
                 };

@@ -52,13 +52,22 @@ pub fn run(cmd: SecurityCommand) -> Result<()> {
     Ok(())
 }
 
+impl SecurityCommand {
+    /// The command as typed (`create-keystore`), for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            SecurityCommand::CreateKeystore { .. } => "create-keystore",
+            SecurityCommand::CreateEnclave { .. } => "create-enclave",
+            SecurityCommand::CreatePermission { .. } => "create-permission",
+        }
+    }
+}
+
 #[cfg(not(feature = "security"))]
 pub fn run(cmd: SecurityCommand) -> Result<()> {
     Err(crate::error::Error::invalid(
-        "security",
-        format!(
-            "{cmd:?}: this gpu_planning was built without DDS Security; build it with \
-             `cargo build --release --features security` (needs libssl-dev and pkg-config)"
-        ),
+        format!("security {}", cmd.name()),
+        "this gpu_planning was built without DDS Security; build it with \
+         `cargo build --release --features security` (needs libssl-dev and pkg-config)",
     ))
 }

@@ -41,8 +41,7 @@ pub fn allow_all() -> Rules {
 
 /// The rules the policy document `xml` gives `enclave` (e.g. `/talker_listener/talker`).
 pub fn rules_for(xml: &str, enclave: &str) -> Result<Rules> {
-    let doc = roxmltree::Document::parse(xml)
-        .map_err(|e| Error::invalid("policy", format!("not XML: {e}")))?;
+    let doc = crate::xml::parse("policy", xml)?;
     let root = doc.root_element();
     if root.tag_name().name() != "policy" {
         return Err(Error::invalid(

@@ -208,6 +208,10 @@ pub mod serialization;
 
 // Re-exports from crate root to simplify usage
 #[doc(inline)]
+/// Bounds on DATA_FRAG reassembly (a gpu_planning patch: PATCHED.md).
+pub use rtps::fragment_budget::{
+  in_flight_bytes as fragment_reassembly_in_flight_bytes, set_fragment_reassembly_limits,
+};
 pub use dds::{
   key::{Key, Keyed},
   participant::{DomainParticipant, DomainParticipantBuilder, DomainParticipantStatusListener},

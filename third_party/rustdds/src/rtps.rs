@@ -3,6 +3,7 @@ pub(crate) mod constant;
 
 pub(crate) mod dp_event_loop;
 pub(crate) mod fragment_assembler;
+pub mod fragment_budget;
 pub(crate) mod message_receiver;
 pub(crate) mod outbound;
 pub(crate) mod reader;

@@ -763,7 +763,14 @@ impl InnerPublisher {
     self
       .remove_writer_sender
       .try_send_timeout(guid, std::time::Duration::from_millis(20))
-      .unwrap_or_else(|e| error!("Cannot remove Writer {guid:?} : {e:?}"));
+      .unwrap_or_else(|e| match e {
+        // gpu_planning patch: the participant's event loop has ended (the process is
+        // shutting down), so there is nothing left to remove the writer from.
+        std::sync::mpsc::TrySendError::Disconnected(_) => {
+          debug!("Writer {guid:?} not removed: the event loop has stopped")
+        }
+        e => error!("Cannot remove Writer {guid:?} : {e:?}"),
+      });
   }
 
   pub(crate) fn identity(&self) -> EntityId {
@@ -1413,7 +1420,14 @@ impl InnerSubscriber {
     self
       .sender_remove_reader
       .try_send_timeout(guid, std::time::Duration::from_millis(20))
-      .unwrap_or_else(|e| error!("Cannot remove Reader {guid:?} : {e:?}"));
+      .unwrap_or_else(|e| match e {
+        // gpu_planning patch: the participant's event loop has ended (the process is
+        // shutting down), so there is nothing left to remove the reader from.
+        std::sync::mpsc::TrySendError::Disconnected(_) => {
+          debug!("Reader {guid:?} not removed: the event loop has stopped")
+        }
+        e => error!("Cannot remove Reader {guid:?} : {e:?}"),
+      });
   }
 
   fn unwrap_or_new_entity_id(

@@ -9,6 +9,7 @@ use bytes::BytesMut;
 #[allow(unused_imports)]
 use log::{debug, error, info, trace, warn};
 
+use super::fragment_budget::{self, Reservation};
 use crate::{
   dds::ddsdata::DDSData,
   messages::submessages::{
@@ -32,6 +33,8 @@ struct AssemblyBuffer {
   // garbage collection, in case some buffer is not completed within reasonable time.
   created_time: Timestamp,
   modified_time: Timestamp,
+  // The bytes of the process's reassembly budget this buffer holds (fragment_budget.rs).
+  _reservation: Reservation,
 }
 
 impl AssemblyBuffer {
@@ -41,12 +44,34 @@ impl AssemblyBuffer {
     debug!("new AssemblyBuffer data_size={data_size} frag_size={fragment_size}");
 
     if fragment_size == 0 || fragment_size as usize > data_size {
-      error!("Cannot create AssemblyBuffer: fragment_size={fragment_size} data_size={data_size}");
+      if fragment_budget::may_log_refusal() {
+        warn!("Cannot create AssemblyBuffer: fragment_size={fragment_size} data_size={data_size}");
+      }
       return None;
     }
 
-    let mut buffer_bytes = BytesMut::with_capacity(data_size);
-    buffer_bytes.resize(data_size, 0);
+    if data_size > fragment_budget::max_sample_bytes() {
+      if fragment_budget::may_log_refusal() {
+        warn!(
+          "DATAFRAG refused: sample of {data_size} bytes is above the reassembly limit of {} bytes",
+          fragment_budget::max_sample_bytes()
+        );
+      }
+      return None;
+    }
+    let Some(reservation) = Reservation::take(data_size) else {
+      if fragment_budget::may_log_refusal() {
+        warn!(
+          "DATAFRAG refused: {data_size} more bytes do not fit the reassembly budget ({} bytes \
+           in flight)",
+          fragment_budget::in_flight_bytes()
+        );
+      }
+      return None;
+    };
+    // Zeroed by the allocator (calloc): pages a sender never fills are never touched, so the
+    // memory a sample takes grows with the bytes that arrived, not with the size it claims.
+    let buffer_bytes = BytesMut::zeroed(data_size);
 
     let fragment_count = usize::from(datafrag.total_number_of_fragments());
     if fragment_count == 0 {
@@ -62,6 +87,7 @@ impl AssemblyBuffer {
       received_bitmap: BitVec::from_elem(fragment_count, false),
       created_time: now,
       modified_time: now,
+      _reservation: reservation,
     })
   }
 
@@ -226,7 +252,7 @@ impl FragmentAssembler {
     match self.assembly_buffers.entry(sn) {
       Entry::Vacant(v) => {
         let Some(buf) = AssemblyBuffer::new(datafrag) else {
-          error!("new_datafrag: failed to create AssemblyBuffer for {sn:?}");
+          debug!("new_datafrag: failed to create AssemblyBuffer for {sn:?}");
           return None;
         };
         v.insert(buf);
@@ -295,6 +321,20 @@ impl FragmentAssembler {
       }
       None
     }
+  }
+
+  /// The buffer touched least recently: its last modification and sequence number.
+  pub fn least_recently_modified(&self) -> Option<(Timestamp, SequenceNumber)> {
+    self
+      .assembly_buffers
+      .iter()
+      .map(|(sn, ab)| (ab.modified_time, *sn))
+      .min()
+  }
+
+  /// Drops the buffer of `sn` (its fragments so far are lost), giving its bytes back.
+  pub fn drop_buffer(&mut self, sn: SequenceNumber) {
+    self.assembly_buffers.remove(&sn);
   }
 
   pub fn garbage_collect_before(&mut self, expire_before: Timestamp) {
@@ -425,5 +465,27 @@ mod tests {
     assert!(fa
       .new_datafrag(&bad, BitFlags::<DATAFRAG_Flags>::empty())
       .is_none());
+  }
+
+  // A sample above the reassembly limit gets no buffer: one datagram claiming 4 GiB must not
+  // make the process allocate them.
+  #[test]
+  fn a_sample_above_the_limit_gets_no_buffer() {
+    let claim = datafrag(1, 1, 1024, u32::MAX, vec![0u8; 1024]);
+    assert!(u32::MAX as usize > super::fragment_budget::max_sample_bytes());
+    assert!(AssemblyBuffer::new(&claim).is_none());
+  }
+
+  // A buffer holds its sample's bytes of the process budget while it lives, and gives them
+  // back when dropped (other tests of this binary hold at most a few kilobytes meanwhile).
+  #[test]
+  fn a_buffer_holds_its_bytes_of_the_budget_until_dropped() {
+    use super::fragment_budget::in_flight_bytes;
+    let size = 8u32 << 20;
+    let first = datafrag(1, 1, 1024, size, vec![7u8; 1024]);
+    let ab = AssemblyBuffer::new(&first).expect("a buffer within the limits");
+    assert!(in_flight_bytes() >= size as usize);
+    drop(ab);
+    assert!(in_flight_bytes() < size as usize);
   }
 }

@@ -42,7 +42,7 @@ use crate::{
   network::udp_sender::UDPSender,
   polling::{ReadySender, SharedTimer, WakeReceiver},
   rtps::{
-    fragment_assembler::FragmentAssembler, message_receiver::MessageReceiverState,
+    fragment_assembler::FragmentAssembler, fragment_budget, message_receiver::MessageReceiverState,
     rtps_writer_proxy::RtpsWriterProxy, timed_event::DpTimerEvent, Message,
   },
   structure::{
@@ -158,6 +158,21 @@ pub(crate) struct Reader {
 const FRAGMENT_ASSEMBLY_TIMEOUT: Duration = Duration::from_secs(10);
 // minimum interval (max frequency) of AssemblyBuffer GC
 const MIN_FRAGMENT_GC_INTERVAL: Duration = Duration::from_secs(2);
+
+// The largest sample a stateless reader (SPDP, ParticipantStatelessMessage) reassembles:
+// participant data and handshake tokens are a few kilobytes.
+const MAX_STATELESS_SAMPLE_BYTES: u32 = 1 << 20;
+
+/// The pre-emptive ACKNACK's bitmap base for a writer of GUID prefix `prefix`
+/// (`send_preemptive_acknack_to`).
+fn preemptive_acknack_base(prefix: GuidPrefix) -> i64 {
+  const EPROSIMA_FAST_DDS: [u8; 2] = [0x01, 0x0f];
+  if prefix.bytes[..2] == EPROSIMA_FAST_DDS {
+    0
+  } else {
+    1
+  }
+}
 
 impl Reader {
   pub(crate) fn new(
@@ -593,6 +608,31 @@ impl Reader {
     let receive_timestamp = Timestamp::now();
     //trace!("DATAFRAG received topic={:?}", self.topic_name);
 
+    // Reassembly takes memory sized by what the sender claims, so only a writer discovery
+    // matched gets any (a stateless reader has no matched writers and takes every sender).
+    // Anyone who can send a datagram could otherwise claim gigabytes with one fragment.
+    if !self.like_stateless && !self.matched_writers.contains_key(&writer_guid) {
+      debug!(
+        "DATAFRAG from {writer_guid:?}, which is not a matched writer of {:?}: dropped",
+        self.topic_name
+      );
+      return;
+    }
+    // The stateless readers (SPDP, the authentication handshake) take any sender, and what
+    // they carry is small: their samples are held to a small cap of their own.
+    if self.like_stateless && datafrag.data_size > MAX_STATELESS_SAMPLE_BYTES {
+      if fragment_budget::may_log_refusal() {
+        warn!(
+          "DATAFRAG of {} bytes to the stateless reader of {:?} refused (at most {} bytes)",
+          datafrag.data_size, self.topic_name, MAX_STATELESS_SAMPLE_BYTES
+        );
+      }
+      return;
+    }
+    if !self.is_frag_partially_received(writer_guid, seq_num) {
+      self.make_room_for_fragments(datafrag.data_size as usize);
+    }
+
     // check if this submessage is expired already
     // TODO: Maybe this check is in the wrong place altogether? It should be
     // done when Datareader fetches data for the application.
@@ -665,6 +705,28 @@ impl Reader {
       .fragment_assemblers
       .entry(writer_guid)
       .or_insert_with(|| FragmentAssembler::new(frag_size, reliable))
+  }
+
+  /// Drops this reader's least recently touched assembly buffers until a new sample of
+  /// `bytes` fits the process's reassembly budget, or none is left to drop.
+  fn make_room_for_fragments(&mut self, bytes: usize) {
+    if bytes > fragment_budget::max_sample_bytes() {
+      return; // refused whatever is dropped
+    }
+    while !fragment_budget::fits(bytes) {
+      let oldest = self
+        .fragment_assemblers
+        .iter()
+        .filter_map(|(writer, fa)| fa.least_recently_modified().map(|(t, sn)| (t, *writer, sn)))
+        .min();
+      let Some((_, writer, sn)) = oldest else {
+        return;
+      };
+      debug!("AssemblyBuffer {sn:?} of {writer:?} dropped to make room for a new sample");
+      if let Some(fa) = self.fragment_assemblers.get_mut(&writer) {
+        fa.drop_buffer(sn);
+      }
+    }
   }
 
   fn garbage_collect_fragments(&mut self) {
@@ -1432,6 +1494,10 @@ impl Reader {
   // merely restart their heartbeat timer, so a sample that came before the
   // match waited a whole heartbeat period, 3 s by default). Cyclone DDS takes
   // it as a pre-emptive ACKNACK; RustDDS writers read base 0 as 1.
+  // The pre-emptive ACKNACK's base: 0 to eProsima Fast DDS writers, which answer that form
+  // (their own readers' form) with a HEARTBEAT at once, and RTPS's valid 1 to every other
+  // vendor: Cyclone DDS logs base 0 as a malformed packet. The vendor is read from the GUID
+  // prefix's first two bytes, as RTPS recommends and Fast DDS lays them out.
   fn send_preemptive_acknack_to(&self, writer_proxy: &mut RtpsWriterProxy) {
     let flags = BitFlags::<ACKNACK_Flags>::from_flag(ACKNACK_Flags::Endianness);
     let acknack_count = writer_proxy.next_ack_nack_sequence_number();
@@ -1445,7 +1511,9 @@ impl Reader {
       AckNack {
         reader_id: self.entity_id(),
         writer_id: remote_writer_guid.entity_id,
-        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(0)),
+        reader_sn_state: SequenceNumberSet::new_empty(SequenceNumber::new(
+          preemptive_acknack_base(remote_writer_guid.prefix),
+        )),
         count: acknack_count,
       },
       InfoDestination {

@@ -171,6 +171,10 @@ pub(crate) struct TopicCache {
   // `sequence_numbers` (pointing at no change) for RELEASED_SN_MEMORY, so a
   // duplicate of a released sample is still recognised and discarded.
   released: VecDeque<(Timestamp, GUID, SequenceNumber, Timestamp)>,
+  // Requests removed before they were taken, and when that was last logged
+  // (`report_dropped_requests`).
+  dropped_requests: u64,
+  dropped_reported_at: Timestamp,
 }
 
 impl TopicCache {
@@ -191,6 +195,8 @@ impl TopicCache {
       local_readers: 0,
       taken_by: BTreeMap::new(),
       released: VecDeque::new(),
+      dropped_requests: 0,
+      dropped_reported_at: Timestamp::ZERO,
     };
 
     new_self.update_keep_limits(topic_qos);
@@ -627,6 +633,7 @@ impl TopicCache {
       };
 
       let to_remove = std::mem::replace(&mut self.changes, to_retain);
+      self.report_dropped_requests(to_remove.len());
 
       // update also SequenceNumber map
       to_remove.values().for_each(|r| self.remove_sn(r));
@@ -657,6 +664,26 @@ impl TopicCache {
 
   pub fn topic_name(&self) -> String {
     self.topic_name.clone()
+  }
+
+  // gpu_planning patch: a ROS 2 service's request topic ("rq/...") whose changes are released
+  // once taken holds only requests no local reader has taken yet, so removing any of them
+  // loses a request its client will wait on for ever. That is never silent: it is logged,
+  // at most once a second per topic, with the History depth that overflowed.
+  fn report_dropped_requests(&mut self, removed: usize) {
+    if removed == 0 || !self.release_taken || !self.topic_name.starts_with("rq/") {
+      return;
+    }
+    self.dropped_requests += removed as u64;
+    let now = Timestamp::now();
+    if now - self.dropped_reported_at >= crate::Duration::from_secs(1) {
+      self.dropped_reported_at = now;
+      warn!(
+        "{}: {} requests dropped before they were taken (History {:?} full): the server fell \
+         behind a burst",
+        self.topic_name, self.dropped_requests, self.min_keep_samples
+      );
+    }
   }
 
   #[cfg(test)]
