@@ -186,9 +186,9 @@ fn standard_mirrors_match_the_ros2_definitions() {
             continue;
         }
         let pkg_name = pkg.file_name().unwrap().to_str().unwrap().to_string();
-        // ros2-client's own types (rosout, parameters): held for their type hashes only,
-        // checked in src/bag/schema.rs against the hashes Jazzy publishes.
-        if pkg_name == "rcl_interfaces" {
+        // ros2-client's own types (rosout, parameters, ros_discovery_info): held for their
+        // type hashes only, checked in src/bag/schema.rs against the hashes Jazzy publishes.
+        if pkg_name == "rcl_interfaces" || pkg_name == "rmw_dds_common" {
             continue;
         }
         for path in files(&pkg.join("msg"), "msg") {

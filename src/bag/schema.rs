@@ -57,6 +57,9 @@ const MESSAGES: &[(&str, &str)] = definitions! {
     "action_msgs/GoalStatus" => "interfaces/action_msgs/msg/GoalStatus.msg",
     "action_msgs/GoalStatusArray" => "interfaces/action_msgs/msg/GoalStatusArray.msg",
     "rcl_interfaces/Log" => "interfaces/rcl_interfaces/msg/Log.msg",
+    "rmw_dds_common/Gid" => "interfaces/rmw_dds_common/msg/Gid.msg",
+    "rmw_dds_common/NodeEntitiesInfo" => "interfaces/rmw_dds_common/msg/NodeEntitiesInfo.msg",
+    "rmw_dds_common/ParticipantEntitiesInfo" => "interfaces/rmw_dds_common/msg/ParticipantEntitiesInfo.msg",
     "rcl_interfaces/ParameterValue" => "interfaces/rcl_interfaces/msg/ParameterValue.msg",
     "rcl_interfaces/Parameter" => "interfaces/rcl_interfaces/msg/Parameter.msg",
     "rcl_interfaces/ParameterEvent" => "interfaces/rcl_interfaces/msg/ParameterEvent.msg",
@@ -399,6 +402,12 @@ mod tests {
             (
                 "rcl_interfaces::msg::dds_::Log_",
                 "e28ce254ca8abc06abf92773b74602cdbf116ed34fbaf294fb9f81da9f318eac",
+            ),
+            (
+                // ros_discovery_info's type: without it in USER_DATA, rmw_cyclonedds logs
+                // "Failed to parse type hash for topic 'ros_discovery_info'" for every peer.
+                "rmw_dds_common::msg::dds_::ParticipantEntitiesInfo_",
+                "91a0593bacdcc50ea9bdcf849a938b128412cc1ea821245c663bcd26f83c295e",
             ),
             (
                 "rcl_interfaces::msg::dds_::ParameterEvent_",

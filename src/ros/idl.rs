@@ -172,7 +172,8 @@ fn normalise(package: &str, ty: &str) -> String {
     let base = if base == "char" {
         // rosidl maps `char` to uint8 (service_msgs/ServiceEventInfo.client_gid).
         "uint8".to_string()
-    } else if PRIMITIVES.contains(&base) {
+    } else if PRIMITIVES.contains(&base.split("<=").next().unwrap_or(base)) {
+        // A bounded string (`string<=256`) is a string.
         base.to_string()
     } else if base == "Header" {
         "std_msgs/Header".to_string()
@@ -192,7 +193,7 @@ mod tests {
     fn parses_fields_constants_and_types() {
         let f = parse_msg(
             "pkg",
-            "# c\nuint8 A = 1\nuint8 B=2\nHeader header\ngeometry_msgs/msg/Pose[] poses # x\nCell c\nfloat32[4] q\n",
+            "# c\nuint8 A = 1\nuint8 B=2\nHeader header\ngeometry_msgs/msg/Pose[] poses # x\nCell c\nfloat32[4] q\nstring<=256 s\n",
         )
         .unwrap();
         let got: Vec<(&str, &str)> = f.iter().map(|f| (f.name.as_str(), f.ty.as_str())).collect();
@@ -203,6 +204,7 @@ mod tests {
                 ("poses", "geometry_msgs/Pose[]"),
                 ("c", "pkg/Cell"),
                 ("q", "float32[4]"),
+                ("s", "string<=256"),
             ]
         );
     }

@@ -72,6 +72,9 @@ impl RosRuntime {
         };
         crate::ros::distro::adopt(crate::ros::distro::from_parameters(&params, &args.params)?)?;
         let options = secured(ContextOptions::new().domain_id(domain), security)?;
+        // Before the participant exists: its own endpoints (ros_discovery_info, rosout,
+        // parameter events) carry their type hashes from the start, as rmw's do.
+        crate::bag::schema::announce_type_hashes()?;
         let context = Context::with_options(options)
             .map_err(|e| Error::Ros(format!("cannot join DDS domain {domain}: {e}")))?;
         Ok(RosRuntime {

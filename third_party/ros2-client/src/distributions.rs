@@ -90,7 +90,7 @@ const fn compiled_distro() -> RosDistro {
 /// Compare the `ROS_DISTRO` environment variable against the distribution this
 /// crate was compiled for, and log the outcome:
 ///
-/// * unset -> warning (we cannot tell whether the build matches the runtime),
+/// * unset -> info (gpu_planning patch: the distro was chosen at run time),
 /// * equal -> info (all good),
 /// * `"rolling"` -> warning (rolling tracks the newest, assume compatible),
 /// * anything else -> error (likely wire-incompatible, e.g. wrong Gid format).
@@ -98,7 +98,9 @@ pub fn verify_ros_distro_env() {
   // Patched (gpu_planning): compare with the distro chosen for the wire at run time.
   let built = crate::gid::wire_distro();
   match std::env::var("ROS_DISTRO") {
-    Err(_) => warn!("ROS_DISTRO is not set; ros2-client was built for '{built}'."),
+    // gpu_planning chooses the distro itself (its `ros_distro` parameter) before this runs:
+    // an unset ROS_DISTRO is a normal start, not a warning.
+    Err(_) => info!("ROS_DISTRO is not set; speaking '{built}'."),
     Ok(distro) if distro == built.as_str() => {
       info!("ROS_DISTRO='{distro}' matches the ros2-client build.");
     }

@@ -30,6 +30,19 @@ where
   service_mapping: ServiceMapping,
   request_receiver: SimpleDataReaderR<RequestWrapper<Req>>,
   response_sender: DataWriterR<ResponseWrapper<Resp>>,
+  // gpu_planning patch: an `Enhanced` server also answers rmw_cyclonedds's clients, whose
+  // requests carry a 16-byte header in the payload and expect it back in the reply: the
+  // requests read that way, until answered.
+  cyclone_requests: std::sync::Mutex<std::collections::BTreeSet<RmwRequestId>>,
+}
+
+/// Whether a request to an `Enhanced` server came from rmw_cyclonedds (gpu_planning patch):
+/// its writer's GUID prefix starts with Eclipse Cyclone DDS's vendor id, and it sent no
+/// related sample identity, which rmw_cyclonedds never does.
+fn from_cyclone_rmw(mi: &MessageInfo) -> bool {
+  const ECLIPSE_CYCLONE: [u8; 2] = [0x01, 0x10];
+  GUID::from(mi.publisher_gid()).to_bytes()[..2] == ECLIPSE_CYCLONE
+    && mi.related_request_id().is_none()
 }
 
 impl<Req, Resp> Server<Req, Resp>
@@ -65,7 +78,39 @@ where
       service_mapping,
       request_receiver,
       response_sender,
+      cyclone_requests: Default::default(),
     })
+  }
+
+  /// Decodes one request in this server's mapping, or in rmw_cyclonedds's when an `Enhanced`
+  /// server gets one from it (remembered until answered).
+  fn unwrap_request(
+    &self,
+    req_wrapper: &RequestWrapper<Req>,
+    mi: &MessageInfo,
+  ) -> ReadResult<(RmwRequestId, Req)> {
+    if self.service_mapping == ServiceMapping::Enhanced && from_cyclone_rmw(mi) {
+      let (ri, req) = req_wrapper.unwrap(ServiceMapping::Cyclone, mi)?;
+      if let Ok(mut pending) = self.cyclone_requests.lock() {
+        pending.insert(ri);
+      }
+      return Ok((ri, req));
+    }
+    req_wrapper.unwrap(self.service_mapping, mi)
+  }
+
+  /// The mapping the reply to `rmw_req_id` is written in.
+  fn reply_mapping(&self, rmw_req_id: &RmwRequestId) -> ServiceMapping {
+    let cyclone = self
+      .cyclone_requests
+      .lock()
+      .map(|mut pending| pending.remove(rmw_req_id))
+      .unwrap_or(false);
+    if cyclone {
+      ServiceMapping::Cyclone
+    } else {
+      self.service_mapping
+    }
   }
 
   /// Receive a request from Client.
@@ -80,7 +125,7 @@ where
       Some(dcc) => {
         let mi = MessageInfo::from(&dcc);
         let req_wrapper = dcc.into_value();
-        let (ri, req) = req_wrapper.unwrap(self.service_mapping, &mi)?;
+        let (ri, req) = self.unwrap_request(&req_wrapper, &mi)?;
         Ok(Some((ri, req)))
       }
     } // match
@@ -90,7 +135,7 @@ where
   /// rmw_req_id identifies request being responded.
   pub fn send_response(&self, rmw_req_id: RmwRequestId, response: Resp) -> WriteResult<(), ()> {
     let resp_wrapper = ResponseWrapper::<Resp>::new(
-      self.service_mapping,
+      self.reply_mapping(&rmw_req_id),
       rmw_req_id,
       RepresentationIdentifier::CDR_LE,
       response,
@@ -122,7 +167,7 @@ where
       Some(Ok(dcc)) => {
         let mi = MessageInfo::from(&dcc);
         let req_wrapper = dcc.into_value();
-        let (ri, req) = req_wrapper.unwrap(self.service_mapping, &mi)?;
+        let (ri, req) = self.unwrap_request(&req_wrapper, &mi)?;
         debug!("async_receive_request: {ri:?}");
         Ok((ri, req))
       }
@@ -145,7 +190,7 @@ where
             let mi = MessageInfo::from(&dcc);
             let req_wrapper = dcc.into_value();
             debug!("receive_request_stream: messageinfo={mi:?}");
-            req_wrapper.unwrap(self.service_mapping, &mi)
+            self.unwrap_request(&req_wrapper, &mi)
           }
         } // match
       }, // async
@@ -159,7 +204,7 @@ where
     response: Resp,
   ) -> WriteResult<(), ()> {
     let resp_wrapper = ResponseWrapper::<Resp>::new(
-      self.service_mapping,
+      self.reply_mapping(&rmw_req_id),
       rmw_req_id,
       RepresentationIdentifier::CDR_LE,
       response,
