@@ -502,3 +502,27 @@ fn bag_record_checks_names_first_and_messages_speak_plainly() {
         );
     }
 }
+
+/// Under GPU_PLANNING_REQUIRE_CUDA=1 (how the device tests run), `auto` resolves to CUDA or
+/// fails naming the variable: a node test on `auto` cannot pass on the CPU there.
+#[test]
+fn auto_under_require_cuda_is_cuda_or_an_error() {
+    let out = Command::new(exe())
+        .args(["info", "--backend", "auto"])
+        .env("GPU_PLANNING_REQUIRE_CUDA", "1")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    // `info` reports the selection (or why there is none) on stdout.
+    let selected = stdout
+        .lines()
+        .find(|l| l.starts_with("backend selected:"))
+        .unwrap_or_else(|| panic!("no selection reported: {stdout}{stderr}"));
+    assert!(
+        selected == "backend selected: cuda" || selected.contains("GPU_PLANNING_REQUIRE_CUDA"),
+        "{selected}"
+    );
+}

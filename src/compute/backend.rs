@@ -69,6 +69,14 @@ impl Backend {
             BackendKind::Cuda => Ok(Backend::Cuda(CudaRuntime::shared()?)),
             BackendKind::Auto => match CudaRuntime::shared() {
                 Ok(rt) => Ok(Backend::Cuda(rt)),
+                // The device tests: a node or CLI on `auto` must not pass on the CPU there.
+                Err(e) if super::testing::cuda_required() => Err(crate::Error::invalid(
+                    "backend",
+                    format!(
+                        "auto: {} is set and no CUDA device answers: {e}",
+                        super::testing::REQUIRE_CUDA_ENV
+                    ),
+                )),
                 Err(e) => {
                     // Every node resolves its backend; say why only once per process.
                     static SAID: std::sync::Once = std::sync::Once::new();

@@ -105,7 +105,8 @@ impl<R: Clone + Default, W> Goals<R, W> {
     }
 
     /// Ends goal `id` with what its work returned: `Ok` succeeded; `Err` is CANCELED when a
-    /// cancel was asked for, else ABORTED.
+    /// cancel was asked for, else ABORTED. A goal that has ended already keeps its end
+    /// (`None`).
     pub fn finish(
         &mut self,
         id: &Uuid,
@@ -113,6 +114,9 @@ impl<R: Clone + Default, W> Goals<R, W> {
         now: Instant,
     ) -> Option<Ended<R, W>> {
         let g = self.find(id)?;
+        if g.state.is_terminal() {
+            return None;
+        }
         let (state, result) = match outcome {
             Ok(r) => (GoalState::Succeeded, r),
             Err(r) if g.state == GoalState::Canceling => (GoalState::Canceled, r),
@@ -270,9 +274,12 @@ mod tests {
             g.result(&id(9), 12),
             Lookup::Now(GoalState::Unknown, 0)
         ));
-        assert!(g
-            .finish(&id(1), Ok(8), now)
-            .is_some_and(|e| e.waiting.is_empty()));
+        // An ended goal keeps its end and result.
+        assert!(g.finish(&id(1), Ok(8), now).is_none());
+        assert!(matches!(
+            g.result(&id(1), 13),
+            Lookup::Now(GoalState::Succeeded, 7)
+        ));
     }
 
     #[test]

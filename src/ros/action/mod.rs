@@ -177,7 +177,12 @@ where
             let requests = readable(&self.get_result);
             futures::pin_mut!(requests);
             while let Some((rid, req)) = requests.next().await {
-                let lookup = lock(&self.goals).result(&req.goal_id, rid);
+                // Results past their time are gone even when no goal changed since.
+                let lookup = {
+                    let mut goals = lock(&self.goals);
+                    goals.expire(Instant::now());
+                    goals.result(&req.goal_id, rid)
+                };
                 if let Lookup::Now(state, result) = lookup {
                     let status = state as i8;
                     self.reply(&self.get_result, rid, GetResultResponse { status, result })

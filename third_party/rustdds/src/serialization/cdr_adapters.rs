@@ -103,12 +103,8 @@ pub struct CDRDeserializerAdapter<D> {
   phantom: PhantomData<D>,
 }
 
-// gpu_planning patch: CDR_BE is not listed, so a big-endian sample is refused by the reader
-// (a `Deserialization` error naming the representation) rather than decoded. Decoders that
-// take the payload's bytes as they are (gpu_planning's service requests) cannot tell the
-// byte order, and read a big-endian request of fixed-size fields "exactly", with every value
-// byte-swapped. No ROS 2 RMW on a little-endian host sends big-endian data.
-const REPR_IDS: [RepresentationIdentifier; 2] = [
+const REPR_IDS: [RepresentationIdentifier; 3] = [
+  RepresentationIdentifier::CDR_BE,
   RepresentationIdentifier::CDR_LE,
   RepresentationIdentifier::PL_CDR_LE,
 ];
