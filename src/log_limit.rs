@@ -29,6 +29,14 @@ impl LogLimit {
     }
 }
 
+/// The tail of a line [`LogLimit::admit`] let through: how many like it were held back.
+pub fn held_back(n: u64) -> String {
+    match n {
+        0 => String::new(),
+        n => format!(" ({n} more like it in the last second not logged)"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -67,7 +67,7 @@ where
                 Err(e) => {
                     // Nothing to answer: without a decoded request there is no request id.
                     if let Some(held) = refusals.admit() {
-                        tracing::warn!("{e}{}", held_back(held));
+                        tracing::warn!("{e}{}", crate::log_limit::held_back(held));
                     }
                     continue;
                 }
@@ -106,7 +106,10 @@ where
                         match e {
                             Error::Overloaded { .. } => {
                                 if let Some(held) = overloads.admit() {
-                                    tracing::warn!("{what}: {e}{}", held_back(held));
+                                    tracing::warn!(
+                                        "{what}: {e}{}",
+                                        crate::log_limit::held_back(held)
+                                    );
                                 }
                             }
                             _ => tracing::warn!("{what}: {e}"),
@@ -123,14 +126,6 @@ where
                 })
                 .detach();
         }
-    }
-}
-
-/// The tail of a rate-limited line: how many like it were held back before it.
-fn held_back(n: u64) -> String {
-    match n {
-        0 => String::new(),
-        n => format!(" ({n} more like it in the last second not logged)"),
     }
 }
 

@@ -59,7 +59,7 @@ impl NodeContext {
         for (key, value) in &declared {
             options = options.declare_parameter(key, value.clone());
         }
-        let node_label = format!("{namespace}/{name}").replace("//", "/");
+        let node_label = fully_qualified(&namespace, &name);
         options =
             options.parameter_validator(Box::new(move |key, value| match declared.get(key) {
                 Some(v) if v == value => Ok(()),
@@ -118,7 +118,7 @@ impl NodeContext {
     }
 
     pub fn fully_qualified_name(&self) -> String {
-        format!("{}/{}", self.namespace.trim_end_matches('/'), self.name)
+        fully_qualified(&self.namespace, &self.name)
     }
 
     pub fn node(&self) -> &Node {
@@ -359,6 +359,11 @@ pub fn parse_service_mapping(node: &str, v: Option<&Value>) -> Result<RequestLay
 }
 
 /// Scalars and scalar lists as ROS parameters, nested maps as dotted names.
+/// `/ns/name` (or `/name` in the root namespace).
+fn fully_qualified(namespace: &str, name: &str) -> String {
+    format!("{}/{name}", namespace.trim_end_matches('/'))
+}
+
 fn flatten(m: &Mapping) -> Vec<(String, ParameterValue)> {
     fn walk(prefix: &str, m: &Mapping, out: &mut Vec<(String, ParameterValue)>) {
         for (k, v) in m {

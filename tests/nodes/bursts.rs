@@ -5,15 +5,13 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use gpu_planning::ros::msg::nav2_msgs::{jazzy, ComputePathToPoseGoal, EmptyFeedback};
 use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
 use gpu_planning::ros::{qos, NodeContext};
-use ros2_client::action::ActionClient;
 use ros2_client::{Client, Message};
 
 use crate::bad_input::{call_until, pose, runtimes};
 use crate::common;
-use crate::nav2_planner::{goal_of, map};
+use crate::nav2_planner::{goal_of, map, JazzyToPose};
 
 /// Sends `n` requests made by `send` as fast as the writer takes them, taking answers
 /// meanwhile and after; once the answers stop for 10 s (or all came), the answers to the
@@ -68,11 +66,7 @@ fn every_request_and_goal_of_a_burst_is_answered() {
     let mut peer = NodeContext::new(&client_rt, "burst_client").unwrap();
     let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
     let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
-    let to_pose: ActionClient<
-        ComputePathToPoseGoal,
-        jazzy::ComputePathToPoseResult,
-        EmptyFeedback,
-    > = peer
+    let to_pose: JazzyToPose = peer
         .action_client("/compute_path_to_pose", "nav2_msgs", "ComputePathToPose")
         .unwrap();
     let req = GetPlanRequest {

@@ -323,7 +323,7 @@ pub(crate) fn goal_of(
     }
 }
 
-type JazzyToPose =
+pub(crate) type JazzyToPose =
     ActionClient<ComputePathToPoseGoal, jazzy::ComputePathToPoseResult, EmptyFeedback>;
 
 #[test]

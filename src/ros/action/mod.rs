@@ -112,8 +112,8 @@ where
     }
 
     /// Serves goals until the node stops: `admit` accepts a goal or says why not (the
-    /// client gets `accepted: false`), seeing how many accepted goals wait to run; `execute` runs an accepted one with its cancel flag,
-    /// `Ok` for success, `Err` for failure (ABORTED, or CANCELED after a cancel request).
+    /// client gets `accepted: false`), seeing how many accepted goals wait to run; `execute`
+    /// runs an accepted one with its cancel flag, `Ok` for success, `Err` for failure (ABORTED, or CANCELED after a cancel request).
     pub async fn serve<A, E, Fut>(&self, admit: A, execute: E)
     where
         A: Fn(&G, usize) -> std::result::Result<(), String>,
@@ -136,14 +136,11 @@ where
                     Ok((stamp, new)) => (true, stamp, new),
                     Err(why) => {
                         if let Some(held) = rejections.admit() {
-                            let more = match held {
-                                0 => String::new(),
-                                n => format!(" ({n} more rejections in the last second)"),
-                            };
                             tracing::warn!(
-                                "{}: goal {} rejected: {why}{more}",
+                                "{}: goal {} rejected: {why}{}",
                                 self.name,
-                                req.goal_id
+                                req.goal_id,
+                                crate::log_limit::held_back(held)
                             );
                         }
                         (false, now, false)
