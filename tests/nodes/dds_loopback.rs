@@ -95,17 +95,25 @@ fn runtime_node_round_trip_over_dds() {
                 futures::future::Either::Right(_) => panic!("no status with the map within 30 s"),
             }
         };
-        let reply = futures::future::select(
-            Box::pin(client.async_call_service(GetStatusRequest {
-                refresh_memory: true,
-            })),
-            Box::pin(smol::Timer::after(Duration::from_secs(30))),
-        )
-        .await;
-        let reply = match reply {
-            futures::future::Either::Left((r, _)) => r.expect("service call failed"),
-            futures::future::Either::Right(_) => panic!("no service response within 30 s"),
-        };
+        // The status topic matching says nothing of the service's request and reply topics:
+        // under emulation (the aarch64 tests run under qemu) they can match seconds later, and a
+        // request written before its reader matched is not delivered (volatile).
+        common::settle_discovery("get_status", client.wait_for_service(peer.node())).await;
+        let mut reply = None;
+        for _ in 0..15 {
+            let attempt = futures::future::select(
+                Box::pin(client.async_call_service(GetStatusRequest {
+                    refresh_memory: true,
+                })),
+                Box::pin(smol::Timer::after(Duration::from_secs(2))),
+            )
+            .await;
+            if let futures::future::Either::Left((Ok(r), _)) = attempt {
+                reply = Some(r);
+                break;
+            }
+        }
+        let reply = reply.expect("no get_status response within 30 s");
         (status, reply.status)
     });
     server.shutdown().trigger();
