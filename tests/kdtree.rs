@@ -171,6 +171,15 @@ fn gpu_builds_the_cpu_tree_and_answers_the_same() {
                 .radius(&queries.coords, r, max, Metric::Euclidean)
                 .unwrap();
             assert_eq!(got, want, "radius {r}: n {n}, dims {dims}, max {max}");
+            // The write pass in runs of queries (a handful of pairs each, one query when it
+            // alone has more), as a radius covering much of a big cloud is cut.
+            let runs = dev
+                .radius_in_passes(&queries.coords, r, max, Metric::Euclidean, 7)
+                .unwrap();
+            assert_eq!(
+                runs, want,
+                "radius {r} in runs: n {n}, dims {dims}, max {max}"
+            );
             if dims == 4 {
                 // Large enough that q and -q both reach some points (non-unit tuples).
                 let want = radius(&cpu, &queries.coords, 0.9, max, Metric::So3).unwrap();

@@ -148,7 +148,7 @@ fn gpu_sort_matches_cpu_reference() {
 /// matches the CPU.
 #[test]
 fn gpu_host_copies_are_exact_pinned_staged_and_registered() {
-    use gpu_planning::compute::host_copies::{HostCopies, REGISTER_FROM_BYTES};
+    use gpu_planning::compute::host_copies::{HostCopies, Registration, REGISTER_FROM_BYTES};
     let Some(shared) = cuda_or_skip("gpu_host_copies_are_exact_pinned_staged_and_registered")
     else {
         return;
@@ -160,6 +160,7 @@ fn gpu_host_copies_are_exact_pinned_staged_and_registered() {
         HostCopies::Registered,
     ] {
         let rt = shared.with_host_copies(mode);
+        let granted = Registration::granted();
         let words = REGISTER_FROM_BYTES / 8;
         // Chunk boundaries too: one pinned chunk, one more word, several chunks and a part.
         let chunk = gpu_planning::compute::staging::CHUNK_BYTES / 8;
@@ -198,6 +199,17 @@ fn gpu_host_copies_are_exact_pinned_staged_and_registered() {
             .sort_pairs_host_with(&keys, &values, SortMethod::Onesweep)
             .unwrap();
         assert!(gk == ck && gv == cv, "{mode:?}: sort differs");
+        // A refused registration copies the staged way: the registered pass must have had
+        // its copies registered, or it tested the staged path twice.
+        let registered = Registration::granted() - granted;
+        if mode == HostCopies::Registered {
+            assert!(
+                registered > 0,
+                "no host pages were registered in the registered pass"
+            );
+        } else {
+            assert_eq!(registered, 0, "{mode:?} registered host pages");
+        }
     }
 }
 

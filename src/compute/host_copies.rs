@@ -89,9 +89,22 @@ impl Registration {
         let ptr = ptr as *mut std::ffi::c_void;
         // SAFETY: the caller guarantees the range is live; flags 0 is plain page-locking.
         let r = unsafe { sys::cuMemHostRegister_v2(ptr, bytes, 0) };
-        (r == sys::CUresult::CUDA_SUCCESS).then_some(Registration { ptr })
+        let ok = r == sys::CUresult::CUDA_SUCCESS;
+        if ok {
+            REGISTRATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        ok.then_some(Registration { ptr })
+    }
+
+    /// How many registrations the driver has granted in this process: a refused one falls
+    /// back to the staged copy without a word, so this is how a test knows registered copies
+    /// really ran.
+    pub fn granted() -> u64 {
+        REGISTRATIONS.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
+
+static REGISTRATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 impl Drop for Registration {
     fn drop(&mut self) {

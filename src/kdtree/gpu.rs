@@ -882,6 +882,20 @@ impl DeviceTree {
         max_count: usize,
         metric: Metric,
     ) -> Result<Vec<Neighbors>> {
+        self.radius_in_passes(queries, r, max_count, metric, RADIUS_PAIRS_PER_PASS)
+    }
+
+    /// [`DeviceTree::radius`] holding at most `pairs_per_pass` pairs at once (or one query's,
+    /// when more): small budgets let the tests cross many passes.
+    #[doc(hidden)]
+    pub fn radius_in_passes(
+        &self,
+        queries: &[f32],
+        r: f32,
+        max_count: usize,
+        metric: Metric,
+        pairs_per_pass: usize,
+    ) -> Result<Vec<Neighbors>> {
         use rayon::prelude::*;
         check_query_dims(self.dims, queries, 1, metric)?;
         if !(r.is_finite() && r >= 0.0) {
@@ -900,11 +914,12 @@ impl DeviceTree {
             nq as u32,
             (metric == Metric::So3) as i32,
         );
-        let cfg = LaunchConfig {
-            grid_dim: (nq.div_ceil(64) as u32, 1, 1),
+        let cfg_for = |queries: usize| LaunchConfig {
+            grid_dim: (queries.div_ceil(64) as u32, 1, 1),
             block_dim: (64, 1, 1),
             shared_mem_bytes: 0,
         };
+        let cfg = cfg_for(nq);
         // Pass 1: counts. Null output pointers select counting in the kernel.
         let mut counts = rt.alloc_zeros::<u32>(nq)?;
         let none_u32: u64 = 0;
@@ -921,53 +936,62 @@ impl DeviceTree {
             .arg(&none_u32)
             .arg(&none_u32)
             .arg(&none_u32);
-        // SAFETY: kd_radius: as declared; the count pass writes counts[0..nq); the write pass writes each query's pairs from its offset, within the total allocated
+        // SAFETY: kd_radius: as declared; with null outputs it only writes counts[0..nq).
         unsafe { b.launch(cfg) }.map_err(launch_err("kd_radius"))?;
         let c = rt.download(&counts, nq)?;
-        let mut offsets = Vec::with_capacity(nq + 1);
-        let mut total = 0u64;
-        for &x in &c {
-            offsets.push(total as u32);
-            total += x as u64;
-        }
-        if total >= u32::MAX as u64 {
-            return Err(Error::invalid(
-                "radius",
-                format!(
-                    "{r} finds {total} points in all; ask for fewer queries or a smaller radius"
-                ),
-            ));
-        }
-        offsets.push(total as u32);
-        let total = total as usize;
-        let off = rt.upload(&offsets)?;
-        // SAFETY: pass 2 writes exactly the counted entries.
-        let mut d = unsafe { rt.alloc::<f32>(total.max(1)) }?;
-        // SAFETY: uninitialised; kd_radius writes all of it before anything reads it.
-        let mut i = unsafe { rt.alloc::<u32>(total.max(1)) }?;
-        let mut b = rt.stream().launch_builder(&f);
-        b.arg(&self.tcoords)
-            .arg(&self.torig)
-            .arg(&n)
-            .arg(&di)
-            .arg(&q)
-            .arg(&nq32);
-        b.arg(&r)
-            .arg(&so3)
-            .arg(&mut counts)
-            .arg(&off)
-            .arg(&mut d)
-            .arg(&mut i);
-        // SAFETY: kd_radius: as declared; the count pass writes counts[0..nq); the write pass writes each query's pairs from its offset, within the total allocated
-        unsafe { b.launch(cfg) }.map_err(launch_err("kd_radius"))?;
-        let (d, i) = if total == 0 {
-            (vec![], vec![])
-        } else {
-            (rt.download(&d, total)?, rt.download(&i, total)?)
-        };
-        Ok((0..nq)
-            .into_par_iter()
-            .map(|qi| {
+        // Pass 2 in runs of queries whose pairs fit pairs_per_pass (a run holds at
+        // least one query, at most n pairs), each run's rows ordered and cut to max_count
+        // before the next: a radius covering the cloud for thousands of queries would
+        // otherwise hold every in-radius pair at once on the device and the host, however
+        // few were asked for.
+        let mut rows = Vec::with_capacity(nq);
+        let mut a = 0;
+        while a < nq {
+            let mut b = a;
+            let mut total = 0usize;
+            while b < nq && (b == a || total + c[b] as usize <= pairs_per_pass) {
+                total += c[b] as usize;
+                b += 1;
+            }
+            let mut offsets = Vec::with_capacity(b - a + 1);
+            let mut at = 0u32;
+            for &x in &c[a..b] {
+                offsets.push(at);
+                at += x;
+            }
+            offsets.push(at);
+            let off = rt.upload(&offsets)?;
+            // SAFETY: uninitialised; kd_radius writes all of it before anything reads it.
+            let mut d = unsafe { rt.alloc::<f32>(total.max(1)) }?;
+            // SAFETY: as above.
+            let mut i = unsafe { rt.alloc::<u32>(total.max(1)) }?;
+            let (run_q, mut run_counts) = (
+                q.slice(a * self.dims..b * self.dims),
+                counts.slice_mut(a..b),
+            );
+            let run_nq = (b - a) as u32;
+            let mut l = rt.stream().launch_builder(&f);
+            l.arg(&self.tcoords)
+                .arg(&self.torig)
+                .arg(&n)
+                .arg(&di)
+                .arg(&run_q)
+                .arg(&run_nq);
+            l.arg(&r)
+                .arg(&so3)
+                .arg(&mut run_counts)
+                .arg(&off)
+                .arg(&mut d)
+                .arg(&mut i);
+            // SAFETY: kd_radius: as declared; the write pass writes each of the run's queries'
+            // pairs from its offset in the run, which the count pass sized: `total` in all.
+            unsafe { l.launch(cfg_for(b - a)) }.map_err(launch_err("kd_radius"))?;
+            let (d, i) = if total == 0 {
+                (vec![], vec![])
+            } else {
+                (rt.download(&d, total)?, rt.download(&i, total)?)
+            };
+            rows.par_extend((0..b - a).into_par_iter().map(|qi| {
                 let (lo, hi) = (offsets[qi] as usize, offsets[qi + 1] as usize);
                 let mut row: Vec<(f32, u32)> = (lo..hi).map(|j| (d[j], i[j])).collect();
                 row.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -978,10 +1002,16 @@ impl DeviceTree {
                     row.truncate(max_count);
                 }
                 row
-            })
-            .collect())
+            }));
+            a = b;
+        }
+        Ok(rows)
     }
 }
+
+/// Radius pairs (distance and index, 8 bytes each) the write pass holds at once: 256 MiB on
+/// the device and again on the host.
+const RADIUS_PAIRS_PER_PASS: usize = 1 << 25;
 
 /// Floats per tree-layout row (kernels/kdtree.cu's `tree_row`): 3-D rows are padded to 16
 /// bytes, the fourth float holding the point's first-copy index.

@@ -11,7 +11,8 @@ pub use cdr_encoding::{
 };
 // Export some parts of inner modules
 pub use cdr_adapters::{
-  deserialize_from_cdr_with_decoder_and_rep_id, deserialize_from_cdr_with_rep_id,
+  decoding_representation, deserialize_from_cdr_with_decoder_and_rep_id,
+  deserialize_from_cdr_with_rep_id,
   to_writer_with_rep_id, CDRDeserializerAdapter, CDRSerializerAdapter, CdrDeserializeSeedDecoder,
 };
 pub use representation_identifier::RepresentationIdentifier;

@@ -930,14 +930,26 @@ impl DPEventLoop {
             local_writer_sec_info_opt,
             remote_reader_sec_info_opt,
           );
+          // Our own participant's endpoints come back through discovery too. They are
+          // matched for the shared cache's local delivery, without a key exchange (the
+          // crypto plugin registers only remote participants' endpoints; with itself it
+          // failed with about 20 ERROR lines at every start) and without a warning when
+          // the built-in secure ones do not match.
+          let own = remote_reader_guid.prefix == self.domain_info.domain_participant_guid.prefix;
           if !compatible {
-            security_warn!(
-              "Local writer {:?} and remote reader {:?} have incompatible security, ignoring the \
-               remote.",
-              writer.guid(),
-              remote_reader_guid
-            );
+            if own {
+              debug!("Local writer {local_writer_guid:?}: not matching our own reader {remote_reader_guid:?}");
+            } else {
+              security_warn!(
+                "Local writer {:?} and remote reader {:?} have incompatible security, ignoring \
+                 the remote.",
+                writer.guid(),
+                remote_reader_guid
+              );
+            }
             false // match_to_reader
+          } else if own {
+            true // match_to_reader
           } else {
             // Signal Secure discovery to exchange keys with the remote
             // TODO: do this only at first encounter with the remote / before keys have been
@@ -1019,14 +1031,22 @@ impl DPEventLoop {
             remote_writer_sec_info_opt,
           );
 
+          // Our own participant's writers: see remote_reader_discovered.
+          let own = remote_writer_guid.prefix == self.domain_info.domain_participant_guid.prefix;
           if !compatible {
-            security_warn!(
-              "Local reader {:?} and remote writer {:?} have incompatible security, ignoring the \
-               remote.",
-              local_reader_guid,
-              remote_writer_guid
-            );
+            if own {
+              debug!("Local reader {local_reader_guid:?}: not matching our own writer {remote_writer_guid:?}");
+            } else {
+              security_warn!(
+                "Local reader {:?} and remote writer {:?} have incompatible security, ignoring \
+                 the remote.",
+                local_reader_guid,
+                remote_writer_guid
+              );
+            }
             false // match_to_writer
+          } else if own {
+            true // match_to_writer
           } else {
             // Signal Secure discovery to exchange keys with the remote
             // TODO: do this only at first encounter with the remote / before keys have been

@@ -1354,6 +1354,15 @@ impl Reader {
     destination_guid: GUID,
     dst_locator_list: &[Locator],
   ) {
+    // Secured, a user-defined reader sends nothing on the wire to our own participant's
+    // writers (see the writer's send_message_to_readers): the plugin has no crypto
+    // handles for them.
+    if self.security_plugins.is_some()
+      && self.my_guid.entity_id.kind().is_user_defined()
+      && destination_guid.prefix == self.my_guid.prefix
+    {
+      return;
+    }
     match self.security_encode(message, destination_guid) {
       Ok(message) => {
         let bytes = match message.write_to_vec_with_ctx(Endianness::LittleEndian) {

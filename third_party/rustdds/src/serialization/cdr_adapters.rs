@@ -252,6 +252,27 @@ where
   deserialize_from_cdr_with_decoder_and_rep_id::<PhantomData<T>>(input_bytes, encoding, PhantomData)
 }
 
+std::thread_local! {
+  static DECODING: std::cell::Cell<Option<RepresentationIdentifier>> =
+    const { std::cell::Cell::new(None) };
+}
+
+/// The representation of the payload this thread is decoding now (set by
+/// [`deserialize_from_cdr_with_decoder_and_rep_id`] before it calls the decoder), for a
+/// `Deserialize` that takes a payload's bytes raw and decodes them later: it must know
+/// their byte order. `None` outside a decode.
+pub fn decoding_representation() -> Option<RepresentationIdentifier> {
+  DECODING.with(|d| d.get())
+}
+
+/// Sets the decoding representation for one decode, restoring the previous one after it.
+fn with_representation<T>(encoding: RepresentationIdentifier, f: impl FnOnce() -> T) -> T {
+  let previous = DECODING.with(|d| d.replace(Some(encoding)));
+  let out = f();
+  DECODING.with(|d| d.set(previous));
+  out
+}
+
 /// Decode type using the given [`DeserializeSeed`]-based decoder.
 ///
 /// Returns deserialized object and byte count of stream consumed.
@@ -267,7 +288,7 @@ where
     RepresentationIdentifier::CDR_LE | RepresentationIdentifier::PL_CDR_LE => {
       let mut deserializer = CdrDeserializer::<LittleEndian>::new(input_bytes);
       Ok((
-        decoder.deserialize(&mut deserializer)?,
+        with_representation(encoding, || decoder.deserialize(&mut deserializer))?,
         deserializer.bytes_consumed(),
       ))
     }
@@ -275,7 +296,7 @@ where
     RepresentationIdentifier::CDR_BE | RepresentationIdentifier::PL_CDR_BE => {
       let mut deserializer = CdrDeserializer::<BigEndian>::new(input_bytes);
       Ok((
-        decoder.deserialize(&mut deserializer)?,
+        with_representation(encoding, || decoder.deserialize(&mut deserializer))?,
         deserializer.bytes_consumed(),
       ))
     }
