@@ -200,15 +200,14 @@ fn gpu_host_copies_are_exact_pinned_staged_and_registered() {
             .unwrap();
         assert!(gk == ck && gv == cv, "{mode:?}: sort differs");
         // A refused registration copies the staged way: the registered pass must have had
-        // its copies registered, or it tested the staged path twice.
-        let registered = Registration::granted() - granted;
+        // its copies registered, or it tested the staged path twice. (The count is the
+        // process's: only where no other test registers, the default on a discrete GPU, does
+        // it speak for this pass alone.)
         if mode == HostCopies::Registered {
             assert!(
-                registered > 0,
+                Registration::granted() > granted,
                 "no host pages were registered in the registered pass"
             );
-        } else {
-            assert_eq!(registered, 0, "{mode:?} registered host pages");
         }
     }
 }
