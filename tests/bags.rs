@@ -470,3 +470,44 @@ fn sqlite3_bags_of_views_are_refused() {
         assert!(e.contains(name) && e.contains("is not a table"), "{e}");
     }
 }
+
+/// A chunk's declared uncompressed size is checked before anything is unpacked: one whose
+/// header claims more than a chunk may hold is refused naming the file and the size.
+#[test]
+fn mcap_chunks_claiming_more_than_a_chunk_may_hold_are_refused() {
+    let dir = scratch("chunk_claim");
+    let mut w = BagWriter::create(&dir).unwrap();
+    w.add_topic("/a", "nav_msgs/msg/Path", TopicQos::default())
+        .unwrap();
+    w.write("/a", 1, &cdr::encode(&RosPath::default()).unwrap())
+        .unwrap();
+    w.finish().unwrap();
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "mcap"))
+        .unwrap();
+    let mut bytes = std::fs::read(&file).unwrap();
+    // Records after the 8 magic bytes: opcode, u64 length, body. A chunk (0x06) begins with
+    // its start and end times, then its uncompressed size.
+    let mut at = 8;
+    let chunk = loop {
+        let len = u64::from_le_bytes(bytes[at + 1..at + 9].try_into().unwrap()) as usize;
+        if bytes[at] == 0x06 {
+            break at + 9;
+        }
+        at += 9 + len;
+    };
+    assert_eq!(Bag::open(&file).unwrap().messages.len(), 1);
+    bytes[chunk + 16..chunk + 24].copy_from_slice(&(1u64 << 40).to_le_bytes());
+    let lying = dir.join("lying.mcap");
+    std::fs::write(&lying, &bytes).unwrap();
+    let e = Bag::open(&lying)
+        .expect_err("a 1 TiB chunk was read")
+        .to_string();
+    assert!(
+        e.contains("lying.mcap") && e.contains("1099511627776 bytes uncompressed"),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -145,6 +145,7 @@ impl Bag {
     }
 
     fn read_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
+        check_uncompressed_sizes(name, bytes)?;
         let stream = mcap::MessageStream::new(bytes).map_err(|e| Error::invalid(name, e))?;
         for m in stream {
             let m = m.map_err(|e| Error::invalid(name, e))?;
@@ -227,4 +228,48 @@ impl Bag {
     pub fn on<'a>(&'a self, topic: &'a str) -> impl Iterator<Item = &'a BagMessage> + 'a {
         self.messages.iter().filter(move |m| m.topic == topic)
     }
+}
+
+/// The largest chunk an MCAP file may declare, uncompressed: one message as large as the
+/// transport takes (RustDDS's reassembly limit, `third_party/rustdds`'s fragment budget).
+const MCAP_CHUNK_LIMIT: u64 = (1 << 30) + (1 << 20);
+
+/// The most message bytes one MCAP file may unpack to: the bag is held in memory whole.
+const MCAP_FILE_LIMIT: u64 = 4 << 30;
+
+/// Checks the sizes an MCAP file's chunks declare before any is unpacked: a 10 KB file whose
+/// zstd chunk unpacks to 300 MB took 600 MB to read, and nothing bounded a larger claim.
+fn check_uncompressed_sizes(name: &str, bytes: &[u8]) -> Result<()> {
+    // A file the linear scan cannot read is refused by the message stream, naming why.
+    let Ok(records) = mcap::read::LinearReader::new(bytes) else {
+        return Ok(());
+    };
+    let mut total = 0u64;
+    for record in records {
+        let size = match record {
+            Ok(mcap::records::Record::Chunk { header, .. }) => {
+                if header.uncompressed_size > MCAP_CHUNK_LIMIT {
+                    return Err(Error::invalid(
+                        name,
+                        format!(
+                            "a chunk declares {} bytes uncompressed, above the {MCAP_CHUNK_LIMIT} a chunk may hold",
+                            header.uncompressed_size
+                        ),
+                    ));
+                }
+                header.uncompressed_size
+            }
+            Ok(mcap::records::Record::Message { data, .. }) => data.len() as u64,
+            Ok(_) => 0,
+            Err(_) => break,
+        };
+        total += size;
+        if total > MCAP_FILE_LIMIT {
+            return Err(Error::invalid(
+                name,
+                format!("its messages unpack to more than {MCAP_FILE_LIMIT} bytes (held in memory whole)"),
+            ));
+        }
+    }
+    Ok(())
 }

@@ -218,7 +218,7 @@ pub(crate) fn solve(
     let tol = placed.tolerance;
     let mut s = cell(map, "start", &placed.start.position)?;
     if !map.planner.is_open(s) && tol > 0.0 {
-        if let Some((c, d)) = nearest(map, &placed.start.position, s, tol, |c| {
+        if let Some((c, d)) = nearest(&map.frame, &placed.start.position, s, tol, |c| {
             map.planner.is_open(c)
         }) {
             tracing::info!(
@@ -243,7 +243,7 @@ pub(crate) fn solve(
                 let moved = if tol > 0.0 {
                     let reach = map.planner.reachable_from(s)?;
                     let w = map.frame.width as i64;
-                    nearest(map, &goal.position, g, tol, |c| {
+                    nearest(&map.frame, &goal.position, g, tol, |c| {
                         reach[(c.1 * w + c.0) as usize]
                     })
                 } else {
@@ -320,15 +320,16 @@ fn occupied(e: Error) -> Failure {
 /// The cell within `tol` metres of `p` (cell `at`) whose centre is nearest to it among those
 /// `ok` accepts (ties: the smaller row, then column), and that distance.
 fn nearest(
-    map: &MapState,
+    f: &CellFrame,
     p: &Point,
     at: (i64, i64),
     tol: f64,
     ok: impl Fn((i64, i64)) -> bool,
 ) -> Option<((i64, i64), f64)> {
-    let f = &map.frame;
-    let r = (tol / f.resolution).ceil() as i64 + 1;
     let (w, h) = (f.width as i64, f.height as i64);
+    // No wider than the map: a tolerance of 3.4e38 m (GetPlan's float allows it) made the
+    // cell count saturate and the +1 wrap, and the tolerance was ignored.
+    let r = (tol / f.resolution).ceil().min(w.max(h) as f64) as i64 + 1;
     let mut best: Option<((i64, i64), f64)> = None;
     for y in (at.1 - r).max(0)..=(at.1 + r).min(h - 1) {
         for x in (at.0 - r).max(0)..=(at.0 + r).min(w - 1) {
@@ -402,6 +403,29 @@ fn oriented(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Any finite tolerance searches at most the whole map: 3.4e38 m finds the nearest open
+    /// cell as 1e6 m does.
+    #[test]
+    fn a_huge_tolerance_searches_the_whole_map() {
+        let frame = CellFrame {
+            origin: Pose::default(),
+            resolution: 0.05,
+            width: 40,
+            height: 30,
+        };
+        let goal = Point {
+            x: 0.125,
+            y: 0.125,
+            z: 0.0,
+        };
+        let open = |c: (i64, i64)| c == (37, 28);
+        for tol in [1e6, 3.4e38, f64::MAX] {
+            let found = nearest(&frame, &goal, (2, 2), tol, open);
+            assert_eq!(found.map(|f| f.0), Some((37, 28)), "tolerance {tol}");
+        }
+        assert_eq!(nearest(&frame, &goal, (2, 2), 0.5, open), None);
+    }
 
     /// The eight step headings stand for the atan2 of each step between cell centres, in a
     /// turned frame too, and a step that is not to a neighbour (two legs joined at a goal the
