@@ -492,6 +492,34 @@ fn bag_record_checks_names_first_and_messages_speak_plainly() {
         );
         assert!(!out.exists(), "{topic}: {o} was made for a refused topic");
     }
+    // `lee` without a grid names the three it can take, not --elevation alone.
+    refused(
+        &["lee", "--start", "1,1", "--goal", "5,5"],
+        2,
+        &["--elevation", "--map", "--heightmap"],
+    );
+    // A huge radius is written as a person would, not with its 300 digits.
+    let dir = d.display().to_string();
+    pgm(&d, "m4.pgm", 4, 4);
+    std::fs::write(
+        d.join("m4.yaml"),
+        "image: m4.pgm\nresolution: 0.1\norigin: [0, 0, 0]\nnegate: 0\noccupied_thresh: 0.65\nfree_thresh: 0.196\n",
+    )
+    .unwrap();
+    let map = format!("{dir}/m4.yaml");
+    let args = [
+        "lee",
+        "--map",
+        &map,
+        "--start",
+        "1,1",
+        "--goal",
+        "2,2",
+        "--cost-model",
+    ];
+    let (rc, err) = run(&[&args[..], &["costmap", "--robot-radius", "1e300"]].concat());
+    assert_eq!(rc, 1, "{err}");
+    assert!(err.contains("robot_radius (1e300)"), "{err}");
     if !cfg!(feature = "security") {
         let ks = d.join("ks").display().to_string();
         let (rc, err) = run(&["security", "create-keystore", &ks]);

@@ -193,6 +193,9 @@ pub fn play(rt: &RosRuntime, steps: &[TimedStep], opts: &PlayOptions) -> Result<
         let mut calls = Vec::new();
         // Time spent waiting for late outputs; the schedule moves by it, keeping the gaps.
         let mut late = Duration::ZERO;
+        // Each topic's messages counted as `bag info --echo` counts them (`/map[0]`), so an
+        // error names the message.
+        let mut published: BTreeMap<&str, usize> = BTreeMap::new();
         for s in steps {
             if opts.rate > 0.0 {
                 // Library callers may pass any rate: a wait that does not fit a Duration is
@@ -225,9 +228,13 @@ pub fn play(rt: &RosRuntime, steps: &[TimedStep], opts: &PlayOptions) -> Result<
             late += waiting.elapsed();
             match &s.step {
                 Step::Publish { topic, cdr, .. } => {
+                    let n = published.entry(topic.as_str()).or_default();
                     if let Some(p) = publishers.get(topic) {
-                        p.publish(cdr).await?;
+                        p.publish(cdr)
+                            .await
+                            .map_err(|e| e.under(format!("{topic}[{n}]: ")))?;
                     }
+                    *n += 1;
                 }
                 Step::Call {
                     service,

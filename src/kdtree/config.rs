@@ -17,7 +17,7 @@ pub enum Metric {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Traversal {
-    /// [`Traversal::Plane`] below k = [`BOXES_FROM_K`], [`Traversal::Boxes`] from there.
+    /// `plane` below k = 32 (BOXES_FROM_K), `boxes` from there.
     #[default]
     Auto,
     /// By the split plane alone: the fastest at k = 1 and at k = 8 on points that fill space

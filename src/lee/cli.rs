@@ -11,14 +11,11 @@ use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
+// One of the three grids is needed: the error names all of them, not --elevation alone.
+#[command(group(clap::ArgGroup::new("grid").required(true).args(["elevation", "map", "heightmap"])))]
 pub struct LeeArgs {
     /// Elevation grid: 2-D float32/float64 .npy, shape (rows, cols), C order; NaN = blocked.
-    #[arg(
-        long,
-        conflicts_with_all = ["map", "heightmap"],
-        required_unless_present_any = ["map", "heightmap"],
-        requires = "max_step"
-    )]
+    #[arg(long, conflicts_with_all = ["map", "heightmap"], requires = "max_step")]
     pub elevation: Option<PathBuf>,
     /// Largest height difference a move may climb (with --elevation or --heightmap).
     #[arg(long, allow_negative_numbers = true)]

@@ -87,7 +87,8 @@ impl CostParams {
                 "inflation_radius",
                 format!(
                     "{} is not a finite radius at least robot_radius ({})",
-                    self.inflation_radius, self.robot_radius
+                    crate::seconds::shown(self.inflation_radius),
+                    crate::seconds::shown(self.robot_radius)
                 ),
             ));
         }
