@@ -15,6 +15,7 @@ pub mod cellgraph;
 pub mod compute;
 pub mod config;
 pub mod demo;
+pub mod env;
 pub mod error;
 pub mod kdtree;
 pub mod lee;

@@ -5,18 +5,19 @@
 use std::path::PathBuf;
 
 /// Environment variable naming the repository the tests read their files from.
-pub const REPO_ENV: &str = "GPU_PLANNING_REPO";
+pub const REPO_ENV: &str = crate::env::REPO.name;
 
 /// The repository root.
 pub fn repo() -> PathBuf {
-    std::env::var_os(REPO_ENV)
+    crate::env::REPO
+        .get_os()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")))
 }
 
 /// Environment variable that makes the independent peers' checks (Cyclone DDS, rosbags and
 /// mcap, pypcd4) required instead of skipped when their Python package is missing (CI).
-pub const REQUIRE_INTEROP_ENV: &str = "GPU_PLANNING_REQUIRE_INTEROP";
+pub const REQUIRE_INTEROP_ENV: &str = crate::env::REQUIRE_INTEROP.name;
 
 /// What to install so that no interop check skips.
 pub const INTEROP_INSTALL: &str = "pip install cyclonedds==11.0.1 rosbags==0.11.9 mcap==1.6.0 \
@@ -33,7 +34,7 @@ pub fn announce_skip(check: &str, why: &str) {
 /// An independent peer's check cannot run (`why`): a failure under
 /// `GPU_PLANNING_REQUIRE_INTEROP=1`, else a visible skip naming what to install.
 pub fn peer_missing(check: &str, why: &str) {
-    if std::env::var(REQUIRE_INTEROP_ENV).is_ok_and(|v| v == "1") {
+    if crate::env::REQUIRE_INTEROP.is("1") {
         panic!("{REQUIRE_INTEROP_ENV}=1 but {check} cannot run: {why}");
     }
     announce_skip(check, &format!("{why} (to run it: {INTEROP_INSTALL})"));

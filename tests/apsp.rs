@@ -347,7 +347,9 @@ fn files_parse_and_errors_name_the_line() {
 #[test]
 fn cli_answers_queries_as_json() {
     // The device machine runs copied test binaries beside a copied executable.
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     let out = std::process::Command::new(&exe)
         .args([

@@ -214,7 +214,9 @@ fn cli_prints_cells_and_edges_as_json() {
         .collect();
     let flat: Vec<f64> = raw.iter().flatten().copied().collect();
     std::fs::write(dir.join("s.npy"), write_f64_nd(&[400, 4], &flat)).unwrap();
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     let out = std::process::Command::new(&exe)
         .args(["cellgraph", "--constraints"])

@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 use gpu_planning::npy::{write_f32_2d, write_f64_nd};
 
 fn exe() -> String {
-    std::env::var("GPU_PLANNING_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").into())
+    gpu_planning::env::BIN
+        .get()
+        .ok_or(())
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").into())
 }
 
 fn scratch() -> PathBuf {
@@ -19,11 +22,10 @@ fn scratch() -> PathBuf {
     d
 }
 
-/// Runs the CLI (CPU backend), at most 60 s; returns (exit code, stderr).
+/// Runs the CLI, at most 60 s; returns (exit code, stderr).
 fn run(args: &[&str]) -> (i32, String) {
     let mut child = Command::new(exe())
         .args(args)
-        .env("GPU_PLANNING_BACKEND", "cpu")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -385,11 +387,7 @@ fn round_three_durations_sizes_and_radii_are_refused_or_bounded() {
             "--json",
         ];
         args.extend_from_slice(extra);
-        let out = Command::new(exe())
-            .args(&args)
-            .env("GPU_PLANNING_BACKEND", "cpu")
-            .output()
-            .unwrap();
+        let out = Command::new(exe()).args(&args).output().unwrap();
         assert!(
             out.status.success(),
             "{args:?}: {}",
@@ -537,7 +535,7 @@ fn bag_record_checks_names_first_and_messages_speak_plainly() {
 fn auto_under_require_cuda_is_cuda_or_an_error() {
     let out = Command::new(exe())
         .args(["info", "--backend", "auto"])
-        .env("GPU_PLANNING_REQUIRE_CUDA", "1")
+        .env(gpu_planning::env::REQUIRE_CUDA.name, "1")
         .output()
         .unwrap();
     let (stdout, stderr) = (

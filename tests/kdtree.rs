@@ -466,7 +466,9 @@ fn cli_prints_neighbours_as_json_and_writes_npz() {
     let f64s = |v: &[f32]| v.iter().map(|&x| x as f64).collect::<Vec<_>>();
     std::fs::write(dir.join("p.npy"), write_f64_nd(&[500, 3], &f64s(&p.coords))).unwrap();
     std::fs::write(dir.join("q.npy"), write_f64_nd(&[40, 3], &f64s(&q.coords))).unwrap();
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     let out = std::process::Command::new(&exe)
         .args(["knn", "--points"])
@@ -857,7 +859,9 @@ fn organized_pcd_clouds_answer_with_file_indices() {
             d.iter().take(k).map(|e| e.1).collect()
         })
         .collect();
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     for (file, traversal) in [
         ("ascii.pcd", "plane"),

@@ -648,7 +648,9 @@ fn gazebo_heightmap_loads_and_plans_around_its_wall() {
     )
     .unwrap();
     assert_eq!(png.heights, m.heights);
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     let out = std::process::Command::new(&exe)
         .args(["lee", "--heightmap"])

@@ -209,7 +209,9 @@ fn cli_prints_the_solution_as_json() {
         ::image::Luma([if x >= 15 { 200 } else { 10 }])
     });
     img.save(&path).unwrap();
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     let out = std::process::Command::new(&exe)
         .args([

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 
 /// Environment variable naming the folder for compiled kernels (CUBIN); `off` (or empty)
 /// turns the disk cache off. Unset: the user's cache folder (see [`kernel_cache_dir`]).
-pub const KERNEL_CACHE_ENV: &str = "GPU_PLANNING_KERNEL_CACHE";
+pub const KERNEL_CACHE_ENV: &str = crate::env::KERNEL_CACHE.name;
 
 /// The prelude (`kernels/common.cuh`: integer types, the grid-stride loop) compiled in front of
 /// every kernel source.
@@ -369,7 +369,7 @@ impl CudaRuntime {
             "-default-device".to_string(),
         ];
         // For profilers (ncu's source view): line tables, the same code otherwise.
-        if std::env::var_os("GPU_PLANNING_KERNEL_LINEINFO").is_some_and(|v| v == "1") {
+        if crate::env::KERNEL_LINEINFO.is("1") {
             options.push("-lineinfo".to_string());
         }
         options.extend_from_slice(extra);
@@ -710,8 +710,8 @@ pub fn one_per_item(n: usize, threads: u32, field: &str) -> Result<LaunchConfig>
 fn injected_limit<T>(len: usize) -> Result<()> {
     static LIMIT: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
     let limit = LIMIT.get_or_init(|| {
-        std::env::var("GPU_PLANNING_DEVICE_ALLOC_LIMIT")
-            .ok()
+        crate::env::DEVICE_ALLOC_LIMIT
+            .get()
             .and_then(|v| v.trim().parse().ok())
     });
     let bytes = len.saturating_mul(std::mem::size_of::<T>());
@@ -719,8 +719,9 @@ fn injected_limit<T>(len: usize) -> Result<()> {
         Some(l) if bytes > *l => Err(Error::OutOfMemory {
             requested_bytes: bytes,
             detail: format!(
-                "{len} x {} (above GPU_PLANNING_DEVICE_ALLOC_LIMIT = {l})",
-                std::any::type_name::<T>()
+                "{len} x {} (above {} = {l})",
+                std::any::type_name::<T>(),
+                crate::env::DEVICE_ALLOC_LIMIT.name
             ),
         }),
         _ => Ok(()),
@@ -840,7 +841,11 @@ fn disk_cache_path(
 /// any of them.
 pub fn kernel_cache_dir() -> Option<PathBuf> {
     let var = |k| std::env::var_os(k);
-    cache_dir_from(var(KERNEL_CACHE_ENV), var("XDG_CACHE_HOME"), var("HOME"))
+    cache_dir_from(
+        crate::env::KERNEL_CACHE.get_os(),
+        var("XDG_CACHE_HOME"),
+        var("HOME"),
+    )
 }
 
 fn cache_dir_from(

@@ -13,7 +13,7 @@ use cudarc::driver::sys;
 
 /// Environment variable forcing the mode: `pinned`, `staged` or `registered` (tests run the
 /// GPU algorithms through registered copies on a discrete GPU this way).
-pub const HOST_COPIES_ENV: &str = "GPU_PLANNING_HOST_COPIES";
+pub const HOST_COPIES_ENV: &str = crate::env::HOST_COPIES.name;
 
 /// Below this many bytes a copy takes the driver's staging in every mode: pinning pages (two
 /// system calls) or splitting a copy over threads costs more than a small buffer's copy.
@@ -33,7 +33,7 @@ impl HostCopies {
     /// The mode for a device: `GPU_PLANNING_HOST_COPIES` when set to a mode, else registered
     /// on integrated GPUs and pinned on discrete ones.
     pub fn for_device(integrated: bool) -> HostCopies {
-        Self::choose(std::env::var(HOST_COPIES_ENV).ok().as_deref(), integrated)
+        Self::choose(crate::env::HOST_COPIES.get().as_deref(), integrated)
     }
 
     fn choose(setting: Option<&str>, integrated: bool) -> HostCopies {

@@ -7,10 +7,12 @@ use std::sync::Arc;
 use super::cuda::CudaRuntime;
 
 /// Environment variable that turns a skipped GPU test into a failed one.
-pub const REQUIRE_CUDA_ENV: &str = "GPU_PLANNING_REQUIRE_CUDA";
+pub const REQUIRE_CUDA_ENV: &str = crate::env::REQUIRE_CUDA.name;
 
 pub fn cuda_required() -> bool {
-    std::env::var(REQUIRE_CUDA_ENV).is_ok_and(|v| !v.is_empty() && v != "0")
+    crate::env::REQUIRE_CUDA
+        .get()
+        .is_some_and(|v| !v.is_empty() && v != "0")
 }
 
 /// The shared CUDA runtime, or `None` (after printing why) when the test should skip.
@@ -31,14 +33,14 @@ pub fn cuda_or_skip(test: &str) -> Option<Arc<CudaRuntime>> {
 }
 
 /// Environment variable that fixes the run-dependent part of every random test's seed.
-pub const TEST_RUN_ENV: &str = "GPU_PLANNING_TEST_RUN";
+pub const TEST_RUN_ENV: &str = crate::env::TEST_RUN.name;
 
 /// A random test's seed: `base` (one per test) mixed with a per-run value, the process id
 /// unless [`TEST_RUN_ENV`] names one. Printed (the harness shows it when the test fails), so a
 /// failure anywhere, the device included, reproduces with `GPU_PLANNING_TEST_RUN=<run>`.
 pub fn seed(base: u64) -> u64 {
-    let run = std::env::var(TEST_RUN_ENV)
-        .ok()
+    let run = crate::env::TEST_RUN
+        .get()
         .and_then(|v| v.parse::<u64>().ok())
         .unwrap_or(std::process::id() as u64);
     let seed = base ^ run;

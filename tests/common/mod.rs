@@ -43,7 +43,10 @@ pub async fn settle_discovery(what: &str, f: impl std::future::Future<Output = (
 
 /// The `gpu_planning` executable under test (`GPU_PLANNING_BIN` where the tests travel).
 pub fn executable() -> String {
-    std::env::var("GPU_PLANNING_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").into())
+    gpu_planning::env::BIN
+        .get()
+        .ok_or(())
+        .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").into())
 }
 
 /// Nodes in a process of their own (`gpu_planning run`), for what one process can hold only

@@ -57,7 +57,7 @@ fn cyclone_client_calls_every_service_of_every_node() {
         Command::new("python3")
             .arg(&script)
             .arg(job)
-            .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
+            .env(gpu_planning::env::REPO.name, gpu_planning::testing::repo())
             .output()
             .expect("python3 runs")
     });

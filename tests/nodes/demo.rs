@@ -4,7 +4,9 @@
 #[test]
 fn demo_reports_every_node_and_draws() {
     let dir = std::env::temp_dir().join(format!("gpu_planning_demo_{}", std::process::id()));
-    let exe = std::env::var("GPU_PLANNING_BIN")
+    let exe = gpu_planning::env::BIN
+        .get()
+        .ok_or(())
         .unwrap_or_else(|_| env!("CARGO_BIN_EXE_gpu_planning").to_string());
     let out = std::process::Command::new(&exe)
         .args(["demo", "--out"])

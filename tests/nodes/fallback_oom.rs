@@ -31,7 +31,7 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
     let mut child = Command::new(common::executable())
         .args(["run", "--backend", "cuda", "--duration-s", "90"])
         .args(["--domain-id", &domain.to_string()])
-        .env("GPU_PLANNING_DEVICE_ALLOC_LIMIT", "4096")
+        .env(gpu_planning::env::DEVICE_ALLOC_LIMIT.name, "4096")
         .env("RUST_LOG", "info")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

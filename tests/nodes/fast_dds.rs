@@ -65,7 +65,7 @@ fn fast_dds_client_calls_every_service_of_every_node() {
             .arg(&script)
             .arg(&exe)
             .arg(job)
-            .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
+            .env(gpu_planning::env::REPO.name, gpu_planning::testing::repo())
             .output()
             .expect("python3 runs")
     });
@@ -229,7 +229,7 @@ fn fast_dds_discovers_each_endpoints_type_hash_as_rosbags_computes_it() {
         .arg(script)
         .arg(&exe)
         .args([&domain.to_string(), "4"])
-        .env("GPU_PLANNING_REPO", gpu_planning::testing::repo())
+        .env(gpu_planning::env::REPO.name, gpu_planning::testing::repo())
         .output()
         .expect("python3 runs");
     rt.shutdown().trigger();

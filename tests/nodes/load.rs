@@ -174,7 +174,9 @@ fn resident_kib() -> u64 {
 
 #[test]
 fn bursts_of_calls_while_inputs_change_are_all_answered_and_right() {
-    let rounds: usize = std::env::var("GPU_PLANNING_SOAK_ROUNDS")
+    let rounds: usize = gpu_planning::env::SOAK_ROUNDS
+        .get()
+        .ok_or(())
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(1);

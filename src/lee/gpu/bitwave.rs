@@ -39,11 +39,12 @@ const BW_NARROW_ROUNDS: u32 = 64;
 /// (a value that does not parse is logged and ignored).
 pub(super) fn narrow_from_env() -> (u32, u32) {
     let default = (BW_NARROW_TILES, BW_NARROW_ROUNDS);
-    match std::env::var("GPU_PLANNING_LEE_NARROW") {
-        Err(_) => default,
-        Ok(v) => parse_narrow(&v).unwrap_or_else(|| {
+    match crate::env::LEE_NARROW.get() {
+        None => default,
+        Some(v) => parse_narrow(&v).unwrap_or_else(|| {
             tracing::warn!(
-                "GPU_PLANNING_LEE_NARROW: '{v}' is not TILES:ROUNDS; using {}:{}",
+                "{}: '{v}' is not TILES:ROUNDS; using {}:{}",
+                crate::env::LEE_NARROW.name,
                 default.0,
                 default.1
             );
@@ -83,11 +84,12 @@ impl Schedule {
     /// or portal-queue (for benchmarks that compare them); unset or adaptive, adaptive
     /// (anything else is logged).
     pub fn from_env() -> Schedule {
-        let v = std::env::var("GPU_PLANNING_LEE_SCHEDULE").unwrap_or_default();
+        let v = crate::env::LEE_SCHEDULE.get().unwrap_or_default();
         Schedule::parse(&v).unwrap_or_else(|| {
             tracing::warn!(
-                "GPU_PLANNING_LEE_SCHEDULE: '{v}' is not adaptive, rounds, queue, portals or \
-                 portal-queue; using adaptive"
+                "{}: '{v}' is not adaptive, rounds, queue, portals or \
+                 portal-queue; using adaptive",
+                crate::env::LEE_SCHEDULE.name
             );
             Schedule::Adaptive
         })

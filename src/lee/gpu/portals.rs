@@ -30,7 +30,7 @@ use crate::lee::config::Config;
 /// against 5.63) and slower above (random 8000², 1038 MiB: 8.04 against 6.72; 10000², 1625
 /// MiB: 16.4 against 8.8), where their queue runs too many large tiles for its warps.
 const PORTAL_MIB_DEFAULT: u64 = 1024;
-const PORTAL_MIB_VAR: &str = "GPU_PLANNING_LEE_PORTAL_MIB";
+const PORTAL_MIB_VAR: &str = crate::env::LEE_PORTAL_MIB.name;
 /// Warps per block of the per-tile kernels and the fill.
 const PT_WARPS: u32 = 4;
 /// Blocks of the portal queue per SM: a narrow wave keeps a few warps busy, and the others'
@@ -53,7 +53,7 @@ pub(super) struct Portals {
 /// The table entries a grid's portals may take on a device of `device_bytes`:
 /// [`PORTAL_MIB_VAR`] in MiB, else the default.
 pub(super) fn portal_cap_from_env(device_bytes: u64) -> u64 {
-    portal_cap(device_bytes, std::env::var(PORTAL_MIB_VAR).ok().as_deref())
+    portal_cap(device_bytes, crate::env::LEE_PORTAL_MIB.get().as_deref())
 }
 
 /// [`portal_cap_from_env`] with the variable's value (a value that does not parse is logged
