@@ -474,7 +474,7 @@ fn sqlite3_bags_of_views_are_refused() {
 /// A chunk's declared uncompressed size is checked before anything is unpacked: one whose
 /// header claims more than a chunk may hold is refused naming the file and the size.
 #[test]
-fn mcap_chunks_claiming_more_than_a_chunk_may_hold_are_refused() {
+fn mcap_lengths_that_wrap_or_claim_more_than_a_chunk_may_hold_are_refused() {
     let dir = scratch("chunk_claim");
     let mut w = BagWriter::create(&dir).unwrap();
     w.add_topic("/a", "nav_msgs/msg/Path", TopicQos::default())
@@ -499,6 +499,15 @@ fn mcap_chunks_claiming_more_than_a_chunk_may_hold_are_refused() {
         at += 9 + len;
     };
     assert_eq!(Bag::open(&file).unwrap().messages.len(), 1);
+    // A record whose length is 2^64 - 1 (mcap's stream wrapped it and panicked).
+    let mut huge = bytes.clone();
+    huge[chunk - 8..chunk].copy_from_slice(&u64::MAX.to_le_bytes());
+    let wrapped = dir.join("wrapped.mcap");
+    std::fs::write(&wrapped, &huge).unwrap();
+    let e = Bag::open(&wrapped)
+        .expect_err("a record of 2^64 - 1 bytes was read")
+        .to_string();
+    assert!(e.contains("wrapped.mcap"), "{e}");
     bytes[chunk + 16..chunk + 24].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let lying = dir.join("lying.mcap");
     std::fs::write(&lying, &bytes).unwrap();

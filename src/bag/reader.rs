@@ -146,6 +146,20 @@ impl Bag {
 
     fn read_bytes(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         check_uncompressed_sizes(name, bytes)?;
+        // The records inside a chunk are read by mcap alone, whose length arithmetic can panic
+        // on hostile values (see check_uncompressed_sizes): a panic there is this file's error.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            self.read_records(name, bytes)
+        }))
+        .unwrap_or_else(|_| {
+            Err(Error::invalid(
+                name,
+                "the MCAP reader failed on malformed records (see the message above)",
+            ))
+        })
+    }
+
+    fn read_records(&mut self, name: &str, bytes: &[u8]) -> Result<()> {
         let stream = mcap::MessageStream::new(bytes).map_err(|e| Error::invalid(name, e))?;
         for m in stream {
             let m = m.map_err(|e| Error::invalid(name, e))?;
@@ -261,7 +275,9 @@ fn check_uncompressed_sizes(name: &str, bytes: &[u8]) -> Result<()> {
             }
             Ok(mcap::records::Record::Message { data, .. }) => data.len() as u64,
             Ok(_) => 0,
-            Err(_) => break,
+            // mcap's message stream, unlike this scan, does not bound a record's length by the
+            // file's: a length of 2^64 - 1 wraps and panics there (mcap 0.26). Refused here.
+            Err(e) => return Err(Error::invalid(name, e)),
         };
         total += size;
         if total > MCAP_FILE_LIMIT {
