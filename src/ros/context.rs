@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};
 
+use ros2_client::parameters::{NumericRange, ParameterDescriptor};
 use ros2_client::{
     Client, Node, NodeName, NodeOptions, ParameterValue, Publisher, QosProfile, ServiceMapping,
     Subscription,
@@ -56,10 +57,24 @@ impl NodeContext {
         // already in effect it succeeds, changing nothing).
         let declared: std::collections::BTreeMap<String, ParameterValue> =
             flatten(&params).into_iter().collect();
-        for (key, value) in &declared {
-            options = options.declare_parameter(key, value.clone());
-        }
         let node_label = fully_qualified(&namespace, &name);
+        for (key, value) in &declared {
+            options = options
+                .declare_parameter(key, value.clone())
+                .describe_parameter(ParameterDescriptor {
+                    name: key.clone(),
+                    param_type: value.to_parameter_type(),
+                    description: super::param_docs::description(&name, key)
+                        .unwrap_or_default()
+                        .to_string(),
+                    additional_constraints: format!(
+                        "read at start: restart {node_label} with --ros-args -p {key}:=VALUE"
+                    ),
+                    read_only: true,
+                    dynamic_typing: false,
+                    range: NumericRange::NotSpecified,
+                });
+        }
         options =
             options.parameter_validator(Box::new(move |key, value| match declared.get(key) {
                 Some(v) if v == value => Ok(()),
@@ -364,7 +379,7 @@ fn fully_qualified(namespace: &str, name: &str) -> String {
     format!("{}/{name}", namespace.trim_end_matches('/'))
 }
 
-fn flatten(m: &Mapping) -> Vec<(String, ParameterValue)> {
+pub(crate) fn flatten(m: &Mapping) -> Vec<(String, ParameterValue)> {
     fn walk(prefix: &str, m: &Mapping, out: &mut Vec<(String, ParameterValue)>) {
         for (k, v) in m {
             let Some(k) = k.as_str() else { continue };

@@ -10,6 +10,7 @@ pub mod idl;
 pub mod keystore;
 pub mod msg;
 pub mod names;
+pub mod param_docs;
 pub mod params;
 pub mod qos;
 pub mod runtime;

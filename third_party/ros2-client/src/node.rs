@@ -613,7 +613,8 @@ impl Node {
       options.parameter_validator.take(),
       options.parameter_set_action.take(),
     )
-    .map_err(NodeCreateError::BadParameter)?;
+    .map_err(NodeCreateError::BadParameter)?
+    .with_descriptors(std::mem::take(&mut options.parameter_descriptors));
 
     let matches = ros_context.endpoint_matches();
     let status_event_senders = Arc::new(Mutex::new(Vec::new()));

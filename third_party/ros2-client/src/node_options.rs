@@ -12,7 +12,7 @@
 //! `src/zenoh_backend/node.rs`). Fields not honored by a backend are
 //! documented as no-ops there (logged once at `debug` level).
 
-use crate::parameters::{Parameter, ParameterValue, SetParametersResult};
+use crate::parameters::{Parameter, ParameterDescriptor, ParameterValue, SetParametersResult};
 
 /// Signature of a user-supplied parameter validator / set-action callback
 /// (see [`NodeOptions::parameter_validator`] /
@@ -37,6 +37,7 @@ pub struct NodeOptions {
   pub(crate) allow_undeclared_parameters: bool,
   pub(crate) parameter_validator: Option<Box<ParameterFunc>>,
   pub(crate) parameter_set_action: Option<Box<ParameterFunc>>,
+  pub(crate) parameter_descriptors: Vec<ParameterDescriptor>,
 }
 
 impl NodeOptions {
@@ -52,6 +53,7 @@ impl NodeOptions {
       allow_undeclared_parameters: false,
       parameter_validator: None,
       parameter_set_action: None,
+      parameter_descriptors: Vec::new(),
     }
   }
   pub fn enable_rosout(self, enable_rosout: bool) -> NodeOptions {
@@ -104,6 +106,13 @@ impl NodeOptions {
       allow_undeclared_parameters,
       ..self
     }
+  }
+
+  /// What `ros2 param describe` answers for a declared parameter: its description,
+  /// constraints, read-only flag and range (the type comes from its value).
+  pub fn describe_parameter(mut self, descriptor: ParameterDescriptor) -> NodeOptions {
+    self.parameter_descriptors.push(descriptor);
+    self
   }
 
   pub fn parameter_validator(mut self, validator: Box<ParameterFunc>) -> NodeOptions {

@@ -198,6 +198,7 @@ impl From<SetParametersResult> for raw::SetParametersResult {
 }
 
 /// Documentation and constraints for a [`Parameter`]
+#[derive(Clone, Debug)]
 pub struct ParameterDescriptor {
   pub name: String,
   pub param_type: ParameterType, // ParameterType.msg defines enum
@@ -237,6 +238,7 @@ impl ParameterDescriptor {
 }
 
 /// Optional Limits for a numeric [`Parameter`]
+#[derive(Clone, Debug)]
 pub enum NumericRange {
   NotSpecified,
   IntegerRange {
@@ -351,6 +353,8 @@ pub(crate) struct ParameterStore {
   validator: Option<Mutex<Box<ParameterFunc>>>,
   set_action: Option<Mutex<Box<ParameterFunc>>>,
   use_sim_time: AtomicBool,
+  // What `describe` answers for a parameter, where the node said (NodeOptions::describe_parameter).
+  descriptors: BTreeMap<String, ParameterDescriptor>,
 }
 
 impl ParameterStore {
@@ -384,12 +388,20 @@ impl ParameterStore {
       validator: validator.map(Mutex::new),
       set_action: set_action.map(Mutex::new),
       use_sim_time: AtomicBool::new(false),
+      descriptors: BTreeMap::new(),
     };
     for (name, value) in &initial {
       store.check_value(name, value)?;
       store.run_set_action(name, value)?;
     }
     Ok(store)
+  }
+
+  /// The descriptions `describe` answers with, by parameter name (the type always comes
+  /// from the value).
+  pub fn with_descriptors(mut self, descriptors: Vec<ParameterDescriptor>) -> Self {
+    self.descriptors = descriptors.into_iter().map(|d| (d.name.clone(), d)).collect();
+    self
   }
 
   pub fn allow_undeclared(&self) -> bool {
@@ -429,7 +441,13 @@ impl ParameterStore {
     names
       .iter()
       .map(|name| match values.get(name) {
-        Some(value) => ParameterDescriptor::from_value(name, value),
+        Some(value) => match self.descriptors.get(name) {
+          Some(d) => ParameterDescriptor {
+            param_type: value.to_parameter_type(),
+            ..d.clone()
+          },
+          None => ParameterDescriptor::from_value(name, value),
+        },
         None => ParameterDescriptor::unknown(name),
       })
       .collect()
