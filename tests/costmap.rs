@@ -121,6 +121,59 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
+    /// The CPU backend's A* (early exit, kept between plans, bucket queue or, for huge step
+    /// costs, a heap) answers a run of plans exactly as the reference Dijkstra's full field and
+    /// descent do: repeated goals, repeated pairs, new starts to an old goal, unreachable
+    /// starts.
+    #[test]
+    fn the_cpu_search_answers_every_plan_as_the_reference(
+        w in 1u32..40, h in 1u32..40, s in any::<u64>(), eight in any::<bool>(),
+        neutral in 1u32..80, factor in prop_oneof![0u32..300, 20_000u32..100_000],
+        unknown in any::<bool>(), walls in any::<bool>()) {
+        let c = if eight { Connectivity::Eight } else { Connectivity::Four };
+        let mut values = random_values((w * h) as usize, s);
+        if walls {
+            // Lethal walls with one gap each split the map into rooms: long detours.
+            for x in (5..w).step_by(6) {
+                let gap = (s >> (x % 60)) as u32 % h;
+                for y in (0..h).filter(|&y| y != gap) {
+                    values[(y * w + x) as usize] = 254;
+                }
+            }
+        }
+        let p = CostParams { neutral_cost: neutral, cost_factor: factor, unknown_is_free: unknown, ..CostParams::default() };
+        let planner = CostPlanner::new(&Backend::Cpu, open_grid(w, h, c), &values, &p).unwrap();
+        let enter = cpu::enter_costs(&values, &p);
+        let free: Vec<usize> = (0..(w * h) as usize).filter(|&i| planner.grid().free[i]).collect();
+        prop_assume!(!free.is_empty());
+        let mut rng = XorShift::new(s ^ 0x5eed);
+        let pick = |rng: &mut XorShift| {
+            let i = free[(rng.next_u64() % free.len() as u64) as usize];
+            ((i as u32 % w) as i64, (i as u32 / w) as i64)
+        };
+        let mut goal = pick(&mut rng);
+        let mut start = pick(&mut rng);
+        for _ in 0..12 {
+            match rng.next_u64() % 4 {
+                0 => goal = pick(&mut rng),
+                1 => start = pick(&mut rng),
+                2 => {}
+                _ => (goal, start) = (pick(&mut rng), pick(&mut rng)),
+            }
+            let g = (goal.0 as u32, goal.1 as u32);
+            let field = cpu::cost_field(planner.grid(), &enter, g);
+            let si = planner.grid().index(start.0 as u32, start.1 as u32);
+            let want = cpu::descend(planner.grid(), &enter, &field, (start.0 as u32, start.1 as u32));
+            let got = planner.plan(start, goal).unwrap();
+            prop_assert_eq!(got.reachable, want.is_some());
+            prop_assert_eq!(got.cost, want.as_ref().map(|_| field[si]));
+            prop_assert_eq!(got.path, want.unwrap_or_default());
+        }
+    }
+}
+
 #[test]
 fn unit_step_costs_give_the_bfs() {
     let heights = maze(37, 29, 3);

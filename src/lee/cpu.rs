@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 use super::grid::{Grid, DIRECTIONS, UNREACHED};
 
 /// Wave numbers from `goal` (which must be on the grid); unreached cells are [`UNREACHED`].
+/// Inside a cancelled scope ([`crate::cancel`]) the wave stops early: the caller checks the
+/// flag before using (or keeping) the labels.
 pub fn distance_field(grid: &Grid, goal: (u32, u32)) -> Vec<u32> {
     let mut labels = vec![UNREACHED; grid.len()];
     if grid.is_empty() {
@@ -17,7 +19,15 @@ pub fn distance_field(grid: &Grid, goal: (u32, u32)) -> Vec<u32> {
     let g = grid.index(goal.0, goal.1);
     labels[g] = 0;
     let mut queue = VecDeque::from([g]);
+    let mut until_check = 1u32 << 16;
     while let Some(c) = queue.pop_front() {
+        until_check -= 1;
+        if until_check == 0 {
+            until_check = 1 << 16;
+            if crate::cancel::checkpoint().is_err() {
+                break;
+            }
+        }
         let (x, y) = ((c as i64) % w, (c as i64) / w);
         let next = labels[c] + 1;
         let mask = grid.masks[c];

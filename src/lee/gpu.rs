@@ -521,6 +521,8 @@ impl DeviceGrid {
                     if changed == 0 {
                         break;
                     }
+                    // A cancelled plan stops between batches (no goal's field is kept).
+                    crate::cancel::checkpoint()?;
                     if passes > cap {
                         return Err(Error::Gpu(format!(
                             "lee {:?}: no convergence after {passes} passes",

@@ -157,18 +157,20 @@ impl Planner {
     }
 
     /// The CPU field from `goal`: the cached one when the last query had the same goal.
-    fn cpu_labels(&self, goal: (u32, u32)) -> std::sync::Arc<Vec<u32>> {
+    fn cpu_labels(&self, goal: (u32, u32)) -> Result<std::sync::Arc<Vec<u32>>> {
         let cache = || self.cpu_field.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((g, labels)) = cache().as_ref() {
             if *g == goal {
                 self.count_reuse();
-                return labels.clone();
+                return Ok(labels.clone());
             }
         }
         // Computed outside the lock: concurrent queries to other goals run in parallel.
         let labels = std::sync::Arc::new(cpu::distance_field(&self.grid, goal));
+        // A wave cut short by a cancel is neither used nor kept.
+        crate::cancel::checkpoint()?;
         *cache() = Some((goal, labels.clone()));
-        labels
+        Ok(labels)
     }
 
     /// On CUDA, paths longer than `moves` are descended as [`Planner::set_long_descent`]
@@ -279,12 +281,12 @@ impl Planner {
         let start = self.grid.check_cell("start", start)?;
         let goal = self.grid.check_cell("goal", goal)?;
         let on_cpu = || {
-            let labels = self.cpu_labels(goal);
+            let labels = self.cpu_labels(goal)?;
             let path = cpu::descend(&self.grid, &labels, start);
-            (path, with_field.then(|| labels.to_vec()))
+            Ok::<_, Error>((path, with_field.then(|| labels.to_vec())))
         };
         let (path, labels) = match &self.device {
-            None => on_cpu(),
+            None => on_cpu()?,
             Some(d) => match self.plan_on_device(d, start, goal, with_field) {
                 Err(Error::OutOfMemory {
                     requested_bytes, ..
@@ -293,7 +295,7 @@ impl Planner {
                         "lee: the query's {requested_bytes} bytes do not fit the device; \
                          planning on the CPU"
                     );
-                    on_cpu()
+                    on_cpu()?
                 }
                 other => other?,
             },

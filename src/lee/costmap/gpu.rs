@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
+use super::CellPath;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::COSTFIELD;
 use crate::compute::warmup::Module;
@@ -50,9 +51,7 @@ pub fn modules() -> Vec<Module> {
     vec![Module::new(COSTFIELD, &kernel_defines())]
 }
 
-/// A least-cost path found on the device: its cells from start to goal and its total cost.
-pub type DevicePath = (Vec<(u32, u32)>, u64);
-
+/// A costmap on the device: its masks and step costs, and the field of the last goal.
 pub struct DeviceCosts {
     rt: Arc<CudaRuntime>,
     width: u32,
@@ -136,7 +135,7 @@ impl DeviceCosts {
 
     /// The least-cost path from `start` to `goal` (None: start unreached) and whether the
     /// field of the plan before (same goal) answered it.
-    pub fn plan(&self, goal: (u32, u32), start: (u32, u32)) -> Result<(Option<DevicePath>, bool)> {
+    pub fn plan(&self, goal: (u32, u32), start: (u32, u32)) -> Result<(Option<CellPath>, bool)> {
         let mut f = lock(&self.field);
         let reused = f.goal == Some(goal);
         self.field_on_device(&mut f, goal)?;
@@ -232,6 +231,9 @@ impl DeviceCosts {
             if rt.download(&b.changed, 1)?.first().copied().unwrap_or(0) == 0 {
                 return Ok(launch - 1);
             }
+            // A cancelled plan stops between batches (the field is then not taken for the
+            // goal's: the caller leaves the goal unset).
+            crate::cancel::checkpoint()?;
             if launch as u64 > max_launches {
                 return Err(Error::Gpu(format!(
                     "cost field did not settle within {max_launches} launches"
@@ -246,7 +248,7 @@ impl DeviceCosts {
         f: &mut Field,
         goal: (u32, u32),
         start: (u32, u32),
-    ) -> Result<Option<DevicePath>> {
+    ) -> Result<Option<CellPath>> {
         let b = f
             .buffers
             .as_mut()

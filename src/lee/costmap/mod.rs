@@ -2,10 +2,12 @@
 //! nav2_costmap_2d's meaning (254 lethal, 253 inscribed, 255 unknown), cells of 253 and above
 //! are blocked (255 unless unknown_is_free), entering a cell costs NavFn's integer
 //! `neutral_cost + cost_factor * v / 100` (a diagonal `that * 141 / 100`), and the planner finds
-//! the least total cost exactly: the CPU by Dijkstra ([`cpu`]), the device by tile relaxation
-//! to the same fixed point ([`gpu`]). Among paths of equal cost the one returned is fixed by
-//! the descent's rule ([`cpu::descend`]: at each cell the first direction, in DIRECTIONS order,
-//! that stays on a least-cost path), so both backends return the same path.
+//! the least total cost exactly: the reference by Dijkstra ([`cpu`]), the CPU backend by a
+//! bucket-queue Dijkstra that stops at the start and resumes for the next one ([`search`]),
+//! the device by tile relaxation to the same fixed point ([`gpu`]). Among paths of equal cost
+//! the one returned is fixed by the descent's rule ([`cpu::descend`]: at each cell the first
+//! direction, in DIRECTIONS order, that stays on a least-cost path), so every backend returns
+//! the same path.
 //!
 //! Maps without costs (OccupancyGrid, elevation) get nav2's inflation layer here, from the
 //! exact distance transform of [`crate::lee::clearance`].
@@ -13,16 +15,20 @@
 pub mod config;
 pub mod cpu;
 pub mod gpu;
+pub mod search;
 
 pub use config::{CostModel, CostParams};
 
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
 use super::grid::Grid;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 use crate::sync::lock;
+
+/// A path's cells (x, y) from start to goal and its total cost.
+pub type CellPath = (Vec<(u32, u32)>, u64);
 
 /// A least-cost plan.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,15 +81,22 @@ pub struct CostPlanner {
     params: CostParams,
     enter: Vec<u32>,
     device: Option<gpu::DeviceCosts>,
-    /// On the CPU, the last plan's goal and field: a plan to the same goal only descends it
-    /// (nav2 replans to one goal again and again). The device keeps its own.
-    last: Mutex<Option<GoalCosts>>,
-    /// Plans answered from the previous plan's field.
+    /// On the CPU, the searches of the last goals, resumed by a plan to the same goal (nav2
+    /// replans to one goal again and again); taken out while a plan runs, so plans to other
+    /// goals never wait. The device keeps its own field.
+    searches: Mutex<Vec<search::GoalSearch>>,
+    /// The largest straight step cost, which sizes a search's bucket queue.
+    max_enter: u32,
+    /// Each cell's step cost and move mask in one word, as the search reads them.
+    words: Vec<u32>,
+    /// The search's lower bound on costs (from the cheapest cell's step).
+    heuristic: search::Heuristic,
+    /// Plans answered from (or resuming) the search of the plan before them (same goal).
     reused: AtomicU64,
 }
 
-/// A goal and the least total cost from every cell to it.
-type GoalCosts = ((u32, u32), Arc<Vec<u64>>);
+/// Searches kept for the next plans: one per planning thread a node runs at once.
+const KEPT_SEARCHES: usize = 2;
 
 impl CostPlanner {
     /// `values` are the cells' cost values; cells they block are blocked in the grid here.
@@ -91,9 +104,17 @@ impl CostPlanner {
         p.validate()?;
         let grid = block_values(grid, values, p)?;
         let enter = cpu::enter_costs(values, p);
+        let max_enter = enter.iter().copied().max().unwrap_or(0);
+        let min_enter = enter.iter().copied().min().unwrap_or(0);
+        let directions = grid.connectivity.directions();
         let device = match backend {
             Backend::Cpu => None,
             Backend::Cuda(rt) => Some(gpu::DeviceCosts::upload(rt, &grid, &enter)?),
+        };
+        // The CPU backend's search reads the cells' words; the device has its own copies.
+        let words = match device {
+            None => search::cell_words(&grid, &enter),
+            Some(_) => Vec::new(),
         };
         Ok(CostPlanner {
             grid,
@@ -101,7 +122,10 @@ impl CostPlanner {
             params: *p,
             enter,
             device,
-            last: Mutex::new(None),
+            searches: Mutex::new(Vec::new()),
+            max_enter,
+            words,
+            heuristic: search::Heuristic::new(directions, min_enter),
             reused: AtomicU64::new(0),
         })
     }
@@ -160,18 +184,45 @@ impl CostPlanner {
         self.device.as_ref().map(|d| d.last_launches())
     }
 
-    /// The field to `goal` on the host: the last plan's when it had the same goal.
-    fn host_field_to(&self, goal: (u32, u32)) -> Arc<Vec<u64>> {
-        if let Some((at, field)) = lock(&self.last).as_ref() {
-            if *at == goal {
-                self.reused.fetch_add(1, Ordering::Relaxed);
-                return field.clone();
+    /// A path from `start` to `goal` by the CPU backend's search, with its cost.
+    fn host_plan(&self, start: (u32, u32), goal: (u32, u32)) -> Result<Option<CellPath>> {
+        if !search::GoalSearch::fits(self.grid.len(), self.max_enter) {
+            // Step costs far beyond nav2's on a huge grid: the reference, whose costs are u64.
+            let field = cpu::cost_field(&self.grid, &self.enter, goal);
+            return Ok(cpu::descend(&self.grid, &self.enter, &field, start)
+                .map(|path| (path, field[self.grid.index(start.0, start.1)])));
+        }
+        let (s, g) = (
+            self.grid.index(start.0, start.1) as u32,
+            self.grid.index(goal.0, goal.1) as u32,
+        );
+        let mut search = {
+            let mut kept = lock(&self.searches);
+            match kept.iter().position(|k| k.goal() == Some(g)) {
+                Some(i) => {
+                    self.reused.fetch_add(1, Ordering::Relaxed);
+                    kept.swap_remove(i)
+                }
+                // A new goal takes the oldest search's memory once as many are kept as run.
+                None if kept.len() >= KEPT_SEARCHES => kept.remove(0),
+                None => search::GoalSearch::new(self.grid.len(), self.max_enter),
+            }
+        };
+        let settled = search.settle(self.grid.width, self.heuristic, &self.words, g, s);
+        let found = settled.map(|_| {
+            search
+                .descend(&self.grid, &self.enter, s)
+                .map(|path| (path, search.cost(s as usize)))
+        });
+        {
+            // A search cut short by a cancel stays resumable: its settled cells are exact.
+            let mut kept = lock(&self.searches);
+            kept.push(search);
+            if kept.len() > KEPT_SEARCHES {
+                kept.remove(0);
             }
         }
-        // Computed outside the lock, so plans to other goals do not wait on it.
-        let field = Arc::new(cpu::cost_field(&self.grid, &self.enter, goal));
-        *lock(&self.last) = Some((goal, field.clone()));
-        field
+        found
     }
 
     /// A least-cost path from `start` to `goal` (the tie rule in the module's header). On the
@@ -187,11 +238,7 @@ impl CostPlanner {
                 }
                 found
             }
-            None => {
-                let field = self.host_field_to(g);
-                cpu::descend(&self.grid, &self.enter, &field, s)
-                    .map(|path| (path, field[self.grid.index(s.0, s.1)]))
-            }
+            None => self.host_plan(s, g)?,
         };
         Ok(match found {
             Some((path, cost)) => CostPlan {

@@ -433,6 +433,8 @@ impl DeviceGrid {
                 )));
             }
             taken = ctl[BWQ_HEAD];
+            // A cancelled plan stops between launches (no goal's field is kept).
+            crate::cancel::checkpoint()?;
         }
     }
 
@@ -552,6 +554,7 @@ impl DeviceGrid {
                 )));
             }
             round = next;
+            crate::cancel::checkpoint()?;
         }
     }
 }
