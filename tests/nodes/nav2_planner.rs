@@ -574,8 +574,14 @@ fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
             CancelGoalResponseEnum::GoalTerminated => assert_eq!(st, GoalStatusEnum::Succeeded),
             other => panic!("cancel of an accepted goal answered {other:?}"),
         }
-        let (first, _) = to_pose.async_request_result(sent[0]).await.unwrap();
-        assert_eq!(first, GoalStatusEnum::Succeeded);
+        // The second goal preempted the first (as nav2's action server lets it), unless the
+        // first had ended before it came: ABORTED with no path, or SUCCEEDED.
+        let (first, r) = to_pose.async_request_result(sent[0]).await.unwrap();
+        match first {
+            GoalStatusEnum::Aborted => assert!(r.path.poses.is_empty()),
+            GoalStatusEnum::Succeeded => assert!(!r.path.poses.is_empty()),
+            other => panic!("the first of two goals ended {other:?}"),
+        }
         // A running goal canceled: it stops at once and ends CANCELED (it used to run to
         // its end and succeed, its path published), unless it had ended already.
         let (running, accepted) = to_pose.async_send_goal(far.clone()).await.unwrap();
@@ -615,6 +621,30 @@ fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
             Some(want),
             "the second goal's state on _action/status"
         );
+
+        // Replanning as bt_navigator does: goal after goal, each to a new goal pose. Every
+        // goal but the last is preempted (ABORTED, no path) unless it ended first; the last
+        // succeeds with its path.
+        let mut replans = Vec::new();
+        for k in 0..4 {
+            let g = goal_of((0.25, 0.25), ((2499 - k) as f64 * RES, 2499.0 * RES), true);
+            let (id, accepted) = to_pose.async_send_goal(g).await.unwrap();
+            assert!(accepted.accepted, "replan {k} refused");
+            replans.push(id);
+        }
+        let mut preempted = 0;
+        for (k, id) in replans.iter().enumerate() {
+            let (st, r) = to_pose.async_request_result(*id).await.unwrap();
+            match st {
+                GoalStatusEnum::Aborted if k < 3 => {
+                    assert!(r.path.poses.is_empty(), "a preempted goal has no path");
+                    preempted += 1;
+                }
+                GoalStatusEnum::Succeeded => assert!(!r.path.poses.is_empty()),
+                other => panic!("replan {k} ended {other:?}"),
+            }
+        }
+        eprintln!("replans: {preempted} of 3 preempted");
     });
     server.shutdown().trigger();
     client_rt.shutdown().trigger();

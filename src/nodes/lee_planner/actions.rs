@@ -1,8 +1,11 @@
 //! nav2's planner actions on this node: `compute_path_to_pose` and
 //! `compute_path_through_poses`, as planner_server serves them to bt_navigator. Goals are
-//! taken one at a time (planner_server's simple action server does the same); each succeeds
-//! with its path and planning_time, or is aborted with nav2's error code and message (Jazzy's
-//! results; Humble's have no error fields). Goals are rejected while the node is not active.
+//! taken one at a time and a new goal preempts the running one (planner_server's simple
+//! action server does the same: bt_navigator replans by sending goal after goal); each
+//! succeeds with its path and planning_time, or is aborted with nav2's error code and message
+//! (Jazzy's results; Humble's have no error fields). A cancelled or preempted goal stops its
+//! planning within a few milliseconds (the CPU and GPU loops look at its flag) and publishes
+//! nothing. Goals are rejected while the node is not active.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -145,7 +148,15 @@ pub(super) async fn serve<G, R, P, Fut>(
                 Ok(path) => Ok(R::from_parts(path, planning_time, 0, String::new())),
                 Err(f) => {
                     let code = error_code(G::CODE_BASE, f.code);
-                    tracing::warn!("{NODE_NAME}: {what}: no path, error_code {code}: {f}");
+                    if matches!(f.error, crate::error::Error::Cancelled) {
+                        // Asked for (a cancel, or a newer goal): not a planning failure.
+                        tracing::info!(
+                            "{NODE_NAME}: {what}: stopped after {:.1} ms (canceled or preempted)",
+                            began.elapsed().as_secs_f64() * 1e3
+                        );
+                    } else {
+                        tracing::warn!("{NODE_NAME}: {what}: no path, error_code {code}: {f}");
+                    }
                     Err(R::from_parts(
                         Path::default(),
                         planning_time,

@@ -1,6 +1,8 @@
 //! The goals of one action server, as rcl_action keeps them: their states, their results and
-//! the result requests waiting for them, with rcl_action's cancel policy. No I/O here: the
-//! server ([`super::ActionServer`]) answers and publishes what these calls return.
+//! the result requests waiting for them, with rcl_action's cancel policy and nav2's
+//! preemption (a new goal supersedes the running and waiting ones, as nav2's
+//! SimpleActionServer lets it). No I/O here: the server ([`super::ActionServer`]) answers and
+//! publishes what these calls return.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +20,10 @@ pub const RESULT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// megabytes, and a client that never asks must not grow the server without bound.
 pub const KEPT_RESULTS: usize = 64;
 
+/// At most this many result requests wait for goals to end, all goals together; one more is
+/// answered at once with STATUS_UNKNOWN (and the server says so in its log).
+pub const MAX_WAITING_RESULTS: usize = 256;
+
 struct Goal<R, W> {
     info: GoalInfo,
     state: GoalState,
@@ -26,6 +32,8 @@ struct Goal<R, W> {
     /// Result requests that came before the goal ended.
     waiting: Vec<W>,
     ended: Option<Instant>,
+    /// A newer goal superseded this one while it ran: it ends ABORTED.
+    preempted: bool,
 }
 
 /// A goal that has ended: its state and result, and the result requests to answer with them.
@@ -41,6 +49,8 @@ pub enum Lookup<R> {
     Now(GoalState, R),
     /// The goal runs or waits to: the request is kept until it ends.
     Later,
+    /// Too many requests wait already ([`MAX_WAITING_RESULTS`]): answered now, unknown.
+    Refused,
 }
 
 /// `R`: the action's result; `W`: how a waiting result request is named (its request id).
@@ -81,6 +91,7 @@ impl<R: Clone + Default, W> Goals<R, W> {
             result: None,
             waiting: Vec::new(),
             ended: None,
+            preempted: false,
         });
         Ok((stamp, true))
     }
@@ -104,8 +115,31 @@ impl<R: Clone + Default, W> Goals<R, W> {
         Some(g.cancel.clone())
     }
 
+    /// nav2's preemption by the newly accepted goal `by`: goals still waiting end ABORTED now
+    /// (returned, to answer their result requests), the running one is told through its
+    /// flag and ends ABORTED when its work stops (with an empty result, as nav2's
+    /// SimpleActionServer terminates it). Goals being canceled end CANCELED as asked.
+    pub fn preempt(&mut self, by: &Uuid, now: Instant) -> Vec<Ended<R, W>> {
+        let mut ended = Vec::new();
+        for g in &mut self.goals {
+            if g.info.goal_id == *by {
+                continue;
+            }
+            match g.state {
+                GoalState::Accepted => ended.push(end(g, GoalState::Aborted, R::default(), now)),
+                GoalState::Executing => {
+                    g.preempted = true;
+                    g.cancel.cancel();
+                }
+                _ => {}
+            }
+        }
+        ended
+    }
+
     /// Ends goal `id` with what its work returned: `Ok` succeeded; `Err` is CANCELED when a
-    /// cancel was asked for, else ABORTED. A goal that has ended already keeps its end
+    /// cancel was asked for, else ABORTED; a goal preempted while it ran is ABORTED with an
+    /// empty result whatever its work returned. A goal that has ended already keeps its end
     /// (`None`).
     pub fn finish(
         &mut self,
@@ -118,6 +152,9 @@ impl<R: Clone + Default, W> Goals<R, W> {
             return None;
         }
         let (state, result) = match outcome {
+            _ if g.preempted && g.state == GoalState::Executing => {
+                (GoalState::Aborted, R::default())
+            }
             Ok(r) => (GoalState::Succeeded, r),
             Err(r) if g.state == GoalState::Canceling => (GoalState::Canceled, r),
             Err(r) => (GoalState::Aborted, r),
@@ -127,10 +164,12 @@ impl<R: Clone + Default, W> Goals<R, W> {
 
     /// Answers a result request `w` for goal `id`, or keeps it until the goal ends.
     pub fn result(&mut self, id: &Uuid, w: W) -> Lookup<R> {
+        let waiting: usize = self.goals.iter().map(|g| g.waiting.len()).sum();
         match self.find(id) {
             None => Lookup::Now(GoalState::Unknown, R::default()),
             Some(g) => match (&g.result, g.state.is_terminal()) {
                 (Some(r), true) => Lookup::Now(g.state, r.clone()),
+                _ if waiting >= MAX_WAITING_RESULTS => Lookup::Refused,
                 _ => {
                     g.waiting.push(w);
                     Lookup::Later
@@ -367,6 +406,58 @@ mod tests {
             vec![(1, 5), (2, 5), (3, 5)],
             "every goal CANCELED in the status"
         );
+    }
+
+    #[test]
+    fn a_new_goal_preempts_the_running_and_waiting_ones() {
+        let now = Instant::now();
+        let mut g = Goals::<u32, u32>::default();
+        g.accept(id(1), at(1)).unwrap();
+        let running = g.start(&id(1)).unwrap();
+        g.accept(id(2), at(2)).unwrap();
+        g.result(&id(2), 20);
+        assert!(g.preempt(&id(2), now).is_empty(), "nothing waited before 2");
+        assert!(running.is_cancelled(), "the running goal is told");
+        g.accept(id(3), at(3)).unwrap();
+        let ended = g.preempt(&id(3), now);
+        assert_eq!(ended.len(), 1, "goal 2 waited: it ends now");
+        assert_eq!(
+            (ended[0].state, ended[0].result, ended[0].waiting.clone()),
+            (GoalState::Aborted, 0, vec![20])
+        );
+        assert!(g.start(&id(2)).is_none(), "a superseded goal never starts");
+        // The preempted goal's work succeeded after all: it is still ABORTED, no result.
+        let e = g.finish(&id(1), Ok(9), now).unwrap();
+        assert_eq!((e.state, e.result), (GoalState::Aborted, 0));
+        // A goal being canceled ends CANCELED, not preempted.
+        let flag = g.start(&id(3)).unwrap();
+        let all = GoalInfo {
+            goal_id: id(0),
+            stamp: at(0),
+        };
+        g.cancel(&all, now);
+        g.accept(id(4), at(4)).unwrap();
+        g.preempt(&id(4), now);
+        assert!(flag.is_cancelled());
+        let e = g.finish(&id(3), Err(5), now).unwrap();
+        assert_eq!(e.state, GoalState::Canceled);
+    }
+
+    #[test]
+    fn waiting_result_requests_are_bounded() {
+        let mut g = Goals::<u32, u32>::default();
+        g.accept(id(1), at(1)).unwrap();
+        for w in 0..MAX_WAITING_RESULTS as u32 {
+            assert!(matches!(g.result(&id(1), w), Lookup::Later));
+        }
+        assert!(matches!(g.result(&id(1), 9999), Lookup::Refused));
+        g.start(&id(1)).unwrap();
+        let e = g.finish(&id(1), Ok(1), Instant::now()).unwrap();
+        assert_eq!(e.waiting.len(), MAX_WAITING_RESULTS);
+        assert!(matches!(
+            g.result(&id(1), 1),
+            Lookup::Now(GoalState::Succeeded, 1)
+        ));
     }
 
     #[test]

@@ -5,11 +5,14 @@
 //! (rmw_fastrtps's or rmw_cyclonedds's, [`crate::ros::service`]); ros2-client's action server
 //! sits on its one-mapping `Server` and answered only one RMW's clients.
 //!
-//! Goals run one at a time, in the order they were accepted; a goal id sent again is
-//! acknowledged again and not run twice. A result request is answered
-//! when its goal ends (at once if it has); one for a goal the server does not know gets
-//! STATUS_UNKNOWN, as rclcpp_action answers it. Cancel requests follow rcl_action's policy
-//! ([`goals::Goals::cancel`]). Every change of a goal's state is published on the status topic.
+//! Goals run one at a time; a new goal preempts the one running and any waiting (they end
+//! ABORTED, as nav2's SimpleActionServer ends them: [`goals::Goals::preempt`]); a goal id
+//! sent again is acknowledged again and not run twice. A result request is answered when its
+//! goal ends (at once if it has); one for a goal the server does not know gets
+//! STATUS_UNKNOWN, as rclcpp_action answers it, and so does one above
+//! [`goals::MAX_WAITING_RESULTS`] waiting (with a log line). Cancel requests follow
+//! rcl_action's policy ([`goals::Goals::cancel`]). Every change of a goal's state is
+//! published on the status topic.
 
 pub mod goals;
 
@@ -25,7 +28,7 @@ use crate::error::Result;
 use crate::ros::clock::Clock;
 use crate::ros::msg::action_msgs::{
     CancelGoalRequest, CancelGoalResponse, FeedbackMessage, GetResultRequest, GetResultResponse,
-    GoalStatusArray, SendGoalRequest, SendGoalResponse,
+    GoalState, GoalStatusArray, SendGoalRequest, SendGoalResponse,
 };
 use crate::ros::msg::unique_identifier_msgs::Uuid;
 use crate::ros::qos;
@@ -124,6 +127,7 @@ where
         let (queue, mut queued) = futures::channel::mpsc::unbounded::<(Uuid, G)>();
         // Rejections come as fast as a client sends goals: one line a second.
         let rejections = crate::log_limit::LogLimit::default();
+        let refusals = crate::log_limit::LogLimit::default();
         let goals = async {
             let requests = readable(&self.send_goal);
             futures::pin_mut!(requests);
@@ -149,6 +153,19 @@ where
                 self.reply(&self.send_goal, rid, SendGoalResponse { accepted, stamp })
                     .await;
                 if new {
+                    // nav2's preemption: the new goal supersedes those before it.
+                    let superseded = lock(&self.goals).preempt(&req.goal_id, Instant::now());
+                    if !superseded.is_empty() {
+                        tracing::info!(
+                            "{}: goal {} supersedes {} waiting goal(s)",
+                            self.name,
+                            req.goal_id,
+                            superseded.len()
+                        );
+                    }
+                    for e in superseded {
+                        self.answer(e).await;
+                    }
                     self.publish_status();
                     // The receiver lives as long as this future: sending cannot fail.
                     let _ = queue.unbounded_send((req.goal_id, req.goal));
@@ -180,11 +197,26 @@ where
                     goals.expire(Instant::now());
                     goals.result(&req.goal_id, rid)
                 };
-                if let Lookup::Now(state, result) = lookup {
-                    let status = state as i8;
-                    self.reply(&self.get_result, rid, GetResultResponse { status, result })
-                        .await;
-                }
+                let (state, result) = match lookup {
+                    Lookup::Now(state, result) => (state, result),
+                    Lookup::Later => continue,
+                    Lookup::Refused => {
+                        if let Some(held) = refusals.admit() {
+                            tracing::warn!(
+                                "{}: result request for goal {} answered STATUS_UNKNOWN: {} \
+                                 result requests wait already{}",
+                                self.name,
+                                req.goal_id,
+                                goals::MAX_WAITING_RESULTS,
+                                crate::log_limit::held_back(held)
+                            );
+                        }
+                        (GoalState::Unknown, R::default())
+                    }
+                };
+                let status = state as i8;
+                self.reply(&self.get_result, rid, GetResultResponse { status, result })
+                    .await;
             }
         };
         let cancels = async {
