@@ -81,7 +81,7 @@ pub struct LeeParams {
     /// Occupancy values at or above this are blocked (occupancy maps).
     pub occupied_threshold: i8,
     pub unknown_is_free: bool,
-    /// 4 or 8.
+    /// 4, 8, or 0: the cost model's own ([`crate::lee::Connectivity::for_model`]).
     pub connectivity: u32,
     /// GridMap layer holding the elevation.
     pub layer: String,
@@ -161,7 +161,7 @@ impl Default for LeeParams {
             max_step: 0.1,
             occupied_threshold: 65,
             unknown_is_free: false,
-            connectivity: 4,
+            connectivity: 0,
             layer: "elevation".into(),
             heightmap: String::new(),
             heightmap_size: Vec::new(),
@@ -206,7 +206,10 @@ impl LeeParams {
     pub fn validate(&self) -> Result<()> {
         self.heightmap_size()?;
         self.planner_config().validate()?;
-        crate::lee::Connectivity::from_number(self.connectivity)?;
+        crate::lee::Connectivity::for_model(
+            self.connectivity,
+            self.cost_model == crate::lee::costmap::CostModel::Costmap,
+        )?;
         crate::lee::clearance::check_radius("robot_radius", self.robot_radius)?;
         if self.cost_model == crate::lee::costmap::CostModel::Costmap {
             self.cost_params().validate()?;

@@ -37,7 +37,9 @@ pub struct LeeArgs {
     /// Goal cell "X,Y".
     #[arg(long, allow_hyphen_values = true)]
     pub goal: String,
-    #[arg(long, default_value_t = 4)]
+    /// 4, 8, or 0: the cost model's own moves (4 for unit, 8 for costmap: NavFn's); the
+    /// node's default too.
+    #[arg(long, default_value_t = crate::config::LeeParams::default().connectivity)]
     pub connectivity: u32,
     /// CUDA variant: bitwave (default), global, shared or texture.
     #[arg(long, default_value = "bitwave")]
@@ -111,12 +113,19 @@ fn parse_point(field: &str, s: &str) -> Result<(i64, i64)> {
 pub fn run(a: LeeArgs) -> Result<()> {
     let start = parse_point("--start", &a.start)?;
     let goal = parse_point("--goal", &a.goal)?;
-    let connectivity = Connectivity::from_number(a.connectivity).map_err(|_| {
+    let cost_model: CostModel = a.cost_model.parse().map_err(|_| {
         Error::invalid(
-            "--connectivity",
-            format!("{} is not 4 or 8", a.connectivity),
+            "--cost-model",
+            format!("'{}' is not unit or costmap", a.cost_model),
         )
     })?;
+    let connectivity = Connectivity::for_model(a.connectivity, cost_model == CostModel::Costmap)
+        .map_err(|_| {
+            Error::invalid(
+                "--connectivity",
+                format!("{} is not 0, 4 or 8", a.connectivity),
+            )
+        })?;
     let memory_model: MemoryModel = a.memory_model.parse().map_err(|_| {
         Error::invalid(
             "--memory-model",
@@ -174,12 +183,6 @@ pub fn run(a: LeeArgs) -> Result<()> {
         ));
     };
     let backend = Backend::select(a.backend)?;
-    let cost_model: CostModel = a.cost_model.parse().map_err(|_| {
-        Error::invalid(
-            "--cost-model",
-            format!("'{}' is not unit or costmap", a.cost_model),
-        )
-    })?;
     if cost_model == CostModel::Costmap {
         return run_costmap(
             &a,
@@ -392,4 +395,42 @@ fn draw(
     }
     img.save(out)
         .map_err(|e| Error::invalid(out.display().to_string(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        lee: LeeArgs,
+    }
+
+    /// What `gpu_planning lee` plans with by default is what the node plans with by default
+    /// (config/default.yaml restates the node's: tests/config_files.rs).
+    #[test]
+    fn the_cli_defaults_are_the_nodes() {
+        let a = Cli::parse_from(["lee", "--map", "m.yaml", "--start", "0,0", "--goal", "1,1"]).lee;
+        let p = crate::config::LeeParams::default();
+        assert_eq!(a.connectivity, p.connectivity);
+        assert_eq!(a.cost_model.parse::<CostModel>().ok(), Some(p.cost_model));
+        assert_eq!(
+            a.memory_model.parse::<MemoryModel>().ok(),
+            Some(p.memory_model)
+        );
+        assert_eq!((a.block_x, a.block_y), (p.block_x, p.block_y));
+        assert_eq!(a.robot_radius, p.robot_radius);
+        assert_eq!(
+            (a.neutral_cost, a.cost_factor),
+            (p.neutral_cost, p.cost_factor)
+        );
+        assert_eq!(a.inflation_radius, p.inflation_radius);
+        assert_eq!(a.cost_scaling_factor, p.cost_scaling_factor);
+        // The moves: 4 for unit moves (the seed's), 8 in costmap mode (NavFn's).
+        let moves = |costmap| Connectivity::for_model(a.connectivity, costmap).unwrap();
+        assert_eq!(moves(false), Connectivity::Four);
+        assert_eq!(moves(true), Connectivity::Eight);
+    }
 }

@@ -54,8 +54,20 @@ impl Connectivity {
             8 => Ok(Self::Eight),
             other => Err(Error::invalid(
                 "connectivity",
-                format!("{other} is not 4 or 8"),
+                format!("{other} is not 0, 4 or 8"),
             )),
+        }
+    }
+
+    /// The `connectivity` parameter of the node and the CLI (one default for both): 4 or 8
+    /// as given; 0 (the default) the cost model's own moves: 4 for unit moves (as the seed's
+    /// Lee wave), 8 in costmap mode (NavFn's moves, so that a planner_server user gets no
+    /// Manhattan staircases).
+    pub fn for_model(n: u32, costmap: bool) -> Result<Self> {
+        match (n, costmap) {
+            (0, false) => Ok(Self::Four),
+            (0, true) => Ok(Self::Eight),
+            (n, _) => Self::from_number(n),
         }
     }
 

@@ -83,7 +83,7 @@ pub(super) struct MapState {
 }
 
 fn connectivity(p: &LeeParams) -> Result<Connectivity> {
-    Connectivity::from_number(p.connectivity)
+    Connectivity::for_model(p.connectivity, p.cost_model == CostModel::Costmap)
 }
 
 /// The planner of a new map (cells within `robot_radius` of an obstacle blocked, the distance
