@@ -164,15 +164,28 @@ pub fn descend(
     field: &[u64],
     start: (u32, u32),
 ) -> Option<Vec<(u32, u32)>> {
+    descend_by(grid, enter, grid.index(start.0, start.1), |c| field[c])
+}
+
+/// [`descend`] from cell index `start` over costs read through `cost` (a whole field, or a
+/// search's partial one: [`super::search::GoalSearch::descend`]).
+pub fn descend_by(
+    grid: &Grid,
+    enter: &[u32],
+    start: usize,
+    cost: impl Fn(usize) -> u64,
+) -> Option<Vec<(u32, u32)>> {
     let w = grid.width as i64;
-    let mut c = grid.index(start.0, start.1);
-    if field[c] == UNREACHED_COST {
+    let xy = |c: usize| ((c as i64 % w) as u32, (c as i64 / w) as u32);
+    let mut c = start;
+    if cost(c) == UNREACHED_COST {
         return None;
     }
     let dirs = grid.connectivity.directions();
-    let mut path = vec![start];
-    while field[c] != 0 {
+    let mut path = vec![xy(c)];
+    while cost(c) != 0 {
         let (x, y) = (c as i64 % w, c as i64 / w);
+        let here = cost(c);
         let next = DIRECTIONS
             .iter()
             .enumerate()
@@ -182,11 +195,11 @@ pub fn descend(
                     return None;
                 }
                 let n = ((y + dy as i64) * w + x + dx as i64) as usize;
-                (field[n] != UNREACHED_COST && field[n] + step(k, enter[n]) == field[c])
-                    .then_some(n)
+                let f = cost(n);
+                (f != UNREACHED_COST && f + step(k, enter[n]) == here).then_some(n)
             })?;
         c = next;
-        path.push(((c as i64 % w) as u32, (c as i64 / w) as u32));
+        path.push(xy(c));
     }
     Some(path)
 }

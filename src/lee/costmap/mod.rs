@@ -3,11 +3,11 @@
 //! are blocked (255 unless unknown_is_free), entering a cell costs NavFn's integer
 //! `neutral_cost + cost_factor * v / 100` (a diagonal `that * 141 / 100`), and the planner finds
 //! the least total cost exactly: the reference by Dijkstra ([`cpu`]), the CPU backend by a
-//! bucket-queue Dijkstra that stops at the start and resumes for the next one ([`search`]),
-//! the device by tile relaxation to the same fixed point ([`gpu`]). Among paths of equal cost
-//! the one returned is fixed by the descent's rule ([`cpu::descend`]: at each cell the first
-//! direction, in DIRECTIONS order, that stays on a least-cost path), so every backend returns
-//! the same path.
+//! bucket-queue A* from the goal that stops once the start's least-cost paths are settled
+//! ([`search`]), the device by tile relaxation to the same fixed point ([`gpu`]). Among paths
+//! of equal cost the one returned is fixed by the descent's rule ([`cpu::descend`]: at each
+//! cell the first direction, in DIRECTIONS order, that stays on a least-cost path), so every
+//! backend returns the same path.
 //!
 //! Maps without costs (OccupancyGrid, elevation) get nav2's inflation layer here, from the
 //! exact distance transform of [`crate::lee::clearance`].
@@ -81,9 +81,10 @@ pub struct CostPlanner {
     params: CostParams,
     enter: Vec<u32>,
     device: Option<gpu::DeviceCosts>,
-    /// On the CPU, the searches of the last goals, resumed by a plan to the same goal (nav2
-    /// replans to one goal again and again); taken out while a plan runs, so plans to other
-    /// goals never wait. The device keeps its own field.
+    /// On the CPU, the searches of the last goals: a plan to a kept search's goal takes it
+    /// (with the same start too it only descends, as when nav2 replans while the robot
+    /// stands); taken out while a plan runs, so other plans never wait. The device keeps its
+    /// own field.
     searches: Mutex<Vec<search::GoalSearch>>,
     /// The largest straight step cost, which sizes a search's bucket queue.
     max_enter: u32,
@@ -91,7 +92,8 @@ pub struct CostPlanner {
     words: Vec<u32>,
     /// The search's lower bound on costs (from the cheapest cell's step).
     heuristic: search::Heuristic,
-    /// Plans answered from (or resuming) the search of the plan before them (same goal).
+    /// Plans to the goal of the plan before them: on the device its field answers them; on
+    /// the CPU its search's memory (and, with the same start, its answer).
     reused: AtomicU64,
 }
 
@@ -174,7 +176,7 @@ impl CostPlanner {
         }
     }
 
-    /// How many plans reused the field of the plan before them (same goal).
+    /// How many plans went to the goal of a plan before them (see the field's note).
     pub fn fields_reused(&self) -> u64 {
         self.reused.load(Ordering::Relaxed)
     }
@@ -215,7 +217,7 @@ impl CostPlanner {
                 .map(|path| (path, search.cost(s as usize)))
         });
         {
-            // A search cut short by a cancel stays resumable: its settled cells are exact.
+            // Kept for its memory even when a cancel cut it short (it then holds no ends).
             let mut kept = lock(&self.searches);
             kept.push(search);
             if kept.len() > KEPT_SEARCHES {

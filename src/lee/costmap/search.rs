@@ -185,7 +185,7 @@ impl GoalSearch {
         }
     }
 
-    /// The goal this search runs from.
+    /// The goal of the last search started.
     pub fn goal(&self) -> Option<u32> {
         self.goal
     }
@@ -302,32 +302,9 @@ impl GoalSearch {
     /// The cells from `start` to the goal down the search's costs (the reference's tie
     /// rule), after [`GoalSearch::settle`] for that start; `None` when it was not reached.
     pub fn descend(&self, grid: &Grid, enter: &[u32], start: u32) -> Option<Vec<(u32, u32)>> {
-        let w = grid.width as i64;
-        let mut c = start as usize;
-        if !self.settled(c) {
+        if !self.settled(start as usize) {
             return None;
         }
-        let dirs = grid.connectivity.directions();
-        let xy = |c: usize| ((c as i64 % w) as u32, (c as i64 / w) as u32);
-        let mut path = vec![xy(c)];
-        while self.cost(c) != 0 {
-            let (x, y) = (c as i64 % w, c as i64 / w);
-            let here = self.cost(c);
-            let next = DIRECTIONS
-                .iter()
-                .enumerate()
-                .take(dirs)
-                .find_map(|(k, &(dx, dy))| {
-                    if grid.masks[c] & (1 << k) == 0 {
-                        return None;
-                    }
-                    let n = ((y + dy as i64) * w + x + dx as i64) as usize;
-                    let f = self.cost(n);
-                    (f != UNREACHED_COST && f + step(k, enter[n]) == here).then_some(n)
-                })?;
-            c = next;
-            path.push(xy(c));
-        }
-        Some(path)
+        super::cpu::descend_by(grid, enter, start as usize, |c| self.cost(c))
     }
 }
