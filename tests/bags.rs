@@ -186,11 +186,7 @@ fn written_bags_read_back() {
         );
     }
     // One .mcap file alone opens too.
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "mcap"))
-        .unwrap();
+    let file = w.file();
     assert_eq!(Bag::open(&file).unwrap().messages.len(), 3);
     std::fs::remove_dir_all(&dir).unwrap();
 
@@ -482,11 +478,7 @@ fn mcap_lengths_that_wrap_or_claim_more_than_a_chunk_may_hold_are_refused() {
     w.write("/a", 1, &cdr::encode(&RosPath::default()).unwrap())
         .unwrap();
     w.finish().unwrap();
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|e| e == "mcap"))
-        .unwrap();
+    let file = w.file();
     let mut bytes = std::fs::read(&file).unwrap();
     // Records after the 8 magic bytes: opcode, u64 length, body. A chunk (0x06) begins with
     // its start and end times, then its uncompressed size.

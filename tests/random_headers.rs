@@ -186,11 +186,7 @@ proptest! {
             w.write("/a", t, &gpu_planning::bag::cdr::encode(&p).unwrap()).unwrap();
         }
         w.finish().unwrap();
-        let file = std::fs::read_dir(&bag)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|e| e == "mcap"))
-            .unwrap();
+        let file = w.file();
         let mut bytes = std::fs::read(&file).unwrap();
         // Walk the records (opcode, u64 length, body) to the chosen one.
         let mut starts = Vec::new();

@@ -137,9 +137,14 @@ impl BagWriter {
         Ok(())
     }
 
+    /// The bag's one MCAP file (`<dir>/<name>_0.mcap`).
+    pub fn file(&self) -> PathBuf {
+        self.dir.join(&self.file)
+    }
+
     /// Closes the MCAP file and writes `metadata.yaml`; later writes are errors.
     pub fn finish(&mut self) -> Result<PathBuf> {
-        let path = self.dir.join(&self.file);
+        let path = self.file();
         if self.finished {
             return Ok(self.dir.clone());
         }
