@@ -681,6 +681,50 @@ pub fn split_service_params(
     (own, service)
 }
 
+/// The keys of [`ServiceParams`] `ros2 param set` changes at run time, on every node: the
+/// next request is timed and admitted by the new values (`max_concurrent_requests` sizes a
+/// node's workers at start).
+pub const DYNAMIC_SERVICE_KEYS: [crate::ros::live_params::Dynamic; 2] = [
+    crate::ros::live_params::Dynamic {
+        key: "request_timeout_s",
+        range: crate::ros::live_params::Range::Float(0.0, crate::seconds::MAX_SECONDS),
+    },
+    crate::ros::live_params::Dynamic {
+        key: "max_pending_requests",
+        range: crate::ros::live_params::Range::Integer(1, u32::MAX as i64),
+    },
+];
+
+impl crate::ros::live_params::NodeParams for ServiceParams {
+    fn parse(all: &serde_yaml::Mapping) -> Result<Self> {
+        service_params(all)
+    }
+}
+
+impl crate::ros::live_params::NodeParams for LeeParams {
+    fn parse(all: &serde_yaml::Mapping) -> Result<Self> {
+        let p: LeeParams = node_params(all)?;
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+/// The parameters node struct `T` runs with when no file sets them (with `served`, the
+/// service keys' too), nested as in a params file: what a node declares, as an rclcpp node
+/// declares every parameter with its default, so `ros2 param list` shows them all.
+pub fn declared_defaults<T: Serialize + Default>(served: bool) -> serde_yaml::Mapping {
+    let mut out = match serde_yaml::to_value(T::default()) {
+        Ok(serde_yaml::Value::Mapping(m)) => m,
+        _ => serde_yaml::Mapping::new(),
+    };
+    if served {
+        if let Ok(serde_yaml::Value::Mapping(m)) = serde_yaml::to_value(ServiceParams::default()) {
+            out.extend(m);
+        }
+    }
+    out
+}
+
 /// A node's own parameter struct from its merged parameters (the service keys left out).
 pub fn node_params<T: serde::de::DeserializeOwned>(all: &serde_yaml::Mapping) -> Result<T> {
     let (mut own, _) = split_service_params(all);
@@ -701,6 +745,26 @@ pub fn service_params(all: &serde_yaml::Mapping) -> Result<ServiceParams> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a node declares when no file sets anything parses back to its defaults: the
+    /// declared values are the ones it runs with.
+    #[test]
+    fn declared_defaults_parse_back_to_the_defaults() {
+        fn round_trip<T>()
+        where
+            T: Serialize + Default + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+        {
+            let d = declared_defaults::<T>(true);
+            assert_eq!(node_params::<T>(&d).unwrap(), T::default());
+            assert_eq!(service_params(&d).unwrap(), ServiceParams::default());
+        }
+        round_trip::<RuntimeParams>();
+        round_trip::<LeeParams>();
+        round_trip::<ApspParams>();
+        round_trip::<PolylineParams>();
+        round_trip::<CellGraphParams>();
+        round_trip::<NearestNeighborsParams>();
+    }
 
     #[test]
     fn unknown_keys_and_bad_values_are_named() {

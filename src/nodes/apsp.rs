@@ -30,13 +30,15 @@ pub const NODE_NAME: &str = "apsp";
 type Shared = Arc<Mutex<Option<Arc<Solution>>>>;
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let defaults = crate::config::declared_defaults::<crate::config::ApspParams>(true);
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: ApspParams = ctx.params()?;
     params
         .validate()
         .map_err(|e| e.under(format!("{}.", ctx.fully_qualified_name())))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     let limits = ctx.service_params()?;
+    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let fq = ctx.fully_qualified_name();
     warmup::spawn(
         &backend,
@@ -127,7 +129,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             server,
             format!("{NODE_NAME}: ~/shortest_path"),
-            &limits,
+            &live_limits,
             move |req: ShortestPathRequest, cancel: CancelFlag| {
                 tracing::debug!("{NODE_NAME}: ~/shortest_path: {} pairs", req.sources.len());
                 let solution = lock(&state).clone();

@@ -63,13 +63,15 @@ struct State {
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let defaults = crate::config::declared_defaults::<crate::config::CellGraphParams>(true);
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: CellGraphParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
     params.validate().map_err(|e| e.under(format!("{fq}.")))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::cellgraph::gpu::modules());
     let limits = ctx.service_params()?;
+    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let constraints_sub = ctx.subscription::<QuadricArrangement>("~/constraints", qos::map())?;
     let samples_sub = ctx.subscription::<PoseArray>("~/samples", qos::map())?;
     let build_srv = ctx.server::<BuildCellGraph>("~/build")?;
@@ -140,7 +142,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             build_srv,
             format!("{NODE_NAME}: ~/build"),
-            &limits,
+            &live_limits,
             move |req: BuildCellGraphRequest, cancel: CancelFlag| {
                 let state = state.clone();
                 async move {
@@ -165,7 +167,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             path_srv,
             format!("{NODE_NAME}: ~/find_path"),
-            &limits,
+            &live_limits,
             move |req: FindRotationPathRequest, cancel: CancelFlag| {
                 let current = lock(&state.current).clone();
                 async move {

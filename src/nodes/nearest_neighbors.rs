@@ -194,7 +194,8 @@ struct Trees {
 type Shared = Arc<Mutex<Trees>>;
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let defaults = crate::config::declared_defaults::<crate::config::NearestNeighborsParams>(true);
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: NearestNeighborsParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
     params.validate().map_err(|e| e.under(format!("{fq}.")))?;
@@ -205,6 +206,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         crate::kdtree::gpu::modules(params.k as usize, params.knn_traversal),
     );
     let limits = ctx.service_params()?;
+    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let params = Arc::new(params);
     let trees: Shared = Arc::new(Mutex::new(Trees::default()));
     let cloud_sub = ctx.subscription::<PointCloud2>("~/cloud", qos::map())?;
@@ -318,7 +320,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             knn_srv,
             format!("{NODE_NAME}: ~/knn"),
-            &limits,
+            &live_limits,
             move |req: KNearestRequest, cancel: CancelFlag| {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();
@@ -347,7 +349,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             radius_srv,
             format!("{NODE_NAME}: ~/radius"),
-            &limits,
+            &live_limits,
             move |req: RadiusSearchRequest, cancel: CancelFlag| {
                 let tree = pick(&trees, req.dimensions);
                 let p = params.clone();

@@ -49,13 +49,15 @@ struct ImageState {
 type Shared = Arc<Mutex<Option<Arc<ImageState>>>>;
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let defaults = crate::config::declared_defaults::<crate::config::PolylineParams>(true);
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: PolylineParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
     params.validate().map_err(|e| e.under(format!("{fq}.")))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::polyline::gpu::modules());
     let limits = ctx.service_params()?;
+    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let state: Shared = Arc::new(Mutex::new(None));
     let image_sub = ctx.subscription::<Image>("~/image", qos::sensor())?;
     let server = ctx.server::<ExtractPolyline>("~/extract")?;
@@ -88,7 +90,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             server,
             format!("{NODE_NAME}: ~/extract"),
-            &limits,
+            &live_limits,
             move |req: ExtractPolylineRequest, cancel: CancelFlag| {
                 let image = lock(&state).clone();
                 let (p, out, params) = (params.clone(), out.clone(), params.clone());

@@ -66,7 +66,8 @@ impl State {
 
 /// Creates the node and spawns its tasks; returns its fully qualified name.
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let defaults = crate::config::declared_defaults::<crate::config::RuntimeParams>(false);
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: RuntimeParams = ctx.params()?;
     params.validate().map_err(|e| prefix(&ctx, e))?;
     let backend = Backend::select(params.backend)?;

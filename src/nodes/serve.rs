@@ -17,6 +17,7 @@ use crate::ros::ServiceServer;
 use crate::cancel::CancelFlag;
 use crate::config::ServiceParams;
 use crate::error::{Error, Result};
+use crate::ros::live_params::Live;
 use crate::ros::RosRuntime;
 
 /// A response that can say a request failed: services with `success`/`error` fields set them;
@@ -34,7 +35,7 @@ pub fn serve<Req, Resp, H, Fut>(
     rt: &RosRuntime,
     server: ServiceServer<Req, Resp>,
     what: String,
-    limits: &ServiceParams,
+    limits: &Live<ServiceParams>,
     handler: H,
 ) -> impl Future<Output = ()> + Send + 'static
 where
@@ -47,13 +48,13 @@ where
     let server = Arc::new(server);
     let handler = Arc::new(handler);
     let what: Arc<str> = what.into();
+    // Workers are sized at start; the deadline and the queue's bound are read per request,
+    // so `ros2 param set` changes them for the next one.
     let gate = Arc::new(smol::lock::Semaphore::new(
-        limits.max_concurrent_requests as usize,
+        limits.get().max_concurrent_requests as usize,
     ));
     let pending = Arc::new(AtomicUsize::new(0));
-    let max_pending = limits.max_pending_requests as usize;
-    let deadline = limits.deadline();
-    let limit_s = limits.request_timeout_s;
+    let limits = limits.clone();
     // Overloads and undecodable requests come as fast as a client sends them: their lines
     // are rate-limited, the count of those held back carried into the next.
     let overloads = Arc::new(crate::log_limit::LogLimit::default());
@@ -73,6 +74,12 @@ where
                 }
             };
             let in_queue = pending.fetch_add(1, Ordering::AcqRel);
+            let now = limits.get();
+            let (max_pending, deadline, limit_s) = (
+                now.max_pending_requests as usize,
+                now.deadline(),
+                now.request_timeout_s,
+            );
             let (server, handler, what, gate, pending, overloads) = (
                 server.clone(),
                 handler.clone(),

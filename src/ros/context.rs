@@ -2,6 +2,8 @@
 //! parameters merged from the params files and `-p` overrides, name resolution with remaps,
 //! and typed publishers, subscriptions, service servers and clients.
 
+use std::sync::Arc;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_yaml::{Mapping, Value};
@@ -15,6 +17,7 @@ use ros2_client::{
 use crate::error::{Error, Result};
 use crate::ros::args::Remap;
 use crate::ros::clock::Clock;
+use crate::ros::live_params::{Dynamic, Live, LiveParams, NodeParams};
 use crate::ros::msg::{RosMessage, RosService};
 use crate::ros::names;
 use crate::ros::qos;
@@ -35,16 +38,34 @@ pub struct NodeContext {
     /// Writes the replies of this node's services.
     reply_publisher: ros2_client::dds::rustdds::Publisher,
     clock: Clock,
+    live: Arc<LiveParams>,
 }
 
 impl NodeContext {
     /// Creates node `default_name` (renamed by `__node:=`, placed by `__ns:=`) and starts its
     /// spinner on the runtime's executor.
     pub fn new(rt: &RosRuntime, default_name: &str) -> Result<NodeContext> {
+        Self::with_params(rt, default_name, Mapping::new(), &[])
+    }
+
+    /// As [`Self::new`] for a node that declares `defaults` (what it runs with where no
+    /// file or `-p` says otherwise: [`crate::config::declared_defaults`]) and changes the
+    /// parameters `dynamic` names at run time (see [`crate::ros::live_params`]; the service
+    /// keys are dynamic on every node).
+    pub fn with_params(
+        rt: &RosRuntime,
+        default_name: &str,
+        defaults: Mapping,
+        dynamic: &[Dynamic],
+    ) -> Result<NodeContext> {
         let args = rt.args();
         let name = args.node_name(default_name);
         let namespace = args.namespace(default_name);
-        let params = rt.params().for_node(&namespace, &name, &args.params);
+        let mut params = defaults;
+        merge(
+            &mut params,
+            rt.params().for_node(&namespace, &name, &args.params),
+        );
         let request_layout = parse_service_mapping(&name, params.get("service_mapping"))?;
         let service_mapping = match request_layout {
             RequestLayout::Cyclone => ServiceMapping::Cyclone,
@@ -52,13 +73,27 @@ impl NodeContext {
             RequestLayout::Auto | RequestLayout::Enhanced => ServiceMapping::Enhanced,
         };
         let mut options = NodeOptions::new().enable_rosout(true);
-        // Expose the effective parameters to `ros2 param list/get/describe`. The nodes read
-        // them once, at start: `ros2 param set` is refused with that reason (to the value
-        // already in effect it succeeds, changing nothing).
+        // Expose the effective parameters to `ros2 param list/get/describe`. Those in
+        // `dynamic` (and the service keys every node has) change at run time; the others are
+        // read once, at start, and `ros2 param set` refuses them with that reason (to the
+        // value already in effect it succeeds, changing nothing).
         let declared: std::collections::BTreeMap<String, ParameterValue> =
             flatten(&params).into_iter().collect();
         let node_label = fully_qualified(&namespace, &name);
+        let dynamic = crate::config::DYNAMIC_SERVICE_KEYS
+            .iter()
+            .chain(dynamic)
+            .copied()
+            .collect();
+        let live = Arc::new(LiveParams::new(node_label.clone(), dynamic, params.clone()));
         for (key, value) in &declared {
+            let d = live.dynamic(key);
+            let constraints = match d {
+                Some(_) => "changes at run time: the next request uses it".to_string(),
+                None => {
+                    format!("read at start: restart {node_label} with --ros-args -p {key}:=VALUE")
+                }
+            };
             options = options
                 .declare_parameter(key, value.clone())
                 .describe_parameter(ParameterDescriptor {
@@ -67,22 +102,22 @@ impl NodeContext {
                     description: super::param_docs::description(&name, key)
                         .unwrap_or_default()
                         .to_string(),
-                    additional_constraints: format!(
-                        "read at start: restart {node_label} with --ros-args -p {key}:=VALUE"
-                    ),
-                    read_only: true,
+                    additional_constraints: constraints,
+                    read_only: d.is_none(),
                     dynamic_typing: false,
-                    range: NumericRange::NotSpecified,
+                    range: d.map_or(NumericRange::NotSpecified, |d| d.range.descriptor()),
                 });
         }
-        options =
-            options.parameter_validator(Box::new(move |key, value| match declared.get(key) {
+        let checks = live.clone();
+        options = options
+            .parameter_validator(Box::new(move |key, value| match declared.get(key) {
                 Some(v) if v == value => Ok(()),
-                _ => Err(format!(
-                    "{node_label} reads its parameters at start: restart it with \
-                     --ros-args -p {key}:=VALUE (or the params file)"
-                )),
-            }));
+                _ => checks.check(key, value),
+            }))
+            .parameter_set_action({
+                let live = live.clone();
+                Box::new(move |key, value| live.apply(key, value))
+            });
         let node_name = NodeName::new(&namespace, &name)
             .map_err(|e| Error::invalid("node name", format!("'{namespace}/{name}': {e:?}")))?;
         let mut node = rt
@@ -114,6 +149,7 @@ impl NodeContext {
             reply_publisher,
             participant,
             clock: Clock::system(),
+            live,
         };
         if use_sim_time {
             ctx.clock = Clock::simulated(rt, &mut ctx)?;
@@ -148,6 +184,12 @@ impl NodeContext {
     /// the key, so a typo in a launch file never goes unnoticed.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
         crate::config::node_params(&self.params).map_err(|e| self.name_params(e))
+    }
+
+    /// The node's parameter struct `T` as it is now: updated by every accepted `ros2 param
+    /// set` of a dynamic key.
+    pub fn live<T: NodeParams>(&self) -> Result<Live<T>> {
+        self.live.view::<T>().map_err(|e| self.name_params(e))
     }
 
     /// How this node serves its services (the keys shared by every node).
@@ -370,6 +412,18 @@ pub fn parse_service_mapping(node: &str, v: Option<&Value>) -> Result<RequestLay
             format!("{node}.service_mapping"),
             format!("{other:?} is not one of auto, enhanced, cyclone, basic"),
         )),
+    }
+}
+
+/// `over` laid over `base`: nested maps merged key by key, anything else replaced.
+fn merge(base: &mut Mapping, over: Mapping) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(Value::Mapping(b)), Value::Mapping(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
     }
 }
 

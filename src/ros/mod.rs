@@ -8,6 +8,7 @@ pub mod context;
 pub mod distro;
 pub mod idl;
 pub mod keystore;
+pub mod live_params;
 pub mod msg;
 pub mod names;
 pub mod param_docs;

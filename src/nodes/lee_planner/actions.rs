@@ -20,10 +20,11 @@ use crate::ros::msg::nav2_msgs::{
 use crate::ros::msg::nav_msgs::Path;
 
 use crate::cancel::CancelFlag;
-use crate::config::ServiceParams;
+use crate::config::{LeeParams, ServiceParams};
 use crate::nodes::lifecycle::Lifecycle;
 use crate::nodes::serve::within;
 use crate::ros::action::ActionServer;
+use crate::ros::live_params::Live;
 
 use super::plan::{Code, Failure, Query};
 use super::NODE_NAME;
@@ -96,8 +97,8 @@ pub(super) async fn serve<G, R, P, Fut>(
     server: ActionServer<G, R, EmptyFeedback>,
     life: Arc<Lifecycle>,
     what: &'static str,
-    (tolerance, final_approach, max_viapoints): (f64, bool, usize),
-    limits: ServiceParams,
+    params: Live<LeeParams>,
+    limits: Live<ServiceParams>,
     plan: P,
 ) where
     G: PlanGoal,
@@ -107,21 +108,17 @@ pub(super) async fn serve<G, R, P, Fut>(
 {
     // As planner_server's action server while it is not active.
     // Goals run one at a time; those waiting are bounded as a service's pending requests are.
-    let max_queued = limits.max_pending_requests as usize;
-    let admit = |goal: &G, queued: usize| match life.is_active() {
-        true if goal.poses() > max_viapoints => Err(format!(
-            "goals: {} poses is above max_viapoints ({max_viapoints})",
-            goal.poses()
-        )),
-        true if queued >= max_queued => Err(format!(
-            "overloaded: {queued} goals wait to run (max_pending_requests); try again later"
-        )),
-        true => Ok(()),
-        false => Err(life.inactive_error(NODE_NAME).to_string()),
+    // The bounds, tolerance and deadline in effect when a goal comes are the ones it gets.
+    let admit = |goal: &G, queued: usize| {
+        let max_viapoints = params.get().max_viapoints as usize;
+        let max_queued = limits.get().max_pending_requests as usize;
+        admission(&life, goal, queued, max_viapoints, max_queued)
     };
     let execute = |goal: G, cancel: CancelFlag| {
+        let p = params.get();
+        let (tolerance, final_approach) = (p.tolerance, p.use_final_approach_orientation);
         let work = plan(goal.query(tolerance, final_approach), cancel.clone());
-        let limits = limits.clone();
+        let limits = limits.get();
         async move {
             let began = Instant::now();
             // A cancel request stops the goal at once (it ends CANCELED): the work is raced
@@ -168,4 +165,26 @@ pub(super) async fn serve<G, R, P, Fut>(
         }
     };
     server.serve(admit, execute).await;
+}
+
+/// Whether a goal is taken: the node active, its poses within `max_viapoints`, fewer than
+/// `max_queued` goals waiting.
+fn admission<G: PlanGoal>(
+    life: &Lifecycle,
+    goal: &G,
+    queued: usize,
+    max_viapoints: usize,
+    max_queued: usize,
+) -> std::result::Result<(), String> {
+    match life.is_active() {
+        true if goal.poses() > max_viapoints => Err(format!(
+            "goals: {} poses is above max_viapoints ({max_viapoints})",
+            goal.poses()
+        )),
+        true if queued >= max_queued => Err(format!(
+            "overloaded: {queued} goals wait to run (max_pending_requests); try again later"
+        )),
+        true => Ok(()),
+        false => Err(life.inactive_error(NODE_NAME).to_string()),
+    }
 }

@@ -39,6 +39,7 @@ use crate::nodes::lifecycle::{self, BondTiming, Lifecycle, Primary};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
+use crate::ros::live_params::{Dynamic, Live, Range};
 use crate::ros::msg::geometry_msgs::{Pose, PoseStamped};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav2_msgs::{
@@ -70,8 +71,9 @@ struct Outputs {
     markers: Publisher<MarkerArray>,
     /// The node that owns the publishers: it knows how many readers `field` has.
     ctx: Arc<NodeContext>,
-    /// `publish_distance_field`: the field with every plan even when nobody subscribes.
-    always_field: bool,
+    /// `publish_distance_field` (dynamic): the field with every plan even when nobody
+    /// subscribes.
+    params: Live<LeeParams>,
     /// Plans on their way to ~/path, ~/markers and ~/distance_field, in the order they were
     /// made: a response does not wait for those messages (a long path is hundreds of KB of DDS
     /// fragments, the field a byte per cell).
@@ -85,7 +87,8 @@ impl Outputs {
     /// for it, a plan on the GPU descends on the device and downloads only the path (what
     /// BENCHMARKS.md's "field + path" times), not the width x height labels.
     fn wants_field(&self) -> bool {
-        self.always_field || self.field.get_subscription_count(self.ctx.node()) > 0
+        self.params.get().publish_distance_field
+            || self.field.get_subscription_count(self.ctx.node()) > 0
     }
 }
 
@@ -162,7 +165,8 @@ struct Lee {
     life: Arc<Lifecycle>,
     state: Shared,
     tf: Arc<Mutex<TfBuffer>>,
-    frames: Frames,
+    /// The TF parameters (`transform_tolerance` is dynamic) are read per query.
+    params: Live<LeeParams>,
     out: Arc<Outputs>,
 }
 
@@ -177,7 +181,8 @@ impl Lee {
             .clone()
             .ok_or_else(|| Error::invalid("map", "no map received yet"))?;
         let now = self.out.ctx.clock().now();
-        let placed = plan::place(&q, &map, &lock(&self.tf), &now, &self.frames)?;
+        let frames = Frames::of(&self.params.get());
+        let placed = plan::place(&q, &map, &lock(&self.tf), &now, &frames)?;
         let with_field = self.out.wants_field();
         let m = map.clone();
         let planned = cancel::unblock(cancel, move || {
@@ -271,12 +276,8 @@ impl ActionServers {
     }
 
     /// Both servers' loops, planning with `lee`.
-    fn serve(self, lee: &Arc<Lee>, p: &LeeParams, limits: &ServiceParams) -> Task {
-        let ends = (
-            p.tolerance,
-            p.use_final_approach_orientation,
-            p.max_viapoints as usize,
-        );
+    fn serve(self, lee: &Arc<Lee>, limits: &Live<ServiceParams>) -> Task {
+        let ends = lee.params.clone();
         let runner = |lee: Arc<Lee>| {
             move |q: Query, cancel: CancelFlag| {
                 let lee = lee.clone();
@@ -297,7 +298,7 @@ impl ActionServers {
                     x,
                     lee.life.clone(),
                     TO_POSE,
-                    ends,
+                    ends.clone(),
                     limits.clone(),
                     runner(lee.clone()),
                 ),
@@ -305,7 +306,7 @@ impl ActionServers {
                     y,
                     lee.life.clone(),
                     THROUGH_POSES,
-                    ends,
+                    ends.clone(),
                     limits.clone(),
                     runner(lee.clone()),
                 ),
@@ -315,7 +316,7 @@ impl ActionServers {
                     x,
                     lee.life.clone(),
                     TO_POSE,
-                    ends,
+                    ends.clone(),
                     limits.clone(),
                     runner(lee.clone()),
                 ),
@@ -323,7 +324,7 @@ impl ActionServers {
                     y,
                     lee.life.clone(),
                     THROUGH_POSES,
-                    ends,
+                    ends.clone(),
                     limits.clone(),
                     runner(lee.clone()),
                 ),
@@ -332,11 +333,40 @@ impl ActionServers {
     }
 }
 
+/// The parameters `ros2 param set` changes while the node runs (as NavFn's dynamic
+/// parameters: `tolerance`, `use_final_approach_orientation`); the map-building ones apply to
+/// the maps of a node started with them.
+pub const DYNAMIC: &[Dynamic] = &[
+    Dynamic {
+        key: "tolerance",
+        range: Range::Float(0.0, f64::MAX),
+    },
+    Dynamic {
+        key: "use_final_approach_orientation",
+        range: Range::Any,
+    },
+    Dynamic {
+        key: "transform_tolerance",
+        range: Range::Float(0.0, f64::MAX),
+    },
+    Dynamic {
+        key: "publish_distance_field",
+        range: Range::Any,
+    },
+    Dynamic {
+        key: "max_viapoints",
+        range: Range::Integer(1, crate::config::MAX_VIAPOINTS as i64),
+    },
+];
+
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let mut ctx = NodeContext::new(rt, NODE_NAME)?;
+    let defaults = crate::config::declared_defaults::<LeeParams>(true);
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, DYNAMIC)?;
     let params: LeeParams = ctx.params()?;
     params.validate().map_err(|e| prefixed(&ctx, e))?;
+    let live: Live<LeeParams> = ctx.live()?;
     let limits = ctx.service_params()?;
+    let live_limits = ctx.live::<ServiceParams>()?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     let fq = ctx.fully_qualified_name();
     warmup::spawn(
@@ -365,11 +395,6 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         ctx.publisher("~/markers", qos::result())?,
         ctx.publisher("~/costmap", qos::map())?,
     );
-    let frames = Frames {
-        global_frame: params.global_frame.clone(),
-        robot_base_frame: params.robot_base_frame.clone(),
-        transform_tolerance: params.transform_tolerance,
-    };
     let tf = Arc::new(Mutex::new(TfBuffer::default()));
     let action_servers = ActionServers::new(&mut ctx, crate::ros::distro::current())?;
     let (life, lifecycle) = lifecycle::manage(
@@ -391,7 +416,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         field,
         markers,
         ctx: ctx.clone(),
-        always_field: params.publish_distance_field,
+        params: live.clone(),
         published: made_tx,
         costmap,
     });
@@ -406,10 +431,10 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         life,
         state: state.clone(),
         tf: tf.clone(),
-        frames,
+        params: live.clone(),
         out: out.clone(),
     });
-    let actions = action_servers.serve(&lee, &params, &limits);
+    let actions = action_servers.serve(&lee, &live_limits);
     let params = Arc::new(params);
     let shutdown = rt.shutdown().clone();
 
@@ -447,7 +472,6 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             }
         }
     };
-    let final_approach = params.use_final_approach_orientation;
     let goals = {
         let lee = lee.clone();
         async move {
@@ -466,7 +490,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     start,
                     goals: vec![goal],
                     tolerance: 0.0,
-                    final_approach,
+                    final_approach: lee.params.get().use_final_approach_orientation,
                     empty_when_unreachable: true,
                 };
                 if let Err(e) = lee.run(q, &CancelFlag::new()).await {
@@ -481,7 +505,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             rt,
             server,
             format!("{NODE_NAME}: ~/get_plan"),
-            &limits,
+            &live_limits,
             move |req: GetPlanRequest, cancel: CancelFlag| {
                 let lee = lee.clone();
                 async move {
@@ -494,7 +518,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                         start,
                         goals: vec![req.goal],
                         tolerance: req.tolerance as f64,
-                        final_approach,
+                        final_approach: lee.params.get().use_final_approach_orientation,
                         empty_when_unreachable: true,
                     };
                     let plan = lee.run(q, &cancel).await.map_err(|f| f.error)?;

@@ -65,6 +65,16 @@ pub(crate) struct Frames {
     pub transform_tolerance: f64,
 }
 
+impl Frames {
+    pub(crate) fn of(p: &crate::config::LeeParams) -> Frames {
+        Frames {
+            global_frame: p.global_frame.clone(),
+            robot_base_frame: p.robot_base_frame.clone(),
+            transform_tolerance: p.transform_tolerance,
+        }
+    }
+}
+
 /// A query: from `start` (None: the robot's pose) through each of `goals`.
 #[derive(Debug, Clone)]
 pub(crate) struct Query {

@@ -33,11 +33,12 @@ pub mod ros_discovery {
 pub mod parameter_events {
   use super::*;
 
+  // rclcpp's rmw_qos_profile_parameter_events: reliable, volatile, the last 1000 kept.
   lazy_static! {
     pub static ref QOS: QosPolicies = QosPolicyBuilder::new()
-      .durability(Durability::TransientLocal)
+      .durability(Durability::Volatile)
       .reliable(Duration::ZERO)
-      .history(History::KeepLast { depth: 1 })
+      .history(History::KeepLast { depth: 1000 })
       .build();
   }
 
