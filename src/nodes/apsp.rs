@@ -37,8 +37,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         .validate()
         .map_err(|e| e.under(format!("{}.", ctx.fully_qualified_name())))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
-    let limits = ctx.service_params()?;
+    // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let cpu_fallback = live_limits.get().cpu_fallback;
     let fq = ctx.fully_qualified_name();
     warmup::spawn(
         &backend,
@@ -72,7 +73,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     graphs_received: received,
                     ..ApspStatus::default()
                 };
-                let fallback = limits.cpu_fallback;
+                let fallback = cpu_fallback;
                 // The solve has a deadline of its own: past max_solve_s it is cancelled.
                 let cancel = CancelFlag::new();
                 let timer = {

@@ -70,8 +70,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     params.validate().map_err(|e| e.under(format!("{fq}.")))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::cellgraph::gpu::modules());
-    let limits = ctx.service_params()?;
+    // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let cpu_fallback = live_limits.get().cpu_fallback;
     let constraints_sub = ctx.subscription::<QuadricArrangement>("~/constraints", qos::map())?;
     let samples_sub = ctx.subscription::<PoseArray>("~/samples", qos::map())?;
     let build_srv = ctx.server::<BuildCellGraph>("~/build")?;
@@ -83,7 +84,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         current: Mutex::new(None),
         params,
         backend,
-        cpu_fallback: limits.cpu_fallback,
+        cpu_fallback,
         out: ctx.publisher("~/cell_graph", qos::map())?,
         markers: ctx.publisher("~/markers", qos::result())?,
         unpublished: Mutex::new(None),

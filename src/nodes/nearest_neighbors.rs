@@ -205,8 +205,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         &fq,
         crate::kdtree::gpu::modules(params.k as usize, params.knn_traversal),
     );
-    let limits = ctx.service_params()?;
+    // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let cpu_fallback = live_limits.get().cpu_fallback;
     let params = Arc::new(params);
     let trees: Shared = Arc::new(Mutex::new(Trees::default()));
     let cloud_sub = ctx.subscription::<PointCloud2>("~/cloud", qos::map())?;
@@ -224,7 +225,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             futures::pin_mut!(s);
             while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
-                let fallback = limits.cpu_fallback;
+                let fallback = cpu_fallback;
                 let built = smol::unblock(move || -> Result<(Tree, usize)> {
                     let cloud = xyz_from_cloud(&msg, p.max_points as usize)?;
                     let points = Points::new(3, cloud.coords)?;
@@ -255,7 +256,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             futures::pin_mut!(s);
             while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
-                let fallback = limits.cpu_fallback;
+                let fallback = cpu_fallback;
                 let built = smol::unblock(move || -> Result<Tree> {
                     if msg.poses.len() > p.max_points as usize {
                         return Err(Error::invalid(

@@ -56,8 +56,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     params.validate().map_err(|e| e.under(format!("{fq}.")))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::polyline::gpu::modules());
-    let limits = ctx.service_params()?;
+    // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let cpu_fallback = live_limits.get().cpu_fallback;
     let state: Shared = Arc::new(Mutex::new(None));
     let image_sub = ctx.subscription::<Image>("~/image", qos::sensor())?;
     let server = ctx.server::<ExtractPolyline>("~/extract")?;
@@ -75,7 +76,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             futures::pin_mut!(s);
             while let Some(img) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
-                let fallback = limits.cpu_fallback;
+                let fallback = cpu_fallback;
                 match smol::unblock(move || image_state(&b, &p, fallback, img)).await {
                     Ok(s) => *lock(&state) = Some(Arc::new(s)),
                     Err(e) => tracing::error!("{NODE_NAME}: image rejected: {e}"),
@@ -85,7 +86,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let out = Arc::new(out);
     let requests = {
-        let fallback = limits.cpu_fallback;
+        let fallback = cpu_fallback;
         serve(
             rt,
             server,

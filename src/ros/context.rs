@@ -192,11 +192,6 @@ impl NodeContext {
         self.live.view::<T>().map_err(|e| self.name_params(e))
     }
 
-    /// How this node serves its services (the keys shared by every node).
-    pub fn service_params(&self) -> Result<crate::config::ServiceParams> {
-        crate::config::service_params(&self.params).map_err(|e| self.name_params(e))
-    }
-
     fn name_params(&self, e: Error) -> Error {
         match e {
             Error::InvalidInput { field, reason } if field.is_empty() => Error::invalid(

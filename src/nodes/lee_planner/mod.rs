@@ -365,8 +365,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let params: LeeParams = ctx.params()?;
     params.validate().map_err(|e| prefixed(&ctx, e))?;
     let live: Live<LeeParams> = ctx.live()?;
-    let limits = ctx.service_params()?;
+    // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<ServiceParams>()?;
+    let cpu_fallback = live_limits.get().cpu_fallback;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     let fq = ctx.fully_qualified_name();
     warmup::spawn(
@@ -423,8 +424,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let publishing = publish_made(out.clone(), made_rx);
     if !params.heightmap.is_empty() {
         // A bad heightmap stops the node at start: it was asked for by name.
-        let m = heightmap_state(&backend, &params, limits.cpu_fallback)
-            .map_err(|e| prefixed(&ctx, e))?;
+        let m = heightmap_state(&backend, &params, cpu_fallback).map_err(|e| prefixed(&ctx, e))?;
         replace(&state, &out, m);
     }
     let lee = Arc::new(Lee {
@@ -449,7 +449,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 futures::pin_mut!(s);
                 while let Some(map) = s.next().await {
                     let (p, b) = (params.clone(), backend.clone());
-                    let fallback = limits.cpu_fallback;
+                    let fallback = cpu_fallback;
                     match smol::unblock(move || $build(&b, &p, fallback, map)).await {
                         Ok(m) => replace(&state, &out, m),
                         Err(e) => tracing::error!("{NODE_NAME}: {} rejected: {e}", $topic),
