@@ -308,6 +308,7 @@ fn run_costmap(
             length,
             path: plan.path,
             labels: None,
+            backend: planner.backend_name(),
         };
         draw(planner.grid(), heights, Some(&values), &shown, png)?;
     }

@@ -31,6 +31,9 @@ pub struct Plan {
     pub path: Vec<(u32, u32)>,
     /// The whole distance field from the goal, when asked for.
     pub labels: Option<Vec<u32>>,
+    /// The backend that computed it ([`Backend::name`]): "cpu" on a CUDA planner after a
+    /// device out-of-memory.
+    pub backend: &'static str,
 }
 
 /// A distance field, when a query asked for one.
@@ -285,8 +288,8 @@ impl Planner {
             let path = cpu::descend(&self.grid, &labels, start);
             Ok::<_, Error>((path, with_field.then(|| labels.to_vec())))
         };
-        let (path, labels) = match &self.device {
-            None => on_cpu()?,
+        let (backend, (path, labels)) = match &self.device {
+            None => ("cpu", on_cpu()?),
             Some(d) => match self.plan_on_device(d, start, goal, with_field) {
                 Err(Error::OutOfMemory {
                     requested_bytes, ..
@@ -295,9 +298,9 @@ impl Planner {
                         "lee: the query's {requested_bytes} bytes do not fit the device; \
                          planning on the CPU"
                     );
-                    on_cpu()?
+                    ("cpu", on_cpu()?)
                 }
-                other => other?,
+                other => ("cuda", other?),
             },
         };
         let path = path.unwrap_or_default();
@@ -311,6 +314,7 @@ impl Planner {
             length,
             path,
             labels: if with_field { labels } else { None },
+            backend,
         })
     }
 

@@ -21,6 +21,7 @@ use crate::nodes::subscribe::messages;
 use crate::ros::msg::gpu_planning::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
 };
+use crate::ros::work::NodeWork;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -41,6 +42,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
     let fq = ctx.fully_qualified_name();
+    let work = ctx.work();
     warmup::spawn(
         &backend,
         &fq,
@@ -73,7 +75,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     graphs_received: received,
                     ..ApspStatus::default()
                 };
-                let fallback = cpu_fallback;
+                let (fallback, work) = (cpu_fallback, work.clone());
                 // The solve has a deadline of its own: past max_solve_s it is cancelled.
                 let cancel = CancelFlag::new();
                 let timer = {
@@ -84,7 +86,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     })
                 };
                 let solved =
-                    cancel::unblock(&cancel, move || solve_message(&b, &p, fallback, msg)).await;
+                    cancel::unblock(&cancel, move || solve_message(&work, &b, &p, fallback, msg))
+                        .await;
                 drop(timer);
                 let solved = solved.map_err(|e| match e {
                     Error::Cancelled => Error::invalid(
@@ -192,6 +195,7 @@ pub fn graph_from_message(msg: WeightedGraph, max_vertices: u32) -> Result<Graph
 }
 
 fn solve_message(
+    work: &NodeWork,
     backend: &Backend,
     p: &ApspParams,
     cpu_fallback: bool,
@@ -200,7 +204,7 @@ fn solve_message(
     let g = graph_from_message(msg, p.max_vertices)?;
     let config = p.solver_config();
     let what = format!("{NODE_NAME}: graph of {} vertices", g.vertices);
-    cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| {
+    cpu_when_out_of_memory(work, backend, cpu_fallback, &what, |b| {
         crate::apsp::solve(b, &g, &config)
     })
 }

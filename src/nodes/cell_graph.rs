@@ -36,6 +36,7 @@ use crate::ros::msg::gpu_planning::{
 };
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::msg::visualization_msgs::MarkerArray;
+use crate::ros::work::NodeWork;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -53,6 +54,7 @@ struct State {
     params: CellGraphParams,
     backend: Backend,
     cpu_fallback: bool,
+    work: NodeWork,
     out: Publisher<CellGraph>,
     markers: Publisher<MarkerArray>,
     /// The latest graph not yet published, with its header, and a wake-up for the task that
@@ -85,6 +87,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         params,
         backend,
         cpu_fallback,
+        work: ctx.work(),
         out: ctx.publisher("~/cell_graph", qos::map())?,
         markers: ctx.publisher("~/markers", qos::result())?,
         unpublished: Mutex::new(None),
@@ -274,7 +277,7 @@ fn build_with_fallback(
         samples.len(),
         arr.len()
     );
-    cpu_when_out_of_memory(&st.backend, st.cpu_fallback, &what, |b| {
+    cpu_when_out_of_memory(&st.work, &st.backend, st.cpu_fallback, &what, |b| {
         build_unit(b, arr, samples.clone(), cfg)
     })
 }

@@ -34,6 +34,7 @@ use crate::ros::msg::gpu_planning::{
 };
 use crate::ros::msg::sensor_msgs::PointCloud2;
 use crate::ros::msg::std_msgs::Header;
+use crate::ros::work::NodeWork;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -47,10 +48,13 @@ struct Tree {
     origin: Option<Vec<u32>>,
     /// Device out of memory in a query answers from the host copy of the tree.
     cpu_fallback: bool,
+    /// Counts each build and query by the backend that finished it.
+    work: NodeWork,
 }
 
 impl Tree {
     fn build(
+        work: &NodeWork,
         backend: &Backend,
         cpu_fallback: bool,
         p: &Points,
@@ -58,7 +62,7 @@ impl Tree {
         traversal: Traversal,
     ) -> Result<Tree> {
         let what = format!("{NODE_NAME}: tree of {} points", p.len());
-        cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| match b {
+        cpu_when_out_of_memory(work, backend, cpu_fallback, &what, |b| match b {
             Backend::Cuda(rt) => {
                 let (dev, _) = DeviceTree::build(rt, p)?;
                 dev.set_traversal(traversal);
@@ -68,6 +72,7 @@ impl Tree {
                     metric,
                     origin: None,
                     cpu_fallback,
+                    work: work.clone(),
                 })
             }
             Backend::Cpu => Ok(Tree {
@@ -76,6 +81,7 @@ impl Tree {
                 metric,
                 origin: None,
                 cpu_fallback,
+                work: work.clone(),
             }),
         })
     }
@@ -87,9 +93,11 @@ impl Tree {
         host: impl FnOnce(&KdTree) -> Result<T>,
     ) -> Result<T> {
         let Some(d) = &self.device else {
-            return host(&self.host);
+            let r = host(&self.host)?;
+            self.work.record("cpu");
+            return Ok(r);
         };
-        match device(d) {
+        let (ran, r) = match device(d) {
             Err(Error::OutOfMemory {
                 requested_bytes, ..
             }) if self.cpu_fallback => {
@@ -97,10 +105,12 @@ impl Tree {
                     "{NODE_NAME}: the query's {requested_bytes} bytes do not fit the device; \
                      answering on the CPU (cpu_fallback)"
                 );
-                host(&self.host)
+                ("cpu", host(&self.host)?)
             }
-            other => other,
-        }
+            other => ("cuda", other?),
+        };
+        self.work.record(ran);
+        Ok(r)
     }
 
     fn radius(&self, queries: &[f32], r: f32, max_count: usize, cap: u64) -> Result<Answer> {
@@ -121,7 +131,9 @@ impl Tree {
                      answered on the CPU"
                 );
             }
-            Answer::from_rows(&cpu::knn(&self.host, queries, k, self.metric)?)
+            let rows = cpu::knn(&self.host, queries, k, self.metric)?;
+            self.work.record("cpu");
+            Answer::from_rows(&rows)
         } else {
             self.on_device_or_host(
                 |d| Ok(Answer::from_knn(d.knn_rows(queries, k, self.metric)?)),
@@ -208,6 +220,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
+    let work = ctx.work();
     let params = Arc::new(params);
     let trees: Shared = Arc::new(Mutex::new(Trees::default()));
     let cloud_sub = ctx.subscription::<PointCloud2>("~/cloud", qos::map())?;
@@ -220,17 +233,24 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
 
     let clouds = {
         let (trees, params, backend) = (trees.clone(), params.clone(), backend.clone());
+        let work = work.clone();
         async move {
             let s = messages(&cloud_sub, NODE_NAME, "~/cloud");
             futures::pin_mut!(s);
             while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
-                let fallback = cpu_fallback;
+                let (fallback, work) = (cpu_fallback, work.clone());
                 let built = smol::unblock(move || -> Result<(Tree, usize)> {
                     let cloud = xyz_from_cloud(&msg, p.max_points as usize)?;
                     let points = Points::new(3, cloud.coords)?;
-                    let mut tree =
-                        Tree::build(&b, fallback, &points, Metric::Euclidean, p.knn_traversal)?;
+                    let mut tree = Tree::build(
+                        &work,
+                        &b,
+                        fallback,
+                        &points,
+                        Metric::Euclidean,
+                        p.knn_traversal,
+                    )?;
                     tree.origin = cloud.origin;
                     Ok((tree, cloud.dropped))
                 })
@@ -251,12 +271,13 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let orientations = {
         let (trees, params, backend) = (trees.clone(), params.clone(), backend.clone());
+        let work = work.clone();
         async move {
             let s = messages(&orient_sub, NODE_NAME, "~/orientations");
             futures::pin_mut!(s);
             while let Some(msg) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
-                let fallback = cpu_fallback;
+                let (fallback, work) = (cpu_fallback, work.clone());
                 let built = smol::unblock(move || -> Result<Tree> {
                     if msg.poses.len() > p.max_points as usize {
                         return Err(Error::invalid(
@@ -274,7 +295,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                         .collect();
                     check_unit_quaternions("poses", &q)?;
                     let q = Points::new(4, q)?;
-                    Tree::build(&b, fallback, &q, Metric::So3, p.knn_traversal)
+                    Tree::build(&work, &b, fallback, &q, Metric::So3, p.knn_traversal)
                 })
                 .await;
                 match built {

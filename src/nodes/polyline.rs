@@ -32,6 +32,7 @@ use crate::ros::msg::nav_msgs::Path;
 use crate::ros::msg::sensor_msgs::Image;
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::msg::visualization_msgs::MarkerArray;
+use crate::ros::work::NodeWork;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
@@ -59,6 +60,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     // The service keys as they are now (`cpu_fallback` is read at start).
     let live_limits = ctx.live::<crate::config::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
+    let work = ctx.work();
     let state: Shared = Arc::new(Mutex::new(None));
     let image_sub = ctx.subscription::<Image>("~/image", qos::sensor())?;
     let server = ctx.server::<ExtractPolyline>("~/extract")?;
@@ -70,14 +72,14 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let shutdown = rt.shutdown().clone();
 
     let images = {
-        let (state, params) = (state.clone(), params.clone());
+        let (state, params, work) = (state.clone(), params.clone(), work.clone());
         async move {
             let s = messages(&image_sub, NODE_NAME, "~/image");
             futures::pin_mut!(s);
             while let Some(img) = s.next().await {
                 let (p, b) = (params.clone(), backend.clone());
-                let fallback = cpu_fallback;
-                match smol::unblock(move || image_state(&b, &p, fallback, img)).await {
+                let (fallback, work) = (cpu_fallback, work.clone());
+                match smol::unblock(move || image_state(&work, &b, &p, fallback, img)).await {
                     Ok(s) => *lock(&state) = Some(Arc::new(s)),
                     Err(e) => tracing::error!("{NODE_NAME}: image rejected: {e}"),
                 }
@@ -95,11 +97,12 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             move |req: ExtractPolylineRequest, cancel: CancelFlag| {
                 let image = lock(&state).clone();
                 let (p, out, params) = (params.clone(), out.clone(), params.clone());
+                let work = work.clone();
                 async move {
                     let img =
                         image.ok_or_else(|| Error::invalid("image", "no image received yet"))?;
                     let (img, r) = cancel::unblock(&cancel, move || {
-                        extract(&img, &p, fallback, &req).map(|r| (img, r))
+                        extract(&work, &img, &p, fallback, &req).map(|r| (img, r))
                     })
                     .await?;
                     publish(&out, &params, &img, &r);
@@ -128,6 +131,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
 }
 
 fn image_state(
+    work: &NodeWork,
     backend: &Backend,
     p: &PolylineParams,
     cpu_fallback: bool,
@@ -136,7 +140,7 @@ fn image_state(
     let gray = gray_from_image(&img, p.max_image_pixels)?;
     let grad = Gradient::sobel(&gray);
     let what = format!("{NODE_NAME}: image {} x {}", img.width, img.height);
-    let device = cpu_when_out_of_memory(backend, cpu_fallback, &what, |b| match b {
+    let device = cpu_when_out_of_memory(work, backend, cpu_fallback, &what, |b| match b {
         Backend::Cpu => Ok(None),
         Backend::Cuda(rt) => DeviceGradient::upload(rt, &grad).map(Some),
     })?;
@@ -173,6 +177,7 @@ pub fn problem(p: &PolylineParams, req: &ExtractPolylineRequest) -> Result<Probl
 }
 
 fn extract(
+    work: &NodeWork,
     img: &ImageState,
     p: &PolylineParams,
     cpu_fallback: bool,
@@ -181,9 +186,11 @@ fn extract(
     let problem = problem(p, req)?;
     problem.check_image(img.grad.width, img.grad.height)?;
     let Some(d) = &img.device else {
-        return solve(&img.grad, &problem);
+        let r = solve(&img.grad, &problem)?;
+        work.record("cpu");
+        return Ok(r);
     };
-    match d.solve(&problem) {
+    let (ran, r) = match d.solve(&problem) {
         Err(Error::OutOfMemory {
             requested_bytes, ..
         }) if cpu_fallback => {
@@ -191,10 +198,12 @@ fn extract(
                 "{NODE_NAME}: {requested_bytes} bytes do not fit the device; solving on the CPU \
                  (cpu_fallback)"
             );
-            solve(&img.grad, &problem)
+            ("cpu", solve(&img.grad, &problem)?)
         }
-        other => other,
-    }
+        other => ("cuda", other?),
+    };
+    work.record(ran);
+    Ok(r)
 }
 
 struct Outputs {

@@ -39,6 +39,7 @@ pub struct NodeContext {
     reply_publisher: ros2_client::dds::rustdds::Publisher,
     clock: Clock,
     live: Arc<LiveParams>,
+    work: crate::ros::work::NodeWork,
 }
 
 impl NodeContext {
@@ -138,6 +139,7 @@ impl NodeContext {
             .create_publisher(&(&qos::service()).into())
             .map_err(|e| Error::Ros(format!("reply publisher of {name}: {e:?}")))?;
         let use_sim_time = params.get("use_sim_time").and_then(Value::as_bool) == Some(true);
+        let work = crate::ros::work::NodeWork::new(rt.work().clone(), &name);
         let mut ctx = NodeContext {
             node,
             namespace,
@@ -150,6 +152,7 @@ impl NodeContext {
             participant,
             clock: Clock::system(),
             live,
+            work,
         };
         if use_sim_time {
             ctx.clock = Clock::simulated(rt, &mut ctx)?;
@@ -166,6 +169,11 @@ impl NodeContext {
 
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Where the node counts each computation it finishes, by backend.
+    pub fn work(&self) -> crate::ros::work::NodeWork {
+        self.work.clone()
     }
 
     pub fn fully_qualified_name(&self) -> String {

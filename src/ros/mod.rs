@@ -19,6 +19,7 @@ pub mod security;
 pub mod service;
 pub mod tf;
 pub mod type_hash;
+pub mod work;
 
 pub use args::RosArgs;
 pub use clock::Clock;

@@ -47,6 +47,8 @@ pub struct RosRuntime {
     shutdown: Shutdown,
     /// The fully qualified names of the nodes created on this runtime, in creation order.
     nodes: Arc<std::sync::Mutex<Vec<String>>>,
+    /// What its nodes computed, per backend.
+    work: Arc<crate::ros::work::WorkTally>,
 }
 
 impl RosRuntime {
@@ -84,6 +86,7 @@ impl RosRuntime {
             executor: Arc::new(smol::Executor::new()),
             shutdown: Shutdown::default(),
             nodes: Arc::default(),
+            work: Arc::default(),
         })
     }
 
@@ -95,6 +98,11 @@ impl RosRuntime {
     /// The nodes created on this runtime so far, shared: later nodes appear in it too.
     pub fn nodes(&self) -> Arc<std::sync::Mutex<Vec<String>>> {
         self.nodes.clone()
+    }
+
+    /// What the nodes of this runtime computed, per backend.
+    pub fn work(&self) -> &Arc<crate::ros::work::WorkTally> {
+        &self.work
     }
 
     pub fn context(&self) -> &Context {

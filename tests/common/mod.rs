@@ -95,3 +95,20 @@ impl Drop for NodesProcess {
         let _ = self.0.wait();
     }
 }
+
+/// Under `GPU_PLANNING_REQUIRE_CUDA=1`, that each of `nodes` on `rt` finished work on the
+/// device and none on the CPU (an out-of-memory fallback, or a request the device cannot
+/// take, would pass an answer check unseen); elsewhere, that they finished some work.
+pub fn assert_device_did_the_work(rt: &RosRuntime, nodes: &[&str]) {
+    let work = rt.work();
+    for node in nodes {
+        let (cuda, cpu) = (work.count(node, "cuda"), work.count(node, "cpu"));
+        assert!(cuda + cpu > 0, "{node} counted no work");
+        if gpu_planning::compute::testing::cuda_required() {
+            assert!(
+                cuda > 0 && cpu == 0,
+                "{node}: {cuda} computations on the device, {cpu} on the CPU"
+            );
+        }
+    }
+}

@@ -179,6 +179,7 @@ fn check_over_dds(pairs: u32) {
             want.query(sources[0], targets[0]).unwrap().distance
         );
     });
+    common::assert_device_did_the_work(&server, &["apsp"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }

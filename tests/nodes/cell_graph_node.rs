@@ -169,6 +169,7 @@ fn cell_graph_over_dds_matches_the_cpu() {
         .await;
         assert!(!e.success && e.error.contains("start"), "{}", e.error);
     });
+    common::assert_device_did_the_work(&server, &["cell_graph"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
@@ -233,6 +234,7 @@ fn a_late_reader_gets_the_latest_graph() {
         // The deletion marker, then one arrow per shown cell (at most max_markers).
         assert!(marks.markers.len() > 1);
     });
+    common::assert_device_did_the_work(&server, &["cell_graph"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }

@@ -250,6 +250,16 @@ pub(crate) fn calls_every_service_of_every_node(
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
     assert_eq!(lines.len(), 14, "{stdout}");
+    common::assert_device_did_the_work(
+        &rt,
+        &[
+            "lee_planner",
+            "apsp",
+            "polyline",
+            "cell_graph",
+            "nearest_neighbors",
+        ],
+    );
 
     let plan: GetPlanResponse = reply(&lines[0], "/lee_planner/get_plan");
     let centre = |x: u32, y: u32| (1.0 + (x as f64 + 0.5) * 0.5, 2.0 + (y as f64 + 0.5) * 0.5);

@@ -282,6 +282,7 @@ fn fast_dds_large_messages_cross_both_ways() {
         let want: Vec<u32> = best.iter().map(|b| b.1).collect();
         assert_eq!(got, want.as_slice(), "query {q:?}");
     }
+    common::assert_device_did_the_work(&server, &["lee_planner", "nearest_neighbors"]);
     drop(peer);
     server.shutdown().trigger();
 }

@@ -369,6 +369,7 @@ fn bursts_of_calls_while_inputs_change_are_all_answered_and_right() {
             );
         }
     });
+    common::assert_device_did_the_work(&server, &["lee_planner", "nearest_neighbors"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }

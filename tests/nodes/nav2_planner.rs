@@ -257,6 +257,7 @@ fn robot_pose_from_tf_starts_get_plan_and_goal_pose_and_stale_tf_is_named() {
         logged(&["start: no transform from 'gripper' to 'map': frame 'gripper' unknown"]).await;
     });
     let _ = ticker.join();
+    common::assert_device_did_the_work(&server, &["lee_planner"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
@@ -441,6 +442,7 @@ fn compute_path_actions_answer_paths_and_every_error_code() {
             r.error_msg
         );
     });
+    common::assert_device_did_the_work(&server, &["lee_planner"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
@@ -646,6 +648,7 @@ fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
         }
         eprintln!("replans: {preempted} of 3 preempted");
     });
+    common::assert_device_did_the_work(&server, &["lee_planner"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }
@@ -850,6 +853,7 @@ fn lifecycle_manager_configures_activates_and_bonds_with_the_planner() {
         assert_eq!(broken.instance_id, beat.instance_id);
         assert!(call(&plan, req).await.plan.poses.is_empty());
     });
+    common::assert_device_did_the_work(&server, &["lee_planner"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }

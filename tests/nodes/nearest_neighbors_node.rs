@@ -331,6 +331,7 @@ fn neighbours_over_dds_match_the_cpu_tree() {
             );
         }
     });
+    common::assert_device_did_the_work(&server, &["nearest_neighbors"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }

@@ -179,6 +179,7 @@ fn extract_over_dds_matches_the_cpu_dp() {
         assert!(again.success, "{}", again.error);
         assert_eq!(again.score, want.score);
     });
+    common::assert_device_did_the_work(&server, &["polyline"]);
     server.shutdown().trigger();
     client_rt.shutdown().trigger();
 }

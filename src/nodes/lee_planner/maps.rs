@@ -69,6 +69,7 @@ impl MapPlanner {
                     length: (!c.path.is_empty()).then(|| c.path.len() as u32 - 1),
                     path: c.path,
                     labels: None,
+                    backend: planner.backend_name(),
                 })
             }
         }

@@ -189,6 +189,7 @@ impl Lee {
             Ok::<_, Error>(plan::solve(&m, &placed, with_field))
         })
         .await??;
+        self.out.ctx.work().record(planned.backend);
         // Nobody waits for a cancelled plan: it is not published either.
         cancel.check()?;
         // As nav2's planner server: the plan is stamped with the node clock (sim time under

@@ -187,6 +187,8 @@ pub(crate) fn place(
 pub(crate) struct Planned {
     pub poses: Vec<Pose>,
     pub labels: Option<Vec<u32>>,
+    /// The backend that planned it: "cpu" when any segment was planned there.
+    pub backend: &'static str,
 }
 
 /// The cell of `p`, which must be on the map (`what`: start or goal, for the error).
@@ -240,6 +242,7 @@ pub(crate) fn solve(
     }
     let mut cells: Vec<(u32, u32)> = Vec::new();
     let mut labels = None;
+    let mut backend = "cuda";
     let last = placed.goals.len() - 1;
     for (i, goal) in placed.goals.iter().enumerate() {
         let g = cell(map, "goal", &goal.position)?;
@@ -265,6 +268,7 @@ pub(crate) fn solve(
                             return Ok(Planned {
                                 poses: Vec::new(),
                                 labels: unreached.labels,
+                                backend: unreached.backend,
                             });
                         }
                     }
@@ -296,6 +300,9 @@ pub(crate) fn solve(
                 map.planner.plan(s, c, field)?
             }
         };
+        if plan.backend != "cuda" {
+            backend = plan.backend;
+        }
         let skip = usize::from(!cells.is_empty());
         cells.extend(plan.path.iter().skip(skip));
         if let Some(&(x, y)) = plan.path.last() {
@@ -313,6 +320,7 @@ pub(crate) fn solve(
     Ok(Planned {
         poses: oriented(&map.frame, &cells, goal_orientation, placed.final_approach),
         labels,
+        backend,
     })
 }
 
