@@ -1,7 +1,9 @@
 //! Shared helpers of the DDS tests.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use gpu_planning::ros::RosRuntime;
 
@@ -10,6 +12,8 @@ use gpu_planning::ros::RosRuntime;
 /// 220 and up). Past 66 it panics: a silent wrap would put two tests on one domain, where each
 /// sees the other's topics.
 pub fn unique_domain() -> u16 {
+    // Every DDS test starts here: the log capture is in place before its first node.
+    logs();
     const PER_PROCESS: u16 = 66;
     static NEXT: AtomicU16 = AtomicU16::new(0);
     let base = 20 + (std::process::id() % 3) as u16 * PER_PROCESS;
@@ -110,5 +114,50 @@ pub fn assert_device_did_the_work(rt: &RosRuntime, nodes: &[&str]) {
                 "{node}: {cuda} computations on the device, {cpu} on the CPU"
             );
         }
+    }
+}
+
+/// Every log line of this test process, for the topic cases (their only answer is the log)
+/// and for failure messages: ours from INFO, and RustDDS's and ros2-client's (`log` records,
+/// bridged) from WARN, as the executable logs them, so that a transport's complaint stands
+/// beside a test's timeout.
+pub(crate) fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        use tracing_subscriber::util::SubscriberInitExt;
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let sink = buf.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_env_filter(tracing_subscriber::EnvFilter::new(
+                "info,rustdds=warn,ros2_client=warn",
+            ))
+            .with_writer(move || Sink(sink.clone()))
+            .finish();
+        // Another test binary's subscriber cannot be here: this is the only one in `nodes`.
+        // try_init also routes the `log` crate's records into it.
+        let _ = subscriber.try_init();
+        buf
+    })
+}
+
+/// The last `n` log lines of this process, for a failure message.
+pub(crate) fn log_tail(n: usize) -> String {
+    let text = logs().lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let text = String::from_utf8_lossy(&text);
+    let mut tail: Vec<&str> = text.lines().rev().take(n).collect();
+    tail.reverse();
+    tail.join("\n")
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }

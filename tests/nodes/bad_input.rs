@@ -4,8 +4,6 @@
 //! the field and value and leaves the node's previous input in place. After each group the
 //! node answers a good request correctly, so it kept serving.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseArray, PoseStamped, Quaternion};
@@ -22,45 +20,8 @@ use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 use ros2_client::{Client, Message};
 
 use crate::common;
+pub(crate) use crate::common::{log_tail, logs};
 use crate::nearest_neighbors_node::cloud;
-
-/// Every log line of this test process, for the topic cases (their only answer is the log).
-pub(crate) fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
-    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
-    LOGS.get_or_init(|| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let sink = buf.clone();
-        let subscriber = tracing_subscriber::fmt()
-            .with_ansi(false)
-            .with_max_level(tracing::Level::INFO)
-            .with_writer(move || Sink(sink.clone()))
-            .finish();
-        // Another test binary's subscriber cannot be here: this is the only one in `nodes`.
-        let _ = tracing::subscriber::set_global_default(subscriber);
-        buf
-    })
-}
-
-/// The last `n` log lines of this process, for a failure message.
-pub(crate) fn log_tail(n: usize) -> String {
-    let text = logs().lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let text = String::from_utf8_lossy(&text);
-    let mut tail: Vec<&str> = text.lines().rev().take(n).collect();
-    tail.reverse();
-    tail.join("\n")
-}
-
-struct Sink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Sink {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).extend(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
 
 /// Waits (20 s at most) for a log line containing every needle; returns it.
 pub(crate) async fn logged(needles: &[&str]) -> String {

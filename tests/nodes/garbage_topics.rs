@@ -104,7 +104,8 @@ where
         }
         assert!(
             Instant::now() < until,
-            "{what}: no such message within 30 s"
+            "{what}: no such message within 30 s; log:\n{}",
+            common::log_tail(60)
         );
     }
 }

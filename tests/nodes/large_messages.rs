@@ -354,6 +354,9 @@ async fn first_sample(
     };
     match futures::future::select(Box::pin(got), smol::Timer::after(PATIENCE)).await {
         futures::future::Either::Left((got, _)) => got,
-        futures::future::Either::Right(_) => panic!("no {what} within {PATIENCE:?}"),
+        futures::future::Either::Right(_) => panic!(
+            "no {what} within {PATIENCE:?}; log:\n{}",
+            common::log_tail(60)
+        ),
     }
 }
