@@ -483,3 +483,126 @@ fn serpentine_path_longer_than_the_first_buffer_descends_on_the_device() {
         cpu.plan(goal, start).unwrap()
     );
 }
+
+/// Checks a smooth path against its grid path with oracles of its own: it starts and ends at
+/// the grid path's end cells' centres, has a point at least every cell, never enters a cell
+/// whose value blocks (sampled every 1/64 cell), is no longer than the grid path, and its
+/// integral of step costs (sampled, midpoint rule) is at most the grid path's (exact:
+/// each step of length l from a to b costs l (e_a + e_b) / 2), within the sampling error.
+/// Returns the two lengths in cells.
+fn check_smooth(
+    what: &str,
+    values: &[u8],
+    enter: &[u32],
+    w: u32,
+    grid: &[(u32, u32)],
+    smooth: &[(f64, f64)],
+) -> (f64, f64) {
+    let centre = |c: (u32, u32)| (c.0 as f64 + 0.5, c.1 as f64 + 0.5);
+    assert_eq!(smooth.first().copied(), grid.first().map(|&c| centre(c)), "{what}: start");
+    assert_eq!(smooth.last().copied(), grid.last().map(|&c| centre(c)), "{what}: goal");
+    let cell = |p: (f64, f64)| (p.1.floor() as usize) * w as usize + p.0.floor() as usize;
+    let (mut length, mut cost) = (0.0, 0.0);
+    for s in smooth.windows(2) {
+        let (a, b) = (s[0], s[1]);
+        let l = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        assert!(l <= 1.0 + 1e-9, "{what}: points {a:?} and {b:?} are {l} cells apart");
+        length += l;
+        let n = 64;
+        for k in 0..n {
+            let f = (k as f64 + 0.5) / n as f64;
+            let p = (a.0 + f * (b.0 - a.0), a.1 + f * (b.1 - a.1));
+            let i = cell(p);
+            assert!(values[i] < 253, "{what}: {p:?} is in a cell of value {}", values[i]);
+            cost += l / n as f64 * enter[i] as f64;
+        }
+    }
+    let (mut grid_length, mut grid_cost) = (0.0, 0.0);
+    for s in grid.windows(2) {
+        let (a, b) = (centre(s[0]), centre(s[1]));
+        let l = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
+        grid_length += l;
+        grid_cost += l * (enter[cell(a)] + enter[cell(b)]) as f64 / 2.0;
+    }
+    assert!(length <= grid_length + 1e-9, "{what}: {length} > grid {grid_length}");
+    // Sampling a segment 1/64 cell at a time misprices at most 1/64 cell of it per cell
+    // boundary it crosses; 1 % of the grid path's cost covers that here.
+    assert!(
+        cost <= grid_cost * 1.01 + 1e-9,
+        "{what}: integral cost {cost} > the grid path's {grid_cost}"
+    );
+    (length, grid_length)
+}
+
+/// `path: smooth`: on random costmaps (every kind of value, both connectivities' grid paths)
+/// and on nav2's maps with pairs across them, every smooth path keeps check_smooth's
+/// promises; on nav2's maps it is shorter than the grid path on the median pair.
+#[test]
+fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
+    let s = seed(0x5300);
+    let p = CostParams::default();
+    for round in 0..40u64 {
+        let mut rng = XorShift::new(s ^ round.wrapping_mul(0x9e37_79b9));
+        let (w, h) = (5 + (rng.next_u64() % 60) as u32, 3 + (rng.next_u64() % 50) as u32);
+        let values = random_values((w * h) as usize, s + round);
+        let g = open_grid(w, h, Connectivity::Eight);
+        let planner = CostPlanner::new(&Backend::Cpu, g, &values, &p).unwrap();
+        let enter = cpu::enter_costs(&values, &p);
+        let free: Vec<usize> = (0..(w * h) as usize)
+            .filter(|&i| planner.grid().free[i])
+            .collect();
+        if free.len() < 2 {
+            continue;
+        }
+        for _ in 0..5 {
+            let a = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
+            let b = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
+            let plan = planner
+                .plan(((a % w) as i64, (a / w) as i64), ((b % w) as i64, (b / w) as i64))
+                .unwrap();
+            if !plan.reachable {
+                continue;
+            }
+            let smooth = planner.smooth(&plan.path);
+            let what = format!("random {w} x {h}, round {round}");
+            check_smooth(&what, &values, &enter, w, &plan.path, &smooth);
+        }
+    }
+    let repo = gpu_planning::testing::repo();
+    for name in ["depot", "tb3_sandbox"] {
+        let path = std::path::Path::new(&repo).join(format!("tests/data/maps/{name}.yaml"));
+        let m = gpu_planning::lee::io::map_yaml::load(&path).unwrap();
+        let g = Grid::from_occupancy(m.width, m.height, &m.data, 65, false, Connectivity::Eight)
+            .unwrap();
+        let p = CostParams {
+            robot_radius: 0.22,
+            ..CostParams::default()
+        };
+        let values = inflation_values(&Backend::Cpu, &g, m.meta.resolution, &p).unwrap();
+        let enter = cpu::enter_costs(&values, &p);
+        let planner = CostPlanner::new(&Backend::Cpu, g, &values, &p).unwrap();
+        let w = planner.grid().width;
+        let free: Vec<usize> = (0..planner.grid().len())
+            .filter(|&i| planner.grid().free[i])
+            .collect();
+        let mut rng = XorShift::new(s ^ 0xa11);
+        let mut ratios = Vec::new();
+        while ratios.len() < 20 {
+            let a = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
+            let b = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
+            let plan = planner
+                .plan(((a % w) as i64, (a / w) as i64), ((b % w) as i64, (b / w) as i64))
+                .unwrap();
+            if plan.path.len() < 10 {
+                continue;
+            }
+            let smooth = planner.smooth(&plan.path);
+            let (l, gl) = check_smooth(name, &values, &enter, w, &plan.path, &smooth);
+            ratios.push(l / gl);
+        }
+        ratios.sort_by(f64::total_cmp);
+        let median = ratios[ratios.len() / 2];
+        println!("{name}: smooth / grid length, median of 20 pairs: {median:.4}");
+        assert!(median < 1.0, "{name}: the smooth path is not shorter on the median pair");
+    }
+}

@@ -16,6 +16,7 @@ pub mod config;
 pub mod cpu;
 pub mod gpu;
 pub mod search;
+pub mod smooth;
 
 pub use config::{CostModel, CostParams};
 
@@ -134,6 +135,17 @@ impl CostPlanner {
 
     pub fn grid(&self) -> &Grid {
         &self.grid
+    }
+
+    /// The smooth path along `cells` (a plan's grid path on this map), in cell units
+    /// ([`smooth`]).
+    pub fn smooth(&self, cells: &[(u32, u32)]) -> Vec<(f64, f64)> {
+        let costs = smooth::Costs {
+            width: self.grid.width,
+            free: &self.grid.free,
+            enter: &self.enter,
+        };
+        smooth::densify(cells, &smooth::shorten(&costs, cells))
     }
 
     pub fn backend_name(&self) -> &'static str {
