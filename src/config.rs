@@ -100,6 +100,8 @@ pub struct LeeParams {
     pub robot_radius: f64,
     /// unit (moves) | costmap (nav2's inflation costs, least total cost).
     pub cost_model: crate::lee::costmap::CostModel,
+    /// The path sent out: grid | smooth (costmap mode) | auto (smooth in costmap mode).
+    pub path: crate::lee::costmap::config::PathShape,
     /// Costmap: cost of entering a cell of value 0 (NavFn's neutral_cost).
     pub neutral_cost: u32,
     /// Costmap: percent of a cell's value added when entering it (NavFn's cost_factor x 100).
@@ -170,6 +172,7 @@ impl Default for LeeParams {
             max_cells: 1 << 28,
             robot_radius: 0.0,
             cost_model: crate::lee::costmap::CostModel::Unit,
+            path: crate::lee::costmap::config::PathShape::Auto,
             neutral_cost: 50,
             cost_factor: 80,
             inflation_radius: 0.55,
@@ -211,6 +214,7 @@ impl LeeParams {
             self.cost_model == crate::lee::costmap::CostModel::Costmap,
         )?;
         crate::lee::clearance::check_radius("robot_radius", self.robot_radius)?;
+        self.path.check(self.cost_model)?;
         if self.cost_model == crate::lee::costmap::CostModel::Costmap {
             self.cost_params().validate()?;
         }
@@ -776,6 +780,28 @@ mod tests {
         let e = p.validate().unwrap_err().to_string();
         assert!(e.contains("status_period_s") && e.contains("-1"), "{e}");
         assert!(RuntimeParams::default().validate().is_ok());
+    }
+
+    /// `path: smooth` is priced by costs: refused in unit mode, naming the key; auto is
+    /// smooth in costmap mode only.
+    #[test]
+    fn smooth_paths_need_the_costmap_model() {
+        use crate::lee::costmap::config::PathShape;
+        use crate::lee::costmap::CostModel;
+        let p = |path, cost_model| LeeParams {
+            path,
+            cost_model,
+            ..LeeParams::default()
+        };
+        let e = p(PathShape::Smooth, CostModel::Unit)
+            .validate()
+            .unwrap_err();
+        assert!(e.to_string().contains("path"), "{e}");
+        assert!(p(PathShape::Smooth, CostModel::Costmap).validate().is_ok());
+        assert!(p(PathShape::Auto, CostModel::Unit).validate().is_ok());
+        assert!(PathShape::Auto.smooth(CostModel::Costmap));
+        assert!(!PathShape::Auto.smooth(CostModel::Unit));
+        assert!(!PathShape::Grid.smooth(CostModel::Costmap));
     }
 
     #[test]

@@ -499,21 +499,36 @@ fn check_smooth(
     smooth: &[(f64, f64)],
 ) -> (f64, f64) {
     let centre = |c: (u32, u32)| (c.0 as f64 + 0.5, c.1 as f64 + 0.5);
-    assert_eq!(smooth.first().copied(), grid.first().map(|&c| centre(c)), "{what}: start");
-    assert_eq!(smooth.last().copied(), grid.last().map(|&c| centre(c)), "{what}: goal");
+    assert_eq!(
+        smooth.first().copied(),
+        grid.first().map(|&c| centre(c)),
+        "{what}: start"
+    );
+    assert_eq!(
+        smooth.last().copied(),
+        grid.last().map(|&c| centre(c)),
+        "{what}: goal"
+    );
     let cell = |p: (f64, f64)| (p.1.floor() as usize) * w as usize + p.0.floor() as usize;
     let (mut length, mut cost) = (0.0, 0.0);
     for s in smooth.windows(2) {
         let (a, b) = (s[0], s[1]);
         let l = ((b.0 - a.0).powi(2) + (b.1 - a.1).powi(2)).sqrt();
-        assert!(l <= 1.0 + 1e-9, "{what}: points {a:?} and {b:?} are {l} cells apart");
+        assert!(
+            l <= 1.0 + 1e-9,
+            "{what}: points {a:?} and {b:?} are {l} cells apart"
+        );
         length += l;
         let n = 64;
         for k in 0..n {
             let f = (k as f64 + 0.5) / n as f64;
             let p = (a.0 + f * (b.0 - a.0), a.1 + f * (b.1 - a.1));
             let i = cell(p);
-            assert!(values[i] < 253, "{what}: {p:?} is in a cell of value {}", values[i]);
+            assert!(
+                values[i] < 253,
+                "{what}: {p:?} is in a cell of value {}",
+                values[i]
+            );
             cost += l / n as f64 * enter[i] as f64;
         }
     }
@@ -524,7 +539,10 @@ fn check_smooth(
         grid_length += l;
         grid_cost += l * (enter[cell(a)] + enter[cell(b)]) as f64 / 2.0;
     }
-    assert!(length <= grid_length + 1e-9, "{what}: {length} > grid {grid_length}");
+    assert!(
+        length <= grid_length + 1e-9,
+        "{what}: {length} > grid {grid_length}"
+    );
     // Sampling a segment 1/64 cell at a time misprices at most 1/64 cell of it per cell
     // boundary it crosses; 1 % of the grid path's cost covers that here.
     assert!(
@@ -543,7 +561,10 @@ fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
     let p = CostParams::default();
     for round in 0..40u64 {
         let mut rng = XorShift::new(s ^ round.wrapping_mul(0x9e37_79b9));
-        let (w, h) = (5 + (rng.next_u64() % 60) as u32, 3 + (rng.next_u64() % 50) as u32);
+        let (w, h) = (
+            5 + (rng.next_u64() % 60) as u32,
+            3 + (rng.next_u64() % 50) as u32,
+        );
         let values = random_values((w * h) as usize, s + round);
         let g = open_grid(w, h, Connectivity::Eight);
         let planner = CostPlanner::new(&Backend::Cpu, g, &values, &p).unwrap();
@@ -558,7 +579,10 @@ fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
             let a = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
             let b = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
             let plan = planner
-                .plan(((a % w) as i64, (a / w) as i64), ((b % w) as i64, (b / w) as i64))
+                .plan(
+                    ((a % w) as i64, (a / w) as i64),
+                    ((b % w) as i64, (b / w) as i64),
+                )
                 .unwrap();
             if !plan.reachable {
                 continue;
@@ -591,7 +615,10 @@ fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
             let a = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
             let b = free[(rng.next_u64() % free.len() as u64) as usize] as u32;
             let plan = planner
-                .plan(((a % w) as i64, (a / w) as i64), ((b % w) as i64, (b / w) as i64))
+                .plan(
+                    ((a % w) as i64, (a / w) as i64),
+                    ((b % w) as i64, (b / w) as i64),
+                )
                 .unwrap();
             if plan.path.len() < 10 {
                 continue;
@@ -603,6 +630,9 @@ fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
         ratios.sort_by(f64::total_cmp);
         let median = ratios[ratios.len() / 2];
         println!("{name}: smooth / grid length, median of 20 pairs: {median:.4}");
-        assert!(median < 1.0, "{name}: the smooth path is not shorter on the median pair");
+        assert!(
+            median < 1.0,
+            "{name}: the smooth path is not shorter on the median pair"
+        );
     }
 }

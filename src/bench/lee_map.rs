@@ -189,12 +189,29 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
         .filter(|(path, _)| !path.is_empty())
         .map(|(path, _)| metres(path, res))
         .collect();
-    let footer = format!(
+    let mut footer = format!(
         "paths found: {} of {}; grid path length, median: {:.3} m",
         found.len(),
         pairs.len(),
         median(found)
     );
+    // What the node sends out in costmap mode (path: auto): the smooth path, made on the CPU
+    // from the grid path whichever backend planned it.
+    if let Either::Cost(p) = &cpu {
+        let (mut lengths, mut times) = (Vec::new(), Vec::new());
+        for (path, _) in want.iter().filter(|(path, _)| !path.is_empty()) {
+            let s = Instant::now();
+            let smooth = p.smooth(path);
+            times.push(s.elapsed().as_secs_f64() * 1e3);
+            lengths.push(crate::lee::costmap::smooth::length(&smooth) * res);
+        }
+        let _ = write!(
+            footer,
+            "; smooth path length, median: {:.3} m (smoothing, median: {:.3} ms)",
+            median(lengths),
+            median(times)
+        );
+    }
     if let Backend::Cuda(_) = backend {
         let dev = setup(backend)?; // warm-up: kernels compile
         drop(dev);

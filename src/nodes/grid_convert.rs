@@ -64,11 +64,21 @@ impl CellFrame {
         (t.cos(), t.sin())
     }
 
-    fn centre_turned(&self, (c, s): (f64, f64), x: u32, y: u32) -> Point {
-        let (lx, ly) = (
-            (x as f64 + 0.5) * self.resolution,
-            (y as f64 + 0.5) * self.resolution,
-        );
+    /// World positions of points in cell units (cell (x, y)'s centre is (x + 0.5, y + 0.5)).
+    pub fn points(&self, points: &[(f64, f64)]) -> Vec<Point> {
+        let r = self.rotation();
+        points
+            .iter()
+            .map(|&(x, y)| self.point_turned(r, x, y))
+            .collect()
+    }
+
+    fn centre_turned(&self, r: (f64, f64), x: u32, y: u32) -> Point {
+        self.point_turned(r, x as f64 + 0.5, y as f64 + 0.5)
+    }
+
+    fn point_turned(&self, (c, s): (f64, f64), x: f64, y: f64) -> Point {
+        let (lx, ly) = (x * self.resolution, y * self.resolution);
         Point {
             x: self.origin.position.x + c * lx - s * ly,
             y: self.origin.position.y + s * lx + c * ly,

@@ -822,11 +822,26 @@ fn lee_planner_in_costmap_mode_publishes_its_costs_and_plans_least_cost() {
     };
     let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight).unwrap();
     let values = inflation_values(&Backend::Cpu, &grid, 0.1f32 as f64, &p).unwrap();
-    let reference = CostPlanner::new(&Backend::Cpu, grid, &values, &p)
-        .unwrap()
-        .plan((2, 4), (13, 4))
-        .unwrap();
+    let reference_planner = CostPlanner::new(&Backend::Cpu, grid, &values, &p).unwrap();
+    let reference = reference_planner.plan((2, 4), (13, 4)).unwrap();
     assert!(reference.reachable);
+    // What goes out in costmap mode (path: auto): the grid path shortened, in metres.
+    let res = 0.1f32 as f64;
+    let smooth: Vec<(f64, f64)> = reference_planner
+        .smooth(&reference.path)
+        .into_iter()
+        .map(|(x, y)| (x * res, y * res))
+        .collect();
+    assert!(
+        smooth.len() != reference.path.len() || {
+            let centres = reference
+                .path
+                .iter()
+                .map(|&(x, y)| ((x as f64 + 0.5) * res, (y as f64 + 0.5) * res));
+            smooth.iter().copied().ne(centres)
+        },
+        "the smooth path is the grid path here: the test would not tell them apart"
+    );
     smol::block_on(async {
         common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
         map_pub.async_publish(map.clone()).await.unwrap();
@@ -845,17 +860,18 @@ fn lee_planner_in_costmap_mode_publishes_its_costs_and_plans_least_cost() {
         .await
         .expect("a costmap plan")
         .plan;
-        let cells: Vec<(u32, u32)> = got
+        let points: Vec<(f64, f64)> = got
             .poses
             .iter()
-            .map(|p| {
-                (
-                    (p.pose.position.x / 0.1f32 as f64).floor() as u32,
-                    (p.pose.position.y / 0.1f32 as f64).floor() as u32,
-                )
-            })
+            .map(|p| (p.pose.position.x, p.pose.position.y))
             .collect();
-        assert_eq!(cells, reference.path);
+        assert_eq!(points.len(), smooth.len(), "{points:?}");
+        for (g, w) in points.iter().zip(&smooth) {
+            assert!(
+                (g.0 - w.0).abs() < 1e-9 && (g.1 - w.1).abs() < 1e-9,
+                "{g:?} != {w:?}"
+            );
+        }
         let s = costs.async_stream();
         futures::pin_mut!(s);
         let published = smol::future::or(async { s.next().await }, async {
@@ -957,7 +973,7 @@ fn lee_planner_plans_on_a_nav2_costmap_as_it_comes() {
     use gpu_planning::ros::msg::nav2_msgs::Costmap;
 
     let (server, client_rt) = runtimes(
-        "lee_planner:\n  ros__parameters:\n    cost_model: costmap\n    connectivity: 8\n",
+        "lee_planner:\n  ros__parameters:\n    cost_model: costmap\n    connectivity: 8\n    path: grid\n",
     );
     let mut peer = NodeContext::new(&client_rt, "nav2_costmap").unwrap();
     let costmap_pub = peer.publisher::<Costmap>("/costmap", qos::map()).unwrap();

@@ -33,6 +33,41 @@ impl std::str::FromStr for CostModel {
     }
 }
 
+/// The path a node sends out: `grid` (the exact least-cost cells' centres), `smooth` (costmap
+/// mode: the grid path shortened along lines of sight, [`super::smooth`]), or `auto`: smooth
+/// in costmap mode, grid in unit mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PathShape {
+    #[default]
+    Auto,
+    Grid,
+    Smooth,
+}
+
+impl PathShape {
+    /// Whether paths under `model` go out smooth.
+    pub fn smooth(self, model: CostModel) -> bool {
+        match self {
+            Self::Auto => model == CostModel::Costmap,
+            Self::Grid => false,
+            Self::Smooth => true,
+        }
+    }
+
+    /// Smooth paths are priced by the cells' costs: unit mode has none to hold them to (and
+    /// an elevation map's step limits are between cells, which a line of sight does not see).
+    pub fn check(self, model: CostModel) -> Result<()> {
+        if self == Self::Smooth && model != CostModel::Costmap {
+            return Err(Error::invalid(
+                "path",
+                "smooth needs cost_model costmap (grid or auto in unit mode)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Step costs (NavFn's names and defaults) and the inflation layer's (nav2's defaults).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CostParams {

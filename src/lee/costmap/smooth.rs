@@ -187,7 +187,10 @@ mod tests {
         let s = segment_cost(&c, (0, 0), (1, 1)).unwrap();
         assert!((s - 2f64.sqrt() * 10.0).abs() < 1e-12);
         let one_side = [true, false, true, true];
-        assert_eq!(segment_cost(&costs(2, &one_side, &enter), (0, 0), (1, 1)), None);
+        assert_eq!(
+            segment_cost(&costs(2, &one_side, &enter), (0, 0), (1, 1)),
+            None
+        );
     }
 
     #[test]

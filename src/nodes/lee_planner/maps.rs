@@ -58,6 +58,15 @@ impl MapPlanner {
         })
     }
 
+    /// The smooth path along a plan's cells, in cell units; None in unit mode (the parameters
+    /// refuse `path: smooth` there).
+    pub(super) fn smooth(&self, cells: &[(u32, u32)]) -> Option<Vec<(f64, f64)>> {
+        match self {
+            MapPlanner::Unit(_) => None,
+            MapPlanner::Costmap { planner, .. } => Some(planner.smooth(cells)),
+        }
+    }
+
     /// A path (and with `with_field`, in unit mode, the wave-number field).
     pub(super) fn plan(&self, s: (i64, i64), g: (i64, i64), with_field: bool) -> Result<Plan> {
         match self {

@@ -184,9 +184,13 @@ impl Lee {
         let frames = Frames::of(&self.params.get());
         let placed = plan::place(&q, &map, &lock(&self.tf), &now, &frames)?;
         let with_field = self.out.wants_field();
+        let smooth = {
+            let p = self.params.get();
+            p.path.smooth(p.cost_model)
+        };
         let m = map.clone();
         let planned = cancel::unblock(cancel, move || {
-            Ok::<_, Error>(plan::solve(&m, &placed, with_field))
+            Ok::<_, Error>(plan::solve(&m, &placed, with_field, smooth))
         })
         .await??;
         self.out.ctx.work().record(planned.backend);
@@ -352,6 +356,10 @@ pub const DYNAMIC: &[Dynamic] = &[
     },
     Dynamic {
         key: "publish_distance_field",
+        range: Range::Any,
+    },
+    Dynamic {
+        key: "path",
         range: Range::Any,
     },
     Dynamic {

@@ -226,6 +226,7 @@ pub(crate) fn solve(
     map: &MapState,
     placed: &Placed,
     with_field: bool,
+    smooth: bool,
 ) -> std::result::Result<Planned, Failure> {
     let tol = placed.tolerance;
     let mut s = cell(map, "start", &placed.start.position)?;
@@ -241,6 +242,8 @@ pub(crate) fn solve(
         }
     }
     let mut cells: Vec<(u32, u32)> = Vec::new();
+    // With `smooth`, each leg shortened on its own: the via-points stay on the path.
+    let mut points: Vec<(f64, f64)> = Vec::new();
     let mut labels = None;
     let mut backend = "cuda";
     let last = placed.goals.len() - 1;
@@ -304,6 +307,11 @@ pub(crate) fn solve(
             backend = plan.backend;
         }
         let skip = usize::from(!cells.is_empty());
+        if smooth {
+            if let Some(leg) = map.planner.smooth(&plan.path) {
+                points.extend(leg.into_iter().skip(skip));
+            }
+        }
         cells.extend(plan.path.iter().skip(skip));
         if let Some(&(x, y)) = plan.path.last() {
             s = (x as i64, y as i64);
@@ -317,8 +325,13 @@ pub(crate) fn solve(
         .last()
         .map(|g| g.orientation.clone())
         .unwrap_or_else(Quaternion::identity);
+    let poses = if smooth && !points.is_empty() {
+        oriented_points(&map.frame, &points, goal_orientation, placed.final_approach)
+    } else {
+        oriented(&map.frame, &cells, goal_orientation, placed.final_approach)
+    };
     Ok(Planned {
-        poses: oriented(&map.frame, &cells, goal_orientation, placed.final_approach),
+        poses,
         labels,
         backend,
     })
@@ -412,6 +425,39 @@ fn oriented(
             };
             Pose {
                 position: p.clone(),
+                orientation,
+            }
+        })
+        .collect()
+}
+
+/// Points in cell units (a smooth path), each pose facing the next point; the last one as in
+/// [`oriented`].
+fn oriented_points(
+    frame: &CellFrame,
+    points: &[(f64, f64)],
+    goal: Quaternion,
+    final_approach: bool,
+) -> Vec<Pose> {
+    let world = frame.points(points);
+    let heading = |i: usize, j: usize| {
+        let (dx, dy) = (points[j].0 - points[i].0, points[j].1 - points[i].1);
+        yaw_quaternion(frame.step_yaw(dx, dy))
+    };
+    let n = world.len();
+    world
+        .into_iter()
+        .enumerate()
+        .map(|(i, position)| {
+            let orientation = if i + 1 < n {
+                heading(i, i + 1)
+            } else if final_approach && n > 1 {
+                heading(n - 2, n - 1)
+            } else {
+                goal.clone()
+            };
+            Pose {
+                position,
                 orientation,
             }
         })
