@@ -16,6 +16,15 @@ fn open_grid(w: u32, h: u32, c: Connectivity) -> Grid {
     Grid::from_occupancy(w, h, &vec![0i8; (w * h) as usize], 65, false, c).unwrap()
 }
 
+/// nav2's map `name` from tests/data/maps, 8-connected, and its resolution.
+fn nav2_map(repo: &std::path::Path, name: &str) -> (Grid, f64) {
+    let path = repo.join(format!("tests/data/maps/{name}.yaml"));
+    let m = gpu_planning::lee::io::map_yaml::load(&path).unwrap();
+    let g =
+        Grid::from_occupancy(m.width, m.height, &m.data, 65, false, Connectivity::Eight).unwrap();
+    (g, m.meta.resolution)
+}
+
 /// Random cost values: mostly low, some inflated, some lethal / inscribed / unknown.
 fn random_values(n: usize, s: u64) -> Vec<u8> {
     let mut rng = XorShift::new(s);
@@ -357,18 +366,15 @@ fn real_nav2_maps_in_costmap_mode_on_every_backend() {
     let repo = gpu_planning::testing::repo();
     let s = seed(0xde90);
     for name in ["depot", "tb3_sandbox"] {
-        let path = std::path::Path::new(&repo).join(format!("tests/data/maps/{name}.yaml"));
-        let m = gpu_planning::lee::io::map_yaml::load(&path).unwrap();
-        let g = Grid::from_occupancy(m.width, m.height, &m.data, 65, false, Connectivity::Eight)
-            .unwrap();
+        let (g, resolution) = nav2_map(&repo, name);
         let p = CostParams {
             robot_radius: 0.2,
             ..CostParams::default()
         };
-        let values = inflation_values(&Backend::Cpu, &g, m.meta.resolution, &p).unwrap();
+        let values = inflation_values(&Backend::Cpu, &g, resolution, &p).unwrap();
         if let Some(rt) = &cuda {
             let dev_values =
-                inflation_values(&Backend::Cuda(rt.clone()), &g, m.meta.resolution, &p).unwrap();
+                inflation_values(&Backend::Cuda(rt.clone()), &g, resolution, &p).unwrap();
             assert_eq!(dev_values, values, "{name}: device inflation differs");
             device_equals_cpu(rt, g.clone(), &values, &p, s, name);
         }
@@ -594,15 +600,12 @@ fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
     }
     let repo = gpu_planning::testing::repo();
     for name in ["depot", "tb3_sandbox"] {
-        let path = std::path::Path::new(&repo).join(format!("tests/data/maps/{name}.yaml"));
-        let m = gpu_planning::lee::io::map_yaml::load(&path).unwrap();
-        let g = Grid::from_occupancy(m.width, m.height, &m.data, 65, false, Connectivity::Eight)
-            .unwrap();
+        let (g, resolution) = nav2_map(&repo, name);
         let p = CostParams {
             robot_radius: 0.22,
             ..CostParams::default()
         };
-        let values = inflation_values(&Backend::Cpu, &g, m.meta.resolution, &p).unwrap();
+        let values = inflation_values(&Backend::Cpu, &g, resolution, &p).unwrap();
         let enter = cpu::enter_costs(&values, &p);
         let planner = CostPlanner::new(&Backend::Cpu, g, &values, &p).unwrap();
         let w = planner.grid().width;

@@ -45,11 +45,6 @@ impl NodeWork {
         }
     }
 
-    /// A handle that counts nowhere (callers outside a node: the CLI, benchmarks).
-    pub fn detached() -> NodeWork {
-        NodeWork::new(Arc::default(), "")
-    }
-
     /// One computation finished on `backend` ([`crate::compute::Backend::name`]).
     pub fn record(&self, backend: &'static str) {
         self.tally.record(&self.node, backend);
@@ -73,7 +68,5 @@ mod tests {
         assert_eq!(tally.count("a", "cpu"), 1);
         assert_eq!(tally.count("b", "cuda"), 0);
         assert_eq!(tally.count("b", "cpu"), 1);
-        NodeWork::detached().record("cuda");
-        assert_eq!(tally.count("", "cuda"), 0);
     }
 }

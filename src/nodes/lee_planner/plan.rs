@@ -411,24 +411,7 @@ fn oriented(
             yaw_quaternion((b.y - a.y).atan2(b.x - a.x))
         }
     };
-    let n = points.len();
-    points
-        .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let orientation = if i + 1 < n {
-                heading(i, i + 1)
-            } else if final_approach && n > 1 {
-                heading(n - 2, n - 1)
-            } else {
-                goal.clone()
-            };
-            Pose {
-                position: p.clone(),
-                orientation,
-            }
-        })
-        .collect()
+    facing(&points, heading, goal, final_approach)
 }
 
 /// Points in cell units (a smooth path), each pose facing the next point; the last one as in
@@ -444,11 +427,22 @@ fn oriented_points(
         let (dx, dy) = (points[j].0 - points[i].0, points[j].1 - points[i].1);
         yaw_quaternion(frame.step_yaw(dx, dy))
     };
-    let n = world.len();
-    world
-        .into_iter()
+    facing(&world, heading, goal, final_approach)
+}
+
+/// Poses at `positions`, each facing the next by `heading(i, i + 1)`; the last one takes
+/// `goal`, or with `final_approach` the heading it arrived with.
+fn facing(
+    positions: &[Point],
+    heading: impl Fn(usize, usize) -> Quaternion,
+    goal: Quaternion,
+    final_approach: bool,
+) -> Vec<Pose> {
+    let n = positions.len();
+    positions
+        .iter()
         .enumerate()
-        .map(|(i, position)| {
+        .map(|(i, p)| {
             let orientation = if i + 1 < n {
                 heading(i, i + 1)
             } else if final_approach && n > 1 {
@@ -457,7 +451,7 @@ fn oriented_points(
                 goal.clone()
             };
             Pose {
-                position,
+                position: p.clone(),
                 orientation,
             }
         })
