@@ -130,7 +130,7 @@ pub(crate) fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
         let subscriber = tracing_subscriber::fmt()
             .with_ansi(false)
             .with_env_filter(tracing_subscriber::EnvFilter::new(
-                "info,rustdds=warn,ros2_client=warn",
+                "info,rustdds=warn,rustdds::discovery::secure_discovery=info,ros2_client=warn",
             ))
             .with_writer(move || Sink(sink.clone()))
             .finish();

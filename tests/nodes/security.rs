@@ -22,10 +22,11 @@ use crate::common;
 use crate::fast_dds::FastDdsPeer;
 use crate::nav2_planner::{centre, expected, map, positions};
 
-/// Ends the whole test process when a secured test runs past `limit`, naming the test: one CI
-/// run saw a secured test hang (the cause is not found; it passes in seconds in every other
-/// run), and a hang otherwise lasts until CI's own bound with nothing said. The secured nodes
-/// processes it started end by their own `--duration-s`.
+/// Ends the whole test process when a secured test runs past `limit`, naming the test and
+/// showing the logs of this process and of the secured nodes processes: two CI runs saw a
+/// secured test hang where it passes in seconds alone (a handshake forgotten after its resends,
+/// in the vendored RustDDS: its PATCHED.md), and a hang otherwise lasts until CI's own bound
+/// with nothing said. The secured nodes processes it started end by their own `--duration-s`.
 struct Watchdog {
     /// Dropped with the watchdog at the test's end: the channel disconnects, the thread ends.
     _done: std::sync::mpsc::Sender<()>,
@@ -37,11 +38,33 @@ impl Watchdog {
         std::thread::spawn(move || {
             if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
                 eprintln!("{test}: still running after {limit:?}: aborting the test process");
+                eprintln!(
+                    "--- this process's log, last lines ---\n{}",
+                    common::log_tail(60)
+                );
+                let logs = NODES_LOGS.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                for log in logs {
+                    eprintln!("--- {}, last lines ---", log.display());
+                    eprintln!(
+                        "{}",
+                        tail(&std::fs::read_to_string(&log).unwrap_or_default(), 60)
+                    );
+                }
                 std::process::abort();
             }
         });
         Watchdog { _done: done }
     }
+}
+
+/// The log files of the secured nodes processes now running, for the watchdog to show.
+static NODES_LOGS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// The last `n` lines of `text`.
+fn tail(text: &str, n: usize) -> String {
+    let mut lines: Vec<&str> = text.lines().rev().take(n).collect();
+    lines.reverse();
+    lines.join("\n")
 }
 
 /// A keystore made for one test, removed after it.
@@ -170,6 +193,10 @@ impl SecuredNodes {
             .stderr(file)
             .spawn()
             .expect("gpu_planning run did not start");
+        NODES_LOGS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(log.clone());
         SecuredNodes { child, log }
     }
 
@@ -194,11 +221,13 @@ impl Drop for SecuredNodes {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        NODES_LOGS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|l| l != &self.log);
         if std::thread::panicking() {
-            let text = self.log();
-            let tail: Vec<&str> = text.lines().rev().take(40).collect();
             eprintln!("--- the secured nodes' log, last lines ---");
-            tail.iter().rev().for_each(|l| eprintln!("{l}"));
+            eprintln!("{}", tail(&self.log(), 40));
         }
     }
 }

@@ -62,7 +62,8 @@ pub enum AuthenticationStatus {
   Rejected, // Could not authenticate & should not communicate to
 }
 
-// How many times an authentication message is resent if we don't get an answer
+// How many times an authentication message is resent (1 s apart) without an answer, after it
+// is sent and again after each participant announcement of its remote
 const STORED_AUTH_MESSAGE_MAX_RESEND_COUNT: u8 = 10;
 
 struct StoredAuthenticationMessage {
@@ -343,13 +344,22 @@ impl SecureDiscovery {
         // We are authenticating.
         // If we need to send this remote participant a handshake request but haven't
         // managed to do so, retry
-        if let Some(DiscHandshakeState::PendingRequestSend) = self.get_handshake_state(&guid_prefix)
-        {
-          self.try_sending_new_handshake_request_message(
-            guid_prefix,
-            discovery_db,
-            auth_msg_writer,
-          );
+        match self.get_handshake_state(&guid_prefix) {
+          Some(DiscHandshakeState::PendingRequestSend) => {
+            self.try_sending_new_handshake_request_message(
+              guid_prefix,
+              discovery_db,
+              auth_msg_writer,
+            );
+          }
+          // The remote is alive and has not answered our last handshake message: it may
+          // have dropped every resend (a request reaching it before it had discovered us is
+          // ignored), so re-arm the resends until it answers.
+          Some(DiscHandshakeState::PendingReplyMessage)
+          | Some(DiscHandshakeState::PendingFinalMessage) => {
+            self.reset_stored_message_resend_counter(&guid_prefix);
+          }
+          _ => {}
         }
         info!("Authenticating with Participant {guid_prefix:?}");
         // Otherwise keep the same authentication status
@@ -1511,8 +1521,11 @@ impl SecureDiscovery {
     for (guid_prefix, stored_message) in self.stored_authentication_messages.iter_mut() {
       // Resend the message unless it's a final message (which needs to be requested
       // from us)
-      if self.handshake_states.get(guid_prefix)
-        != Some(&DiscHandshakeState::CompletedWithFinalMessageSent)
+      // An exhausted message stays stored (a late answer still relates to it) until the
+      // remote's next participant announcement re-arms it.
+      if stored_message.remaining_resend_counter > 0
+        && self.handshake_states.get(guid_prefix)
+          != Some(&DiscHandshakeState::CompletedWithFinalMessageSent)
       {
         match auth_msg_writer.write(stored_message.message.clone(), None) {
           Ok(()) => {
@@ -1532,11 +1545,6 @@ impl SecureDiscovery {
         }
       }
     }
-    // Remove authentication messages with no more resends
-    self
-      .stored_authentication_messages
-      .retain(|_guid_prefix, message| message.remaining_resend_counter > 0);
-
     // Then try to send those key exchange messages that we haven't been able to
     // send yet
     let mut msgs_still_to_cache = HashSet::new();

@@ -701,21 +701,120 @@ impl Authentication for AuthenticationBuiltin {
     let remote_identity_handle = *self.handshake_handle_to_identity_handle(&handshake_handle)?;
     let remote_info = self.get_remote_participant_info_mutable(&remote_identity_handle)?;
 
-    // This trickery is needed because BuiltinHandshakeState contains
-    // key pairs, which cannot be cloned. We just move the "state" out and leave
-    // a dummy value behind. At the end of this function we will overwrite the
-    // dummy.
-    let mut state = BuiltinHandshakeState::PendingRequestSend; // dummy to leave behind
-    std::mem::swap(&mut remote_info.handshake.state, &mut state);
+    // BuiltinHandshakeState holds key pairs, which cannot be cloned: the state is moved out
+    // while the message is checked against it (a dummy left behind), and a successful step
+    // stores the next state. A refused message (malformed, replayed, badly signed: anyone on
+    // the network can send one) puts the state back as it was, so the legitimate peer's
+    // message can still complete the handshake. Only the key agreement itself, after the
+    // peer's signature has verified, consumes the key pair.
+    let mut state = std::mem::replace(
+      &mut remote_info.handshake.state,
+      BuiltinHandshakeState::PendingRequestSend,
+    );
+    let result = self.process_handshake_in_state(
+      &mut state,
+      handshake_message_in,
+      remote_identity_handle,
+    );
+    if result.is_err() {
+      let remote_info = self.get_remote_participant_info_mutable(&remote_identity_handle)?;
+      remote_info.handshake.state = state;
+    }
+    result
+  }
 
+  // This function is called after handshake reaches either the state
+  // CompletedWithFinalMessageSent or CompletedWithFinalMessageReceived
+  fn get_shared_secret(
+    &self,
+    remote_identity_handle: IdentityHandle,
+  ) -> SecurityResult<SharedSecretHandle> {
+    let remote_info = self.get_remote_participant_info(&remote_identity_handle)?;
+
+    match &remote_info.handshake.state {
+      BuiltinHandshakeState::CompletedWithFinalMessageSent {
+        challenge1,
+        challenge2,
+        shared_secret,
+      } => Ok(SharedSecretHandle {
+        challenge1: challenge1.clone(),
+        challenge2: challenge2.clone(),
+        shared_secret: shared_secret.clone(),
+      }),
+      BuiltinHandshakeState::CompletedWithFinalMessageReceived {
+        challenge1,
+        challenge2,
+        shared_secret,
+      } => Ok(SharedSecretHandle {
+        challenge1: challenge1.clone(),
+        challenge2: challenge2.clone(),
+        shared_secret: shared_secret.clone(),
+      }),
+      wrong_state => Err(create_security_error_and_log!(
+        "get_shared_secret called with wrong state {wrong_state:?}"
+      )),
+    }
+  }
+
+  fn get_authenticated_peer_credential_token(
+    &self,
+    handshake_handle: HandshakeHandle,
+  ) -> SecurityResult<AuthenticatedPeerCredentialToken> {
+    let identity_handle = self.handshake_handle_to_identity_handle(&handshake_handle)?;
+    let remote_info = self.get_remote_participant_info(identity_handle)?;
+
+    let id_cert = remote_info
+      .identity_certificate_opt
+      .clone()
+      .ok_or_else(|| {
+        security_error(
+          "Remote's identity certificate missing. It should have been stored from authentication \
+           handshake messages",
+        )
+      })?;
+
+    let permissions_doc = remote_info
+      .signed_permissions_xml_opt
+      .clone()
+      .ok_or_else(|| {
+        security_error(
+          "Remote's permissions document missing. It should have been stored from authentication \
+           handshake messages",
+        )
+      })?;
+
+    let builtin_token = BuiltinAuthenticatedPeerCredentialToken {
+      c_id: Bytes::from(id_cert.to_pem()),
+      c_perm: permissions_doc,
+    };
+    Ok(AuthenticatedPeerCredentialToken::from(builtin_token))
+  }
+
+  fn set_listener(&self) -> SecurityResult<()> {
+    Err(create_security_error_and_log!(
+      "set_listener not supported. Use status events in DataReader/DataWriter instead."
+    ))
+  }
+}
+
+impl AuthenticationBuiltin {
+  // One handshake step from `state` (the remote's, moved out by `process_handshake`): on
+  // success the remote's next state is stored and `state` may be left consumed.
+  fn process_handshake_in_state(
+    &mut self,
+    state: &mut BuiltinHandshakeState,
+    handshake_message_in: HandshakeMessageToken,
+    remote_identity_handle: IdentityHandle,
+  ) -> SecurityResult<(ValidationOutcome, Option<HandshakeMessageToken>)> {
     let local_info = self.get_local_participant_info()?;
 
     match state {
       BuiltinHandshakeState::PendingReplyMessage {
-        dh1,
+        dh1: _,
         challenge1,
         hash_c1,
       } => {
+        let (challenge1, hash_c1) = (challenge1.clone(), hash_c1.clone());
         // We are the initiator, and expect a reply.
         // Result is that we produce a MassageToken (i.e. send the final message)
         // and the handshake results (shared secret)
@@ -831,6 +930,9 @@ impl Authentication for AuthenticationBuiltin {
         )?; // verify ok or exit here
 
         // Verify that the key agreement algo in the reply is as we expect
+        let BuiltinHandshakeState::PendingReplyMessage { dh1, .. } = &*state else {
+          unreachable!("matched PendingReplyMessage above")
+        };
         let kagree_algo_in_reply = reply.c_kagree_algo;
         let expected_kagree_algo = dh1.kagree_algo_name_str();
         if kagree_algo_in_reply != expected_kagree_algo {
@@ -841,6 +943,13 @@ impl Authentication for AuthenticationBuiltin {
         }
 
         let dh1_public_key = dh1.public_key_bytes()?;
+
+        // Every check passed: the key pair is taken for the agreement.
+        let BuiltinHandshakeState::PendingReplyMessage { dh1, .. } =
+          std::mem::replace(state, BuiltinHandshakeState::PendingRequestSend)
+        else {
+          unreachable!("matched PendingReplyMessage above")
+        };
 
         // Compute the shared secret
         let shared_secret = dh1.compute_shared_secret(reply.dh2.clone())?;
@@ -923,6 +1032,13 @@ impl Authentication for AuthenticationBuiltin {
         // We are the responder, and expect the final message.
         // Result is that we do not produce a MassageToken, since this was the final
         // message, but we compute the handshake results (shared secret)
+        let (hash_c1, hash_c2, dh1_public, challenge1, challenge2) = (
+          hash_c1.clone(),
+          hash_c2.clone(),
+          dh1_public.clone(),
+          challenge1.clone(),
+          challenge2.clone(),
+        );
         let handshake_token = BuiltinHandshakeMessageToken::try_from(handshake_message_in)?;
 
         let final_token = handshake_token.extract_final()?;
@@ -1012,6 +1128,12 @@ impl Authentication for AuthenticationBuiltin {
             )
           })?;
 
+        // Every check passed: the key pair is taken for the agreement.
+        let BuiltinHandshakeState::PendingFinalMessage { dh2, .. } =
+          std::mem::replace(state, BuiltinHandshakeState::PendingRequestSend)
+        else {
+          unreachable!("matched PendingFinalMessage above")
+        };
         // Compute the shared secret
         let shared_secret = dh2.compute_shared_secret(dh1_public)?;
 
@@ -1030,79 +1152,6 @@ impl Authentication for AuthenticationBuiltin {
         other_state
       )),
     }
-  }
-
-  // This function is called after handshake reaches either the state
-  // CompletedWithFinalMessageSent or CompletedWithFinalMessageReceived
-  fn get_shared_secret(
-    &self,
-    remote_identity_handle: IdentityHandle,
-  ) -> SecurityResult<SharedSecretHandle> {
-    let remote_info = self.get_remote_participant_info(&remote_identity_handle)?;
-
-    match &remote_info.handshake.state {
-      BuiltinHandshakeState::CompletedWithFinalMessageSent {
-        challenge1,
-        challenge2,
-        shared_secret,
-      } => Ok(SharedSecretHandle {
-        challenge1: challenge1.clone(),
-        challenge2: challenge2.clone(),
-        shared_secret: shared_secret.clone(),
-      }),
-      BuiltinHandshakeState::CompletedWithFinalMessageReceived {
-        challenge1,
-        challenge2,
-        shared_secret,
-      } => Ok(SharedSecretHandle {
-        challenge1: challenge1.clone(),
-        challenge2: challenge2.clone(),
-        shared_secret: shared_secret.clone(),
-      }),
-      wrong_state => Err(create_security_error_and_log!(
-        "get_shared_secret called with wrong state {wrong_state:?}"
-      )),
-    }
-  }
-
-  fn get_authenticated_peer_credential_token(
-    &self,
-    handshake_handle: HandshakeHandle,
-  ) -> SecurityResult<AuthenticatedPeerCredentialToken> {
-    let identity_handle = self.handshake_handle_to_identity_handle(&handshake_handle)?;
-    let remote_info = self.get_remote_participant_info(identity_handle)?;
-
-    let id_cert = remote_info
-      .identity_certificate_opt
-      .clone()
-      .ok_or_else(|| {
-        security_error(
-          "Remote's identity certificate missing. It should have been stored from authentication \
-           handshake messages",
-        )
-      })?;
-
-    let permissions_doc = remote_info
-      .signed_permissions_xml_opt
-      .clone()
-      .ok_or_else(|| {
-        security_error(
-          "Remote's permissions document missing. It should have been stored from authentication \
-           handshake messages",
-        )
-      })?;
-
-    let builtin_token = BuiltinAuthenticatedPeerCredentialToken {
-      c_id: Bytes::from(id_cert.to_pem()),
-      c_perm: permissions_doc,
-    };
-    Ok(AuthenticatedPeerCredentialToken::from(builtin_token))
-  }
-
-  fn set_listener(&self) -> SecurityResult<()> {
-    Err(create_security_error_and_log!(
-      "set_listener not supported. Use status events in DataReader/DataWriter instead."
-    ))
   }
 }
 
