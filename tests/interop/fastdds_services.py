@@ -8,9 +8,11 @@ ros_types.py); nothing comes from gpu_planning.
 
 Input: argv[1] the peer executable, argv[2] the same JSON job as cyclone_services.py
 (`domain`, `publish`, `calls` with an optional `until`).
-Output: one JSON line per call, in order: {"service", "attempts", "response"}, the reply's
-payload as it came off the wire (hex, with its 4-byte encapsulation header); or
-{"ok": false, "reason"} and exit status 1.
+Output: one JSON line per call, in order: {"service", "attempts", "response"}, the reply as
+rosbags decoded it, serialized again by rosbags (CDR, hex, with its 4-byte encapsulation
+header), so the node's encoder and the test's decoder never meet without an independent codec
+between them, as cyclone_services.py puts Cyclone's own types there; or {"ok": false,
+"reason"} and exit status 1.
 """
 import json
 import os
@@ -115,7 +117,7 @@ def main():
                 raw = bytes.fromhex(answer[6:])
                 decoded = ts.deserialize_cdr(raw, resp_name)
                 if until is None or truthy(decoded, until):
-                    reply = raw
+                    reply = bytes(ts.serialize_cdr(decoded, resp_name))
                     break
             # A node may not have its input yet: publish again and ask again.
             for line in inputs:

@@ -20,10 +20,12 @@ use crate::bad_input::pose;
 use crate::common;
 use crate::cyclone_services::calls_every_service_of_every_node;
 
-/// The Fast DDS peer, compiled once per test process.
+/// The Fast DDS peer, compiled once per test process; it needs rosbags beside it (every test
+/// of it puts rosbags' codec on the payloads).
 pub(crate) fn peer() -> Result<PathBuf, String> {
     static PEER: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     PEER.get_or_init(|| {
+        gpu_planning::testing::python_imports("rosbags.typesys")?;
         let source = gpu_planning::testing::repo().join("tests/interop/fastdds_peer.cpp");
         let exe = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("fastdds_peer");
         let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
@@ -71,6 +73,46 @@ fn fast_dds_client_calls_every_service_of_every_node() {
     });
 }
 
+/// `cdr` (a CDR payload of the ROS type `name`, as rosbags names it: `nav_msgs/msg/Path`,
+/// `nav_msgs/msg/GetPlan_Request`) decoded and encoded again by rosbags: put between our
+/// encoder and our decoder, an error the two share (a field order, a length, an alignment) no
+/// longer cancels out. `peer()` has checked that rosbags is there.
+pub(crate) fn through_rosbags(name: &str, cdr: &[u8]) -> Vec<u8> {
+    let script = gpu_planning::testing::repo().join("tests/interop/ros_types.py");
+    let program = format!(
+        "import sys; sys.path.insert(0, {dir:?}); from ros_types import typestore; \
+         ts = typestore(); raw = bytes.fromhex(sys.stdin.read().strip()); \
+         print(bytes(ts.serialize_cdr(ts.deserialize_cdr(raw, {name:?}), {name:?})).hex())",
+        dir = script.parent().unwrap().display().to_string(),
+    );
+    let mut child = Command::new("python3")
+        .args(["-c", &program])
+        .env(gpu_planning::env::REPO.name, gpu_planning::testing::repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 runs");
+    let hex: String = cdr.iter().map(|b| format!("{b:02x}")).collect();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(hex.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "rosbags could not take {name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let text = text.trim();
+    (0..text.len() / 2)
+        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
 #[test]
 fn fast_dds_server_answers_our_client() {
     let exe = match peer() {
@@ -95,7 +137,10 @@ fn fast_dds_server_answers_our_client() {
         pose(1.5, 2.5, "map"),
         pose(2.0, 2.0, "map"),
     ];
-    let reply = gpu_planning::bag::cdr::encode(&answer).unwrap();
+    let reply = through_rosbags(
+        "nav_msgs/msg/GetPlan_Response",
+        &gpu_planning::bag::cdr::encode(&answer).unwrap(),
+    );
     let hex: String = reply.iter().map(|b| format!("{b:02x}")).collect();
     let mut server = Command::new(&exe)
         .arg(domain.to_string())
@@ -143,6 +188,7 @@ fn fast_dds_server_answers_our_client() {
     let bytes: Vec<u8> = (0..served.len() / 2)
         .map(|i| u8::from_str_radix(&served[2 * i..2 * i + 2], 16).unwrap())
         .collect();
+    let bytes = through_rosbags("nav_msgs/msg/GetPlan_Request", &bytes);
     let taken: GetPlanRequest = gpu_planning::bag::cdr::decode("GetPlan request", &bytes).unwrap();
     assert_eq!(taken, request);
 }

@@ -19,7 +19,7 @@ use ros2_client::dds::rustdds::RTPSEntity;
 
 use crate::bad_input::{call_until, pose};
 use crate::common;
-use crate::fast_dds::FastDdsPeer;
+use crate::fast_dds::{through_rosbags, FastDdsPeer};
 use crate::nav2_planner::{centre, expected, map, positions};
 
 /// Ends the whole test process when a secured test runs past `limit`, naming the test and
@@ -402,9 +402,15 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
     let mut peer = FastDdsPeer::start(&exe, domain, Some(&ks.enclave("/fastdds")));
     let path_type = "nav_msgs::msg::dds_::Path_";
     peer.listen("rt/lee_planner/path", path_type);
-    let map_cdr = gpu_planning::bag::cdr::encode(&map()).unwrap();
+    let map_cdr = through_rosbags(
+        "nav_msgs/msg/OccupancyGrid",
+        &gpu_planning::bag::cdr::encode(&map()).unwrap(),
+    );
     peer.publish("/map", "nav_msgs::msg::dds_::OccupancyGrid_", &map_cdr);
-    let request = gpu_planning::bag::cdr::encode(&request()).unwrap();
+    let request = through_rosbags(
+        "nav_msgs/msg/GetPlan_Request",
+        &gpu_planning::bag::cdr::encode(&request()).unwrap(),
+    );
     let mut plan = None;
     for _ in 0..60 {
         let reply = peer.call(
@@ -414,6 +420,7 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
             1000,
         );
         if let Some(bytes) = reply {
+            let bytes = through_rosbags("nav_msgs/msg/GetPlan_Response", &bytes);
             let r: GetPlanResponse =
                 gpu_planning::bag::cdr::decode("GetPlan reply", &bytes).expect("the reply decodes");
             if !r.plan.poses.is_empty() {
@@ -426,6 +433,7 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
     let plan = plan.expect("no plan for the secured Fast DDS participant");
     assert_eq!(positions(&plan), want());
     let (path_cdr, _) = peer.take("rt/lee_planner/path", path_type);
+    let path_cdr = through_rosbags("nav_msgs/msg/Path", &path_cdr);
     let path: RosPath = gpu_planning::bag::cdr::decode("path", &path_cdr).unwrap();
     assert_eq!(positions(&path), want());
     drop(nodes);
@@ -449,9 +457,10 @@ const RESTRICTED_POLICY: &str = r#"<?xml version="1.0" encoding="UTF-8"?>
 "#;
 
 /// 4d: an enclave whose permissions (`gpu_planning security create-permission` from an sros2
-/// policy) deny `/map` (publish and subscribe) cannot feed the planner
-/// a map (the planner's access control refuses its writer, or its own refuses to create it),
-/// while its other calls are still answered.
+/// policy) deny `/map`, publish and subscribe: its own access control refuses to create a writer
+/// or a reader of it; and a writer made anyway (the participant skipping its own check, as a
+/// peer that does not enforce its permissions would) is refused by the planner's access
+/// control, so its maps never reach the planner, while the enclave's other calls are answered.
 #[test]
 fn security_an_enclave_denied_the_map_topic_cannot_publish_or_subscribe_it() {
     let _watchdog = Watchdog::arm(
@@ -468,28 +477,38 @@ fn security_an_enclave_denied_the_map_topic_cannot_publish_or_subscribe_it() {
     let mut ctx = NodeContext::new(&rt, "restricted").unwrap();
     let publisher = ctx.publisher::<OccupancyGrid>("/map", qos::map());
     let subscription = ctx.subscription::<OccupancyGrid>("/map", qos::map());
+    assert!(
+        publisher.is_err() && subscription.is_err(),
+        "the denied enclave could create a publisher ({}) or subscription ({}) of /map",
+        publisher.is_ok(),
+        subscription.is_ok()
+    );
+
+    ros2_client::dds::rustdds::testing_skip_local_create_checks(true);
+    let unchecked = ctx.publisher::<OccupancyGrid>("/map", qos::map());
+    ros2_client::dds::rustdds::testing_skip_local_create_checks(false);
+    let unchecked = unchecked.expect("a writer of /map, its own check skipped");
     let client = ctx.client::<GetPlan>("/lee_planner/get_plan").unwrap();
-    if let Ok(p) = &publisher {
-        let _ = p.publish(map());
-    }
-    // Answered (get_plan is allowed), but without a map: the denied topic never carried one.
+    let _ = unchecked.publish(map());
+    // Answered (get_plan is allowed), but without a map: the denied writer never carried one.
     let reply = smol::block_on(crate::bad_input::call(&client, request()));
-    if let Ok(p) = &publisher {
-        for _ in 0..20 {
-            let _ = p.publish(map());
-            std::thread::sleep(Duration::from_millis(100));
-        }
+    for _ in 0..20 {
+        let _ = unchecked.publish(map());
+        std::thread::sleep(Duration::from_millis(100));
     }
     let after = smol::block_on(crate::bad_input::call(&client, request()));
     assert!(
         reply.plan.poses.is_empty() && after.plan.poses.is_empty(),
         "a map from an enclave denied rt/map reached the planner"
     );
+    // The planner saw the writer and its access control refused it (RustDDS logs that at INFO).
+    let refused = nodes.log().lines().any(|l| {
+        l.contains("Access control check did not pass") && l.contains("to publish to topic rt/map")
+    });
     assert!(
-        publisher.is_err() && subscription.is_err(),
-        "the denied enclave could create a publisher ({}) or subscription ({}) of /map",
-        publisher.is_ok(),
-        subscription.is_ok()
+        refused,
+        "the planner's log has no refusal of the /map writer:\n{}",
+        tail(&nodes.log(), 40)
     );
     drop(nodes);
 }

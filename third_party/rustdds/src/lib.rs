@@ -187,6 +187,9 @@ mod rtps;
 mod security;
 #[cfg(feature = "security")]
 pub use security::config::DomainParticipantSecurityConfigFiles;
+#[cfg(feature = "security")]
+#[doc(hidden)]
+pub use dds::pubsub::testing_skip_local_create_checks;
 
 #[cfg(not(feature = "security"))]
 mod no_security;

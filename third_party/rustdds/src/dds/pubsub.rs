@@ -57,6 +57,25 @@ use crate::no_security::{security_plugins::SecurityPluginsHandle, EndpointSecuri
 
 // -------------------------------------------------------------------
 
+#[cfg(feature = "security")]
+static SKIP_LOCAL_CREATE_CHECKS: std::sync::atomic::AtomicBool =
+  std::sync::atomic::AtomicBool::new(false);
+
+/// For tests of a remote participant's access control: while on, this process creates the
+/// topics and DataWriters its own permissions deny, as a peer that does not enforce its
+/// permissions would, so a test can check that the remote side refuses to match them.
+/// Process-wide; not for use outside tests.
+#[cfg(feature = "security")]
+#[doc(hidden)]
+pub fn testing_skip_local_create_checks(on: bool) {
+  SKIP_LOCAL_CREATE_CHECKS.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+#[cfg(feature = "security")]
+pub(crate) fn skipping_local_create_checks() -> bool {
+  SKIP_LOCAL_CREATE_CHECKS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// DDS Publisher
 ///
 /// The Publisher and Subscriber structures are collections of DataWriters
@@ -571,7 +590,7 @@ impl InnerPublisher {
       );
       match check_res {
         Ok(check_passed) => {
-          if !check_passed {
+          if !check_passed && !skipping_local_create_checks() {
             return create_error_not_allowed_by_security!(
               "Not allowed to create a DataWriter to topic {}",
               topic.name()
