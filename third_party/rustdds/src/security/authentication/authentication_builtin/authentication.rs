@@ -1184,3 +1184,208 @@ iHhbVPRB9Uxts9CwglxYgZoUdGUAxreYIIaLO4yLqw==
     );
   }
 }
+
+/// A handshake between two plugin instances, with identities made here (a CA and two
+/// certificates it signed), and messages no legitimate peer sends put in its way: each is
+/// refused, and the legitimate message after it still completes the handshake.
+#[cfg(test)]
+mod handshake_tests {
+  use openssl::{
+    asn1::Asn1Time,
+    bn::{BigNum, MsbOption},
+    ec::{EcGroup, EcKey},
+    hash::MessageDigest,
+    nid::Nid,
+    pkey::{PKey, Private},
+    x509::{extension::BasicConstraints, X509NameBuilder, X509},
+  };
+
+  use super::*;
+  use crate::{
+    dds::qos::policy, serialization::pl_cdr_adapters::PlCdrSerialize, structure::guid::EntityId,
+    test::test_data::spdp_participant_data,
+  };
+
+  fn key() -> PKey<Private> {
+    let group = EcGroup::from_curve_name(Nid::X9_62_PRIME256V1).unwrap();
+    PKey::from_ec_key(EcKey::generate(&group).unwrap()).unwrap()
+  }
+
+  // A certificate for `cn` and `key`, signed by `issuer` (or by itself, as a CA).
+  fn certificate(cn: &str, key: &PKey<Private>, issuer: Option<(&X509, &PKey<Private>)>) -> X509 {
+    let mut name = X509NameBuilder::new().unwrap();
+    name.append_entry_by_text("CN", cn).unwrap();
+    let name = name.build();
+    let mut b = X509::builder().unwrap();
+    b.set_version(2).unwrap();
+    let mut serial = BigNum::new().unwrap();
+    serial.rand(64, MsbOption::MAYBE_ZERO, false).unwrap();
+    b.set_serial_number(&serial.to_asn1_integer().unwrap())
+      .unwrap();
+    b.set_subject_name(&name).unwrap();
+    match issuer {
+      Some((ca, _)) => b.set_issuer_name(ca.subject_name()).unwrap(),
+      None => {
+        b.set_issuer_name(&name).unwrap();
+        b.append_extension(BasicConstraints::new().critical().ca().build().unwrap())
+          .unwrap();
+      }
+    }
+    b.set_pubkey(key).unwrap();
+    b.set_not_before(&Asn1Time::days_from_now(0).unwrap())
+      .unwrap();
+    b.set_not_after(&Asn1Time::days_from_now(1).unwrap())
+      .unwrap();
+    let signer = issuer.map_or(key, |(_, k)| k);
+    b.sign(signer, MessageDigest::sha256()).unwrap();
+    b.build()
+  }
+
+  struct Side {
+    auth: AuthenticationBuiltin,
+    id: IdentityHandle,
+    guid: GUID,
+    pdata: Vec<u8>,
+  }
+
+  fn side(ca: &X509, ca_key: &PKey<Private>, cn: &str, candidate: u8) -> Side {
+    let key = key();
+    let cert = certificate(cn, &key, Some((ca, ca_key)));
+    let data = |pem: Vec<u8>| format!("data:{}", String::from_utf8(pem).unwrap());
+    let property = |name: &str, value: String| crate::security::types::Property {
+      name: name.to_string(),
+      value,
+      propagate: false,
+    };
+    let mut qos = QosPolicies::qos_none();
+    qos.property = Some(policy::Property {
+      value: vec![
+        property(QOS_IDENTITY_CA_PROPERTY_NAME, data(ca.to_pem().unwrap())),
+        property(QOS_IDENTITY_CERTIFICATE_PROPERTY_NAME, data(cert.to_pem().unwrap())),
+        property(
+          QOS_PRIVATE_KEY_PROPERTY_NAME,
+          data(key.private_key_to_pem_pkcs8().unwrap()),
+        ),
+      ],
+      binary_value: vec![],
+    });
+    let mut auth = AuthenticationBuiltin::new();
+    let candidate = GUID::new(GuidPrefix::new(&[candidate; 12]), EntityId::PARTICIPANT);
+    let (_, id, guid) = auth
+      .validate_local_identity(0, &qos, candidate)
+      .expect("the local identity validates");
+    let mut pdata = spdp_participant_data().unwrap();
+    pdata.participant_guid = guid;
+    let pdata = pdata
+      .to_pl_cdr_bytes(RepresentationIdentifier::PL_CDR_BE)
+      .unwrap()
+      .to_vec();
+    Side {
+      auth,
+      id,
+      guid,
+      pdata,
+    }
+  }
+
+  // `token` with `change` applied to its builtin form.
+  fn altered(
+    token: &HandshakeMessageToken,
+    change: impl FnOnce(&mut BuiltinHandshakeMessageToken),
+  ) -> HandshakeMessageToken {
+    let mut builtin = BuiltinHandshakeMessageToken::try_from(token.clone()).unwrap();
+    change(&mut builtin);
+    HandshakeMessageToken::from(builtin)
+  }
+
+  fn flip_last(b: &mut Option<Bytes>) {
+    let mut v = b.as_ref().unwrap().to_vec();
+    *v.last_mut().unwrap() ^= 1;
+    *b = Some(Bytes::from(v));
+  }
+
+  #[test]
+  fn a_refused_handshake_message_leaves_the_handshake_usable() {
+    let ca_key = key();
+    let ca = certificate("handshake test CA", &ca_key, None);
+    let (a, b) = (side(&ca, &ca_key, "/a", 1), side(&ca, &ca_key, "/b", 2));
+    // The participant of the lower GUID sends the request.
+    let (mut i, mut r) = if a.guid.prefix < b.guid.prefix {
+      (a, b)
+    } else {
+      (b, a)
+    };
+    let i_token = i.auth.get_identity_token(i.id).unwrap();
+    let r_token = r.auth.get_identity_token(r.id).unwrap();
+    let (outcome, r_at_i, _) = i
+      .auth
+      .validate_remote_identity(None, i.id, r_token, r.guid.prefix)
+      .unwrap();
+    assert_eq!(outcome, ValidationOutcome::PendingHandshakeRequest);
+    let (outcome, i_at_r, _) = r
+      .auth
+      .validate_remote_identity(None, r.id, i_token, i.guid.prefix)
+      .unwrap();
+    assert_eq!(outcome, ValidationOutcome::PendingHandshakeMessage);
+
+    let (_, i_hs, request) = i
+      .auth
+      .begin_handshake_request(i.id, r_at_i, i.pdata.clone())
+      .unwrap();
+    let (_, r_hs, reply) = r
+      .auth
+      .begin_handshake_reply(request.clone(), i_at_r, r.id, r.pdata.clone())
+      .unwrap();
+
+    // The initiator, waiting for the reply: a replayed request, a reply without its DH2, a
+    // reply whose signature does not verify, a reply to another challenge.
+    let refused_replies = [
+      request.clone(),
+      altered(&reply, |t| t.dh2 = None),
+      altered(&reply, |t| flip_last(&mut t.signature)),
+      altered(&reply, |t| flip_last(&mut t.challenge1)),
+    ];
+    for (k, bad) in refused_replies.into_iter().enumerate() {
+      assert!(
+        i.auth.process_handshake(bad, i_hs).is_err(),
+        "bad reply {k} was taken"
+      );
+    }
+    let (outcome, final_token) = i
+      .auth
+      .process_handshake(reply, i_hs)
+      .expect("the reply after the refused ones completes the initiator's side");
+    assert_eq!(outcome, ValidationOutcome::OkFinalMessage);
+    let final_token = final_token.unwrap();
+
+    // The replier, waiting for the final message: a replayed request, a final message with a
+    // bad signature, one to another challenge.
+    let refused_finals = [
+      request,
+      altered(&final_token, |t| flip_last(&mut t.signature)),
+      altered(&final_token, |t| flip_last(&mut t.challenge2)),
+    ];
+    for (k, bad) in refused_finals.into_iter().enumerate() {
+      assert!(
+        r.auth.process_handshake(bad, r_hs).is_err(),
+        "bad final message {k} was taken"
+      );
+    }
+    let (outcome, _) = r
+      .auth
+      .process_handshake(final_token, r_hs)
+      .expect("the final message after the refused ones completes the replier's side");
+    assert_eq!(outcome, ValidationOutcome::Ok);
+
+    // Both sides agree on the secret (looked up by the remote's identity handle).
+    let (si, sr) = (
+      i.auth.get_shared_secret(r_at_i).unwrap(),
+      r.auth.get_shared_secret(i_at_r).unwrap(),
+    );
+    assert_eq!(si.shared_secret, sr.shared_secret);
+    assert_eq!(
+      (si.challenge1, si.challenge2),
+      (sr.challenge1, sr.challenge2)
+    );
+  }
+}
