@@ -20,6 +20,16 @@ pub const RESULT_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 /// megabytes, and a client that never asks must not grow the server without bound.
 pub const KEPT_RESULTS: usize = 64;
 
+/// At most this many bytes of results are kept, all finished goals together (the oldest go
+/// first; the newest finished goal keeps its result whatever its size, so its client can still
+/// fetch it): 64 paths of a long plan across a 4000 x 4000 costmap would hold hundreds of MB.
+pub const KEPT_RESULT_BYTES: usize = 64 << 20;
+
+/// The bytes a kept result holds in memory (for [`KEPT_RESULT_BYTES`]).
+pub trait ResultBytes {
+    fn result_bytes(&self) -> usize;
+}
+
 /// At most this many result requests wait for goals to end, all goals together; one more is
 /// answered at once with STATUS_UNKNOWN (and the server says so in its log).
 pub const MAX_WAITING_RESULTS: usize = 256;
@@ -32,6 +42,8 @@ struct Goal<R, W> {
     /// Result requests that came before the goal ended.
     waiting: Vec<W>,
     ended: Option<Instant>,
+    /// What its result holds ([`ResultBytes`]), once ended.
+    bytes: usize,
     /// A newer goal superseded this one while it ran: it ends ABORTED.
     preempted: bool,
 }
@@ -58,13 +70,13 @@ pub struct Goals<R, W> {
     goals: Vec<Goal<R, W>>,
 }
 
-impl<R: Clone + Default, W> Default for Goals<R, W> {
+impl<R: Clone + Default + ResultBytes, W> Default for Goals<R, W> {
     fn default() -> Self {
         Goals { goals: Vec::new() }
     }
 }
 
-impl<R: Clone + Default, W> Goals<R, W> {
+impl<R: Clone + Default + ResultBytes, W> Goals<R, W> {
     fn find(&mut self, id: &Uuid) -> Option<&mut Goal<R, W>> {
         self.goals.iter_mut().find(|g| g.info.goal_id == *id)
     }
@@ -91,6 +103,7 @@ impl<R: Clone + Default, W> Goals<R, W> {
             result: None,
             waiting: Vec::new(),
             ended: None,
+            bytes: 0,
             preempted: false,
         });
         Ok((stamp, true))
@@ -230,18 +243,33 @@ impl<R: Clone + Default, W> Goals<R, W> {
         (response, ended)
     }
 
-    /// Drops finished goals past [`RESULT_TIMEOUT`], and the oldest beyond [`KEPT_RESULTS`].
+    /// Drops finished goals past [`RESULT_TIMEOUT`], then the oldest finished ones beyond
+    /// [`KEPT_RESULTS`] or [`KEPT_RESULT_BYTES`] (never the newest finished one).
     pub fn expire(&mut self, now: Instant) {
         self.goals.retain(|g| {
             g.ended
                 .is_none_or(|t| now.duration_since(t) < RESULT_TIMEOUT)
         });
-        let finished = self.goals.iter().filter(|g| g.ended.is_some()).count();
-        let mut drop = finished.saturating_sub(KEPT_RESULTS);
-        self.goals.retain(|g| {
-            let gone = drop > 0 && g.ended.is_some();
-            drop -= usize::from(gone);
-            !gone
+        // Ended goals by age, newest first: keep while both budgets allow.
+        let mut ended: Vec<(Instant, usize)> = self
+            .goals
+            .iter()
+            .enumerate()
+            .filter_map(|(i, g)| g.ended.map(|t| (t, i)))
+            .collect();
+        ended.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.cmp(&a.1)));
+        let mut keep = vec![true; self.goals.len()];
+        let mut bytes = 0usize;
+        for (k, &(_, i)) in ended.iter().enumerate() {
+            bytes = bytes.saturating_add(self.goals[i].bytes);
+            if k > 0 && (k >= KEPT_RESULTS || bytes > KEPT_RESULT_BYTES) {
+                keep[i] = false;
+            }
+        }
+        let mut i = 0;
+        self.goals.retain(|_| {
+            i += 1;
+            keep[i - 1]
         });
     }
 
@@ -260,8 +288,14 @@ impl<R: Clone + Default, W> Goals<R, W> {
     }
 }
 
-fn end<R: Clone, W>(g: &mut Goal<R, W>, state: GoalState, result: R, now: Instant) -> Ended<R, W> {
+fn end<R: Clone + ResultBytes, W>(
+    g: &mut Goal<R, W>,
+    state: GoalState,
+    result: R,
+    now: Instant,
+) -> Ended<R, W> {
     g.state = state;
+    g.bytes = result.result_bytes();
     g.result = Some(result.clone());
     g.ended = Some(now);
     Ended {
@@ -274,6 +308,13 @@ fn end<R: Clone, W>(g: &mut Goal<R, W>, state: GoalState, result: R, now: Instan
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A test result of `n` is `n` bytes.
+    impl ResultBytes for u32 {
+        fn result_bytes(&self) -> usize {
+            *self as usize
+        }
+    }
 
     fn id(n: u8) -> Uuid {
         Uuid { uuid: [n; 16] }
@@ -486,5 +527,38 @@ mod tests {
         assert_eq!(kept[0].0, 4, "the oldest three results went first");
         g.expire(t0 + RESULT_TIMEOUT);
         assert_eq!(states(&g), vec![(200, 1)], "a queued goal never expires");
+    }
+
+    #[test]
+    fn kept_results_are_bounded_in_bytes_and_the_newest_is_kept_whatever_its_size() {
+        let t0 = Instant::now();
+        let mut g = Goals::<u32, u32>::default();
+        let quarter = (KEPT_RESULT_BYTES / 4) as u32;
+        // Six results of a quarter of the budget each, a second apart: the newest four fit.
+        for k in 1..=6u8 {
+            let t = t0 + Duration::from_secs(k.into());
+            g.accept(id(k), at(k.into())).unwrap();
+            g.start(&id(k)).unwrap();
+            g.finish(&id(k), Ok(quarter), t).unwrap();
+        }
+        g.accept(id(100), at(100)).unwrap();
+        g.expire(t0 + Duration::from_secs(7));
+        let ids: Vec<u8> = states(&g).iter().map(|s| s.0).collect();
+        assert_eq!(
+            ids,
+            vec![3, 4, 5, 6, 100],
+            "the two oldest results went first"
+        );
+        // A result bigger than the whole budget is kept alone, as the newest.
+        g.start(&id(100)).unwrap();
+        let huge = (KEPT_RESULT_BYTES + 1) as u32;
+        g.finish(&id(100), Ok(huge), t0 + Duration::from_secs(8))
+            .unwrap();
+        g.expire(t0 + Duration::from_secs(9));
+        assert_eq!(
+            states(&g).iter().map(|s| s.0).collect::<Vec<_>>(),
+            vec![100]
+        );
+        assert!(matches!(g.result(&id(100), 1), Lookup::Now(GoalState::Succeeded, r) if r == huge));
     }
 }

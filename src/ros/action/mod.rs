@@ -36,7 +36,7 @@ use crate::ros::service::{RequestId, ServiceServer};
 use crate::ros::NodeContext;
 use crate::sync::lock;
 
-use goals::{Ended, Goals, Lookup};
+use goals::{Ended, Goals, Lookup, ResultBytes};
 
 /// `server`'s requests; one that cannot be read is logged and skipped (it has no id to answer).
 fn readable<Q: Message, S: Message>(
@@ -63,7 +63,7 @@ pub struct ActionServer<G, R, F: Message> {
 impl<G, R, F> ActionServer<G, R, F>
 where
     G: Message + Clone + 'static,
-    R: Message + Clone + Default + 'static,
+    R: Message + Clone + Default + ResultBytes + 'static,
     F: Message + 'static,
 {
     /// The action `package/action` on `name` (resolved like a service) of `ctx`'s node, with

@@ -34,6 +34,7 @@ ros_message! {
 use super::builtin_interfaces::Duration;
 use super::geometry_msgs::PoseStamped;
 use super::nav_msgs::Path;
+use crate::ros::action::goals::ResultBytes;
 
 ros_message! {
     /// nav2_msgs/action/ComputePathToPose goal.
@@ -66,8 +67,20 @@ ros_message! {
 }
 
 /// An action result either distro's mirror can be built from.
-pub trait PlanResult: ros2_client::Message + Clone + Default + Send + Sync + 'static {
+pub trait PlanResult:
+    ros2_client::Message + Clone + Default + Send + Sync + ResultBytes + 'static
+{
     fn from_parts(path: Path, planning_time: Duration, error_code: u16, error_msg: String) -> Self;
+}
+
+/// The bytes a path holds in memory: its poses and frame names.
+fn path_bytes(p: &Path) -> usize {
+    std::mem::size_of::<Path>()
+        + p.header.frame_id.len()
+        + p.poses
+            .iter()
+            .map(|s| std::mem::size_of::<PoseStamped>() + s.header.frame_id.len())
+            .sum::<usize>()
 }
 
 /// Humble's results: no error fields (a failed goal is told only by its ABORTED status).
@@ -101,6 +114,18 @@ pub mod humble {
                 path,
                 planning_time,
             }
+        }
+    }
+
+    impl ResultBytes for ComputePathToPoseResult {
+        fn result_bytes(&self) -> usize {
+            path_bytes(&self.path)
+        }
+    }
+
+    impl ResultBytes for ComputePathThroughPosesResult {
+        fn result_bytes(&self) -> usize {
+            path_bytes(&self.path)
         }
     }
 }
@@ -160,6 +185,18 @@ pub mod jazzy {
                 error_code,
                 error_msg,
             }
+        }
+    }
+
+    impl ResultBytes for ComputePathToPoseResult {
+        fn result_bytes(&self) -> usize {
+            path_bytes(&self.path) + self.error_msg.len()
+        }
+    }
+
+    impl ResultBytes for ComputePathThroughPosesResult {
+        fn result_bytes(&self) -> usize {
+            path_bytes(&self.path) + self.error_msg.len()
         }
     }
 }
