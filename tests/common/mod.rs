@@ -144,10 +144,14 @@ pub(crate) fn logs() -> &'static Arc<Mutex<Vec<u8>>> {
 /// The last `n` log lines of this process, for a failure message.
 pub(crate) fn log_tail(n: usize) -> String {
     let text = logs().lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let text = String::from_utf8_lossy(&text);
-    let mut tail: Vec<&str> = text.lines().rev().take(n).collect();
-    tail.reverse();
-    tail.join("\n")
+    tail(&String::from_utf8_lossy(&text), n)
+}
+
+/// The last `n` lines of `text`.
+pub(crate) fn tail(text: &str, n: usize) -> String {
+    let mut lines: Vec<&str> = text.lines().rev().take(n).collect();
+    lines.reverse();
+    lines.join("\n")
 }
 
 struct Sink(Arc<Mutex<Vec<u8>>>);

@@ -93,12 +93,11 @@ pub(crate) fn through_rosbags(name: &str, cdr: &[u8]) -> Vec<u8> {
         .stderr(Stdio::piped())
         .spawn()
         .expect("python3 runs");
-    let hex: String = cdr.iter().map(|b| format!("{b:02x}")).collect();
     child
         .stdin
         .take()
         .unwrap()
-        .write_all(hex.as_bytes())
+        .write_all(hex(cdr).as_bytes())
         .unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(
@@ -106,11 +105,7 @@ pub(crate) fn through_rosbags(name: &str, cdr: &[u8]) -> Vec<u8> {
         "rosbags could not take {name}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let text = String::from_utf8_lossy(&out.stdout);
-    let text = text.trim();
-    (0..text.len() / 2)
-        .map(|i| u8::from_str_radix(&text[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
+    unhex(String::from_utf8_lossy(&out.stdout).trim())
 }
 
 #[test]

@@ -47,7 +47,7 @@ impl Watchdog {
                     eprintln!("--- {}, last lines ---", log.display());
                     eprintln!(
                         "{}",
-                        tail(&std::fs::read_to_string(&log).unwrap_or_default(), 60)
+                        common::tail(&std::fs::read_to_string(&log).unwrap_or_default(), 60)
                     );
                 }
                 std::process::abort();
@@ -59,13 +59,6 @@ impl Watchdog {
 
 /// The log files of the secured nodes processes now running, for the watchdog to show.
 static NODES_LOGS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-/// The last `n` lines of `text`.
-fn tail(text: &str, n: usize) -> String {
-    let mut lines: Vec<&str> = text.lines().rev().take(n).collect();
-    lines.reverse();
-    lines.join("\n")
-}
 
 /// A keystore made for one test, removed after it.
 struct Keystore(PathBuf);
@@ -227,7 +220,7 @@ impl Drop for SecuredNodes {
             .retain(|l| l != &self.log);
         if std::thread::panicking() {
             eprintln!("--- the secured nodes' log, last lines ---");
-            eprintln!("{}", tail(&self.log(), 40));
+            eprintln!("{}", common::tail(&self.log(), 40));
         }
     }
 }
@@ -508,7 +501,7 @@ fn security_an_enclave_denied_the_map_topic_cannot_publish_or_subscribe_it() {
     assert!(
         refused,
         "the planner's log has no refusal of the /map writer:\n{}",
-        tail(&nodes.log(), 40)
+        common::tail(&nodes.log(), 40)
     );
     drop(nodes);
 }
