@@ -59,6 +59,12 @@ pub enum Error {
     #[error("ROS 2 error: {0}")]
     Ros(String),
 
+    /// A path's start or goal the planner cannot use: off the grid, or on a cell that blocks
+    /// it (the reason says which and why). Typed, so that a planner server tells nav2's
+    /// START_OCCUPIED from GOAL_OCCUPIED without reading text.
+    #[error("invalid input: {end}: {reason}")]
+    EndRefused { end: PathEnd, reason: String },
+
     /// A pose could not be brought into the map's frame: the frames, and a stale transform's
     /// age, are in the text.
     #[error("transform: {0}")]
@@ -71,6 +77,22 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
+}
+
+/// Which end of a path an [`Error::EndRefused`] names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathEnd {
+    Start,
+    Goal,
+}
+
+impl fmt::Display for PathEnd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            PathEnd::Start => "start",
+            PathEnd::Goal => "goal",
+        })
+    }
 }
 
 impl Error {

@@ -4,7 +4,7 @@
 
 use rayon::prelude::*;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, PathEnd, Result};
 
 /// Label of a cell the wave never reached.
 pub const UNREACHED: u32 = u32::MAX;
@@ -235,35 +235,27 @@ impl Grid {
         y as usize * self.width as usize + x as usize
     }
 
-    /// Checks that `p` is on the grid and free; `what` names it in the error ("start", "goal").
-    pub fn check_cell(&self, what: &str, p: (i64, i64)) -> Result<(u32, u32)> {
+    /// Checks that `p` is on the grid and free, as path end `end`.
+    pub fn check_cell(&self, end: PathEnd, p: (i64, i64)) -> Result<(u32, u32)> {
+        let refused = |reason: String| Error::EndRefused { end, reason };
         let (x, y) = p;
         if x < 0 || y < 0 || x >= self.width as i64 || y >= self.height as i64 {
-            return Err(Error::invalid(
-                what,
-                format!(
-                    "({x}, {y}) is off the {} x {} grid",
-                    self.width, self.height
-                ),
-            ));
+            return Err(refused(format!(
+                "({x}, {y}) is off the {} x {} grid",
+                self.width, self.height
+            )));
         }
         let (x, y) = (x as u32, y as u32);
         if let Some(c) = &self.clearance {
             if c.inflated[self.index(x, y)] {
-                return Err(Error::invalid(
-                    what,
-                    format!(
-                        "({x}, {y}) is within robot_radius {} m of an obstacle",
-                        c.robot_radius
-                    ),
-                ));
+                return Err(refused(format!(
+                    "({x}, {y}) is within robot_radius {} m of an obstacle",
+                    c.robot_radius
+                )));
             }
         }
         if !self.free[self.index(x, y)] {
-            return Err(Error::invalid(
-                what,
-                format!("({x}, {y}) is a blocked cell"),
-            ));
+            return Err(refused(format!("({x}, {y}) is a blocked cell")));
         }
         Ok((x, y))
     }
@@ -330,7 +322,10 @@ mod tests {
             let g = Grid::from_elevation(6, 1, &h, step, Connectivity::Four).unwrap();
             assert_eq!(g.free, vec![true, false, true, false, false, true]);
             assert!(g.masks[1] == 0 && g.masks[3] == 0 && g.masks[4] == 0);
-            let e = g.check_cell("start", (1, 0)).unwrap_err().to_string();
+            let e = g
+                .check_cell(PathEnd::Start, (1, 0))
+                .unwrap_err()
+                .to_string();
             assert!(
                 e.contains("start") && e.contains("(1, 0) is a blocked cell"),
                 "{e}"
@@ -369,15 +364,15 @@ mod tests {
         assert!(e.to_string().contains("max_step"), "{e}");
         let g = Grid::from_elevation(2, 1, &[0.0, f32::NAN], 1.0, Connectivity::Four).unwrap();
         assert!(g
-            .check_cell("start", (5, 0))
+            .check_cell(PathEnd::Start, (5, 0))
             .unwrap_err()
             .to_string()
             .contains("off the"));
         assert!(g
-            .check_cell("goal", (1, 0))
+            .check_cell(PathEnd::Goal, (1, 0))
             .unwrap_err()
             .to_string()
             .contains("blocked"));
-        assert_eq!(g.check_cell("start", (0, 0)).unwrap(), (0, 0));
+        assert_eq!(g.check_cell(PathEnd::Start, (0, 0)).unwrap(), (0, 0));
     }
 }

@@ -17,7 +17,7 @@ pub use config::{Config, MemoryModel};
 pub use grid::{opposite, Connectivity, Grid, DIRECTIONS, UNREACHED};
 
 use crate::compute::Backend;
-use crate::error::{Error, Result};
+use crate::error::{Error, PathEnd, Result};
 
 // The dispatch: the planner a node holds, the current grid (on the device when the backend is
 // CUDA, uploaded once per map) and queries that send only a start and a goal.
@@ -251,7 +251,7 @@ impl Planner {
 
     /// Wave numbers from `goal` over the whole grid.
     pub fn distance_field(&self, goal: (i64, i64)) -> Result<Vec<u32>> {
-        let goal = self.grid.check_cell("goal", goal)?;
+        let goal = self.grid.check_cell(PathEnd::Goal, goal)?;
         match &self.device {
             None => Ok(cpu::distance_field(&self.grid, goal)),
             Some(d) => {
@@ -274,7 +274,7 @@ impl Planner {
     /// Computes the field from `goal` and waits for it, leaving it where it was computed (for
     /// benchmarks: the field without its download).
     pub fn compute_field(&self, goal: (i64, i64)) -> Result<()> {
-        let goal = self.grid.check_cell("goal", goal)?;
+        let goal = self.grid.check_cell(PathEnd::Goal, goal)?;
         match &self.device {
             None => {
                 std::hint::black_box(cpu::distance_field(&self.grid, goal));
@@ -290,8 +290,8 @@ impl Planner {
 
     /// A shortest path from `start` to `goal`; with `with_field`, also the distance field.
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64), with_field: bool) -> Result<Plan> {
-        let start = self.grid.check_cell("start", start)?;
-        let goal = self.grid.check_cell("goal", goal)?;
+        let start = self.grid.check_cell(PathEnd::Start, start)?;
+        let goal = self.grid.check_cell(PathEnd::Goal, goal)?;
         let on_cpu = || {
             let labels = self.cpu_labels(goal)?;
             let path = cpu::descend(&self.grid, &labels, start);

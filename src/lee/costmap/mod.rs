@@ -25,7 +25,7 @@ use std::sync::Mutex;
 
 use super::grid::Grid;
 use crate::compute::Backend;
-use crate::error::{Error, Result};
+use crate::error::{Error, PathEnd, Result};
 use crate::sync::lock;
 
 /// A path's cells (x, y) from start to goal and its total cost.
@@ -158,7 +158,7 @@ impl CostPlanner {
 
     /// Checks that `p` is on the map and not blocked by its value; `what` names it. A cell
     /// blocked for the robot's radius is named as such by the grid.
-    pub fn check_cell(&self, what: &str, p: (i64, i64)) -> Result<(u32, u32)> {
+    pub fn check_cell(&self, end: PathEnd, p: (i64, i64)) -> Result<(u32, u32)> {
         let (w, h) = (self.grid.width as i64, self.grid.height as i64);
         if p.0 >= 0 && p.1 >= 0 && p.0 < w && p.1 < h {
             let v = self.values[(p.1 * w + p.0) as usize];
@@ -170,18 +170,18 @@ impl CostPlanner {
                     config::NO_INFORMATION => "unknown",
                     _ => "blocked",
                 };
-                return Err(Error::invalid(
-                    what,
-                    format!("({}, {}) has cost {v} ({kind}), which blocks it", p.0, p.1),
-                ));
+                return Err(Error::EndRefused {
+                    end,
+                    reason: format!("({}, {}) has cost {v} ({kind}), which blocks it", p.0, p.1),
+                });
             }
         }
-        self.grid.check_cell(what, p)
+        self.grid.check_cell(end, p)
     }
 
     /// The least total cost from every cell to `goal`.
     pub fn cost_field(&self, goal: (i64, i64)) -> Result<Vec<u64>> {
-        let goal = self.check_cell("goal", goal)?;
+        let goal = self.check_cell(PathEnd::Goal, goal)?;
         match &self.device {
             None => Ok(cpu::cost_field(&self.grid, &self.enter, goal)),
             Some(d) => d.field(goal),
@@ -242,8 +242,8 @@ impl CostPlanner {
     /// A least-cost path from `start` to `goal` (the tie rule in the module's header). On the
     /// device the field stays there and only the path comes back.
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64)) -> Result<CostPlan> {
-        let s = self.check_cell("start", start)?;
-        let g = self.check_cell("goal", goal)?;
+        let s = self.check_cell(PathEnd::Start, start)?;
+        let g = self.check_cell(PathEnd::Goal, goal)?;
         let found = match &self.device {
             Some(d) => {
                 let (found, reused) = d.plan(g, s)?;

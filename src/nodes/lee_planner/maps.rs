@@ -3,7 +3,7 @@
 
 use crate::compute::Backend;
 use crate::config::LeeParams;
-use crate::error::{Error, Result};
+use crate::error::{Error, PathEnd, Result};
 use crate::lee::costmap::{inflation_values, CostModel, CostPlanner};
 use crate::lee::io::heightmap;
 use crate::lee::Plan;
@@ -37,8 +37,8 @@ impl MapPlanner {
     /// blocked by its cost).
     pub(super) fn is_open(&self, c: (i64, i64)) -> bool {
         match self {
-            MapPlanner::Unit(p) => p.grid().check_cell("start", c).is_ok(),
-            MapPlanner::Costmap { planner, .. } => planner.check_cell("start", c).is_ok(),
+            MapPlanner::Unit(p) => p.grid().check_cell(PathEnd::Start, c).is_ok(),
+            MapPlanner::Costmap { planner, .. } => planner.check_cell(PathEnd::Start, c).is_ok(),
         }
     }
 

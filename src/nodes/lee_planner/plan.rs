@@ -2,7 +2,7 @@
 //! more goals (through each in order), brought into the map's frame, checked, planned, and
 //! returned as poses that point along the path. A failure carries nav2's error code.
 
-use crate::error::{Error, Result};
+use crate::error::{Error, PathEnd, Result};
 use crate::nodes::grid_convert::CellFrame;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
@@ -191,13 +191,13 @@ pub(crate) struct Planned {
     pub backend: &'static str,
 }
 
-/// The cell of `p`, which must be on the map (`what`: start or goal, for the error).
-fn cell(map: &MapState, what: &str, p: &Point) -> std::result::Result<(i64, i64), Failure> {
-    let code = if what == "start" {
-        Code::StartOutsideMap
-    } else {
-        Code::GoalOutsideMap
+/// The cell of `p`, which must be on the map as path end `end`.
+fn cell(map: &MapState, end: PathEnd, p: &Point) -> std::result::Result<(i64, i64), Failure> {
+    let code = match end {
+        PathEnd::Start => Code::StartOutsideMap,
+        PathEnd::Goal => Code::GoalOutsideMap,
     };
+    let what = end.to_string();
     let c = map
         .frame
         .cell_of(p)
@@ -229,7 +229,7 @@ pub(crate) fn solve(
     smooth: bool,
 ) -> std::result::Result<Planned, Failure> {
     let tol = placed.tolerance;
-    let mut s = cell(map, "start", &placed.start.position)?;
+    let mut s = cell(map, PathEnd::Start, &placed.start.position)?;
     if !map.planner.is_open(s) && tol > 0.0 {
         if let Some((c, d)) = nearest(&map.frame, &placed.start.position, s, tol, |c| {
             map.planner.is_open(c)
@@ -248,11 +248,19 @@ pub(crate) fn solve(
     let mut backend = "cuda";
     let last = placed.goals.len() - 1;
     for (i, goal) in placed.goals.iter().enumerate() {
-        let g = cell(map, "goal", &goal.position)?;
+        let g = cell(map, PathEnd::Goal, &goal.position)?;
         let field = with_field && i == last;
         let plan = match map.planner.plan(s, g, field) {
             Ok(p) if p.reachable => p,
-            Err(e) if !matches!(&e, Error::InvalidInput { field, .. } if field == "goal") => {
+            Err(e)
+                if !matches!(
+                    e,
+                    Error::EndRefused {
+                        end: PathEnd::Goal,
+                        ..
+                    }
+                ) =>
+            {
                 return Err(occupied(e));
             }
             first => {
@@ -340,8 +348,13 @@ pub(crate) fn solve(
 /// A planner's refusal of an end (blocked, inflated, lethal) as nav2's *_OCCUPIED code.
 fn occupied(e: Error) -> Failure {
     let code = match &e {
-        Error::InvalidInput { field, .. } if field == "start" => Code::StartOccupied,
-        Error::InvalidInput { field, .. } if field == "goal" => Code::GoalOccupied,
+        Error::EndRefused {
+            end: PathEnd::Start,
+            ..
+        } => Code::StartOccupied,
+        Error::EndRefused {
+            end: PathEnd::Goal, ..
+        } => Code::GoalOccupied,
         Error::DeadlineExceeded { .. } | Error::Cancelled => Code::Timeout,
         _ => Code::Unknown,
     };
