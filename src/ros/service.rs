@@ -18,29 +18,23 @@
 //! padding to a 4-byte boundary. Anything else is refused with a log line and never served.
 //! `service_mapping` still forces one layout.
 //!
-//! A reply is written only once the reply writer has matched a reader of the client's
-//! participant, or after [`CLIENT_WAIT`] (rmw_fastrtps waits the same 100 ms): replies are
-//! volatile, and a client whose reader this side has not matched yet (discovery is not
-//! symmetric in time) would never see its answer.
+//! A reply is written once the reply writer has matched a reader of the client's participant,
+//! or after ros2-client's [`REPLY_WAIT`](ros2_client::service::REPLY_WAIT) ([`ReplyGate`]): replies are volatile, and a client
+//! whose reader this side has not matched yet (discovery is not symmetric in time) would never
+//! see its answer.
 
-use std::collections::HashSet;
 use std::marker::PhantomData;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
 
 use futures::{Stream, StreamExt};
 use ros2_client::dds::rustdds::{
-    self, bytes::Bytes, no_key, rpc::SampleIdentity, serialization, DataWriterStatus,
-    RepresentationIdentifier, SequenceNumber, StatusEvented, WriteOptionsBuilder, GUID,
+    self, bytes::Bytes, no_key, rpc::SampleIdentity, serialization, GuidPrefix,
+    RepresentationIdentifier, SequenceNumber, WriteOptionsBuilder, GUID,
 };
+use ros2_client::service::ReplyGate;
 use ros2_client::{Message, MessageInfo, RmwRequestId, Subscription};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::sync::lock;
-
-/// How long a reply waits for the writer to match its client's reader.
-pub const CLIENT_WAIT: Duration = Duration::from_millis(100);
 
 /// How a server reads request identities: `Auto` tells them apart per request; the others are
 /// ros2-client's mappings, forced for every request.
@@ -159,8 +153,8 @@ pub struct ServiceServer<Req, Resp> {
     layout: RequestLayout,
     requests: Subscription<Payload>,
     replies: no_key::DataWriter<Bytes, PassThrough>,
-    /// The readers the reply writer has matched, from its status events.
-    matched: Mutex<HashSet<GUID>>,
+    /// The replies' waits for their clients' readers.
+    gate: ReplyGate,
     _types: PhantomData<fn(Req) -> Resp>,
 }
 
@@ -181,7 +175,7 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
             layout,
             requests,
             replies,
-            matched: Mutex::new(HashSet::new()),
+            gate: ReplyGate::default(),
             _types: PhantomData,
         })
     }
@@ -190,8 +184,6 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
     /// be answered: without a decoded request there is no identity to answer).
     pub fn receive_request_stream(&self) -> impl Stream<Item = Result<(RequestId, Req)>> + '_ {
         self.requests.async_stream().map(move |item| {
-            // Match events are few and their queue short: take them as often as possible.
-            self.take_match_events();
             let (payload, info) =
                 item.map_err(|e| Error::Ros(format!("{}: request not read: {e:?}", self.name)))?;
             read_request::<Req>(self.layout, &payload, &info)
@@ -202,10 +194,11 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
     /// Answers `id` in the layout its request came in.
     pub async fn async_send_response(&self, id: RequestId, response: Resp) -> Result<()> {
         let payload = write_reply(&id, &response)?;
-        let until = Instant::now() + CLIENT_WAIT;
-        while !self.reaches(id.client) && Instant::now() < until {
-            smol::Timer::after(Duration::from_millis(2)).await;
-        }
+        let client = GuidPrefix::new(&id.client);
+        let replies = &self.replies;
+        self.gate
+            .wait(client, || replies.has_matched_reader_of(client))
+            .await;
         let options = WriteOptionsBuilder::new()
             .source_timestamp(rustdds::Timestamp::now())
             .related_sample_identity(id.identity)
@@ -215,30 +208,6 @@ impl<Req: Message, Resp: Message> ServiceServer<Req, Resp> {
             .await
             .map(|_| ())
             .map_err(|e| Error::Ros(format!("{}: reply not written: {e:?}", self.name)))
-    }
-
-    /// Whether the reply writer has matched a reader of participant `client`.
-    fn reaches(&self, client: [u8; 12]) -> bool {
-        self.take_match_events();
-        lock(&self.matched)
-            .iter()
-            .any(|g| g.to_bytes()[..12] == client)
-    }
-
-    fn take_match_events(&self) {
-        let mut matched = lock(&self.matched);
-        while let Some(event) = self.replies.try_recv_status() {
-            if let DataWriterStatus::PublicationMatched {
-                current, reader, ..
-            } = event
-            {
-                if current.count_change() > 0 {
-                    matched.insert(reader);
-                } else {
-                    matched.remove(&reader);
-                }
-            }
-        }
     }
 }
 
@@ -643,6 +612,38 @@ mod tests {
         };
         let e = read_request::<GetPlanRequest>(RequestLayout::Enhanced, &pl, &meta).unwrap_err();
         assert!(e.contains("not plain CDR"), "{e}");
+    }
+
+    fn participant(b: u8) -> GuidPrefix {
+        GuidPrefix::new(&[b; 12])
+    }
+
+    #[test]
+    fn a_reply_waits_until_its_clients_reader_is_matched() {
+        let gate = ReplyGate::default();
+        let looks = std::sync::atomic::AtomicUsize::new(0);
+        let reached = smol::block_on(gate.wait(participant(1), || {
+            looks.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 3
+        }));
+        assert!(reached);
+        assert_eq!(looks.into_inner(), 4);
+    }
+
+    #[test]
+    fn a_client_whose_reader_never_came_is_not_waited_for_again_until_it_comes() {
+        use ros2_client::service::REPLY_WAIT;
+        use std::time::Instant;
+        let gate = ReplyGate::default();
+        let start = Instant::now();
+        assert!(!smol::block_on(gate.wait(participant(2), || false)));
+        assert!(start.elapsed() >= REPLY_WAIT);
+        assert_eq!(gate.given_up_on(), 1);
+        let again = Instant::now();
+        assert!(!smol::block_on(gate.wait(participant(2), || false)));
+        assert!(again.elapsed() < REPLY_WAIT);
+        // Matched at last, it is forgotten: a later reply of it waits again.
+        assert!(smol::block_on(gate.wait(participant(2), || true)));
+        assert_eq!(gate.given_up_on(), 0);
     }
 
     #[test]

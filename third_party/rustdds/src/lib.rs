@@ -241,7 +241,7 @@ pub use serialization::{
 /// Part of RTPS DATA submessage: 4-byte header + serialized data
 pub use messages::submessages::elements::serialized_payload::SerializedPayload;
 pub use structure::{
-  duration::Duration, entity::RTPSEntity, guid::GUID, rpc::SampleIdentity,
+  duration::Duration, entity::RTPSEntity, guid::{GuidPrefix, GUID}, rpc::SampleIdentity,
   sequence_number::SequenceNumber, time::Timestamp,
 };
 // re-export from a helper crate

@@ -3,6 +3,7 @@
 use log::{debug, error, info, warn};
 
 pub mod client;
+pub mod reply_gate;
 pub mod request_id;
 pub mod server;
 pub(super) mod wrappers;
@@ -11,6 +12,7 @@ pub use request_id::*;
 use wrappers::*;
 pub use server::*;
 pub use client::*;
+pub use reply_gate::{REPLY_WAIT, ReplyGate};
 
 // --------------------------------------------
 // --------------------------------------------

@@ -30,10 +30,19 @@ where
   service_mapping: ServiceMapping,
   request_receiver: SimpleDataReaderR<RequestWrapper<Req>>,
   response_sender: DataWriterR<ResponseWrapper<Resp>>,
-  // gpu_planning patch: an `Enhanced` server also answers rmw_cyclonedds's clients, whose
-  // requests carry a 16-byte header in the payload and expect it back in the reply: the
-  // requests read that way, until answered.
-  cyclone_requests: std::sync::Mutex<std::collections::BTreeSet<RmwRequestId>>,
+  // gpu_planning patch: each request until answered, with what its reply needs: whether it
+  // came in rmw_cyclonedds's layout (an `Enhanced` server also answers rmw_cyclonedds's
+  // clients, whose requests carry a 16-byte header in the payload and expect it back in the
+  // reply) and the client's participant, whose reader the reply waits for (`ReplyGate`).
+  pending: std::sync::Mutex<std::collections::BTreeMap<RmwRequestId, Pending>>,
+  reply_gate: ReplyGate,
+}
+
+/// What the reply to one request needs to know of it (gpu_planning patch).
+#[derive(Clone, Copy)]
+struct Pending {
+  cyclone: bool,
+  client: GuidPrefix,
 }
 
 /// Whether a request to an `Enhanced` server came from rmw_cyclonedds (gpu_planning patch):
@@ -78,38 +87,46 @@ where
       service_mapping,
       request_receiver,
       response_sender,
-      cyclone_requests: Default::default(),
+      pending: Default::default(),
+      reply_gate: ReplyGate::default(),
     })
   }
 
   /// Decodes one request in this server's mapping, or in rmw_cyclonedds's when an `Enhanced`
-  /// server gets one from it (remembered until answered).
+  /// server gets one from it, and remembers it until answered.
   fn unwrap_request(
     &self,
     req_wrapper: &RequestWrapper<Req>,
     mi: &MessageInfo,
   ) -> ReadResult<(RmwRequestId, Req)> {
-    if self.service_mapping == ServiceMapping::Enhanced && from_cyclone_rmw(mi) {
-      let (ri, req) = req_wrapper.unwrap(ServiceMapping::Cyclone, mi)?;
-      if let Ok(mut pending) = self.cyclone_requests.lock() {
-        pending.insert(ri);
-      }
-      return Ok((ri, req));
-    }
-    req_wrapper.unwrap(self.service_mapping, mi)
-  }
-
-  /// The mapping the reply to `rmw_req_id` is written in.
-  fn reply_mapping(&self, rmw_req_id: &RmwRequestId) -> ServiceMapping {
-    let cyclone = self
-      .cyclone_requests
-      .lock()
-      .map(|mut pending| pending.remove(rmw_req_id))
-      .unwrap_or(false);
-    if cyclone {
+    let cyclone = self.service_mapping == ServiceMapping::Enhanced && from_cyclone_rmw(mi);
+    let mapping = if cyclone {
       ServiceMapping::Cyclone
     } else {
       self.service_mapping
+    };
+    let (ri, req) = req_wrapper.unwrap(mapping, mi)?;
+    let client = GUID::from(mi.publisher_gid()).prefix;
+    if let Ok(mut pending) = self.pending.lock() {
+      pending.insert(ri, Pending { cyclone, client });
+    }
+    Ok((ri, req))
+  }
+
+  /// What the reply to `rmw_req_id` needs to know of its request, forgotten from here.
+  fn answering(&self, rmw_req_id: &RmwRequestId) -> Option<Pending> {
+    self
+      .pending
+      .lock()
+      .ok()
+      .and_then(|mut pending| pending.remove(rmw_req_id))
+  }
+
+  /// The mapping the reply to a request is written in.
+  fn reply_mapping(&self, request: Option<Pending>) -> ServiceMapping {
+    match request {
+      Some(Pending { cyclone: true, .. }) => ServiceMapping::Cyclone,
+      _ => self.service_mapping,
     }
   }
 
@@ -133,9 +150,11 @@ where
 
   /// Send response to request by Client.
   /// rmw_req_id identifies request being responded.
+  /// Unlike [`Self::async_send_response`], it does not wait for the client's reader.
   pub fn send_response(&self, rmw_req_id: RmwRequestId, response: Resp) -> WriteResult<(), ()> {
+    let request = self.answering(&rmw_req_id);
     let resp_wrapper = ResponseWrapper::<Resp>::new(
-      self.reply_mapping(&rmw_req_id),
+      self.reply_mapping(request),
       rmw_req_id,
       RepresentationIdentifier::CDR_LE,
       response,
@@ -197,14 +216,23 @@ where
     ))
   }
 
-  /// Asynchronous response sending
+  /// Asynchronous response sending, once the client's reply reader is matched (or
+  /// [`REPLY_WAIT`] has passed: [`ReplyGate`]).
   pub async fn async_send_response(
     &self,
     rmw_req_id: RmwRequestId,
     response: Resp,
   ) -> WriteResult<(), ()> {
+    let request = self.answering(&rmw_req_id);
+    if let Some(Pending { client, .. }) = request {
+      let sender = &self.response_sender;
+      self
+        .reply_gate
+        .wait(client, || sender.has_matched_reader_of(client))
+        .await;
+    }
     let resp_wrapper = ResponseWrapper::<Resp>::new(
-      self.reply_mapping(&rmw_req_id),
+      self.reply_mapping(request),
       rmw_req_id,
       RepresentationIdentifier::CDR_LE,
       response,

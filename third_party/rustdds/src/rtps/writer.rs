@@ -2293,6 +2293,11 @@ impl Writer {
         new_proxy.resolve_path_mtu(&self.local_interfaces);
         new_proxy
       });
+    if is_new {
+      self
+        .send_buffer
+        .note_matched_reader(updated_reader_proxy.remote_reader_guid, true);
+    }
     // A reader was added or its locators changed: refresh the writer-wide
     // minimum datagram budget used for packing.
     self.recompute_min_datagram_payload();
@@ -2333,6 +2338,7 @@ impl Writer {
   fn matched_reader_remove(&mut self, guid: GUID) -> Option<RtpsReaderProxy> {
     let removed = self.readers.remove(&guid);
     if let Some(ref removed_reader) = removed {
+      self.send_buffer.note_matched_reader(guid, false);
       info!(
         "Removed reader proxy. topic={:?} reader={:?}",
         self.topic_name(),

@@ -1,6 +1,6 @@
 use std::{
   cmp::max,
-  collections::BTreeMap,
+  collections::{BTreeMap, BTreeSet},
   sync::{Arc, Condvar, Mutex},
   time::{Duration as StdDuration, Instant},
 };
@@ -11,7 +11,11 @@ use log::{debug, error, trace, warn};
 
 use crate::{
   dds::{ddsdata::DDSData, with_key::datawriter::WriteOptions},
-  structure::{cache_change::CacheChange, guid::GUID, sequence_number::SequenceNumber},
+  structure::{
+    cache_change::CacheChange,
+    guid::{GuidPrefix, GUID},
+    sequence_number::SequenceNumber,
+  },
 };
 
 /// Result of an admission attempt into the [`WriterSendBuffer`].
@@ -77,6 +81,12 @@ struct Inner {
 
 struct Shared {
   inner: Mutex<Inner>,
+  // gpu_planning patch: the remote readers the Writer has matched, as the event
+  // loop adds and removes them, so that the application side can ask whether a
+  // given participant's reader is matched (a service reply waits for its
+  // client's reader: `DataWriter::has_matched_reader_of`). The writer's status
+  // events cannot answer that: their queue holds four and drops the rest.
+  matched_readers: Mutex<BTreeSet<GUID>>,
   // Signalled together with `wakers` whenever progress may be possible.
   progress: Condvar,
   // Fixed for the lifetime of the writer.
@@ -134,6 +144,7 @@ impl WriterSendBuffer {
           wakers: Vec::new(),
         }),
         progress: Condvar::new(),
+        matched_readers: Mutex::new(BTreeSet::new()),
         writer_guid,
         reliable_writer,
         is_builtin,
@@ -333,6 +344,27 @@ impl WriterSendBuffer {
   /// A reader that has not sent an ACKNACK yet reports `all_acked_before == 0`.
   /// Sequence numbers start at 1, so the frontier is never below 1: anything
   /// lower would count a sample that does not exist against the send window.
+  /// Records that the Writer matched (`true`) or lost (`false`) remote reader
+  /// `reader` (gpu_planning patch).
+  pub fn note_matched_reader(&self, reader: GUID, matched: bool) {
+    let mut readers = self.shared.matched_readers.lock().unwrap();
+    if matched {
+      readers.insert(reader);
+    } else {
+      readers.remove(&reader);
+    }
+  }
+
+  /// Whether the Writer has matched a reader of participant `prefix`
+  /// (gpu_planning patch).
+  pub fn has_matched_reader_of(&self, prefix: GuidPrefix) -> bool {
+    let readers = self.shared.matched_readers.lock().unwrap();
+    readers
+      .range(GUID::new(prefix, crate::structure::guid::EntityId::UNKNOWN)..)
+      .next()
+      .is_some_and(|g| g.prefix == prefix)
+  }
+
   pub fn set_acked_frontier(&self, acked_before: Option<SequenceNumber>) {
     let shared = &*self.shared;
     let mut inner = shared.inner.lock().unwrap();
@@ -485,6 +517,37 @@ mod tests {
     WriteOptionsBuilder::new()
       .best_effort_may_block(true)
       .build()
+  }
+
+  // gpu_planning patch: whether a participant's reader is matched, as the
+  // Writer notes readers matched and lost; neighbouring prefixes do not count.
+  #[test]
+  fn matched_readers_are_told_by_participant() {
+    let buf = WriterSendBuffer::new(
+      GUID::GUID_UNKNOWN,
+      "t".to_string(),
+      true,
+      false,
+      true,
+      1,
+      1000,
+      1,
+    );
+    let p = |b: u8| GuidPrefix::new(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, b]);
+    let reader = |b: u8, key: u8| {
+      let kind = crate::structure::guid::EntityKind::READER_NO_KEY_USER_DEFINED;
+      GUID::new(p(b), crate::structure::guid::EntityId::new([0, 0, key], kind))
+    };
+    assert!(!buf.has_matched_reader_of(p(5)));
+    buf.note_matched_reader(reader(5, 7), true);
+    buf.note_matched_reader(reader(5, 9), true);
+    assert!(buf.has_matched_reader_of(p(5)));
+    assert!(!buf.has_matched_reader_of(p(4)));
+    assert!(!buf.has_matched_reader_of(p(6)));
+    buf.note_matched_reader(reader(5, 7), false);
+    assert!(buf.has_matched_reader_of(p(5)));
+    buf.note_matched_reader(reader(5, 9), false);
+    assert!(!buf.has_matched_reader_of(p(5)));
   }
 
   // A matched reliable reader that has not sent an ACKNACK yet reports

@@ -15,7 +15,7 @@ use crate::{
   },
   discovery::sedp_messages::SubscriptionBuiltinTopicData,
   serialization::CDRSerializerAdapter,
-  structure::{entity::RTPSEntity, rpc::SampleIdentity, time::Timestamp},
+  structure::{entity::RTPSEntity, guid::GuidPrefix, rpc::SampleIdentity, time::Timestamp},
   StatusEvented, GUID,
 };
 use super::wrappers::{NoKeyWrapper, SAWrapper};
@@ -330,6 +330,12 @@ where
   /// ```
   pub fn assert_liveliness(&self) -> WriteResult<(), ()> {
     self.keyed_datawriter.assert_liveliness()
+  }
+
+  /// Whether this writer has matched a reader of participant `prefix`
+  /// (gpu_planning patch; see the keyed writer's).
+  pub fn has_matched_reader_of(&self, prefix: GuidPrefix) -> bool {
+    self.keyed_datawriter.has_matched_reader_of(prefix)
   }
 
   /// Placeholder only — not implemented. **Will panic if called.**

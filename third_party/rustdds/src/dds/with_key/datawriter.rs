@@ -28,8 +28,12 @@ use crate::{
   rtps::writer_send_buffer::{Admission, WriterSendBuffer},
   serialization::CDRSerializerAdapter,
   structure::{
-    cache_change::ChangeKind, entity::RTPSEntity, guid::GUID, rpc::SampleIdentity,
-    sequence_number::SequenceNumber, time::Timestamp,
+    cache_change::ChangeKind,
+    entity::RTPSEntity,
+    guid::{GuidPrefix, GUID},
+    rpc::SampleIdentity,
+    sequence_number::SequenceNumber,
+    time::Timestamp,
   },
   Keyed, TopicDescription,
 };
@@ -753,6 +757,13 @@ where
       }
       _other => Ok(()),
     }
+  }
+
+  /// Whether this writer has matched a reader of participant `prefix`
+  /// (gpu_planning patch). A service reply is written once its client's reply
+  /// reader is matched: written before, a volatile reply never reaches it.
+  pub fn has_matched_reader_of(&self, prefix: GuidPrefix) -> bool {
+    self.send_buffer.has_matched_reader_of(prefix)
   }
 
   /// Placeholder only — not implemented. **Will panic if called.**
