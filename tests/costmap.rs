@@ -132,6 +132,40 @@ proptest! {
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
+    /// NavFn plans from the robot's cell whatever its cost (it clears that cell): a blocked
+    /// start is planned from exactly as the same costmap with that one cell free is, path,
+    /// cost and reach alike.
+    #[test]
+    fn a_blocked_start_is_planned_from_as_if_its_cell_were_free(
+        w in 1u32..20, h in 1u32..20, s in any::<u64>(), eight in any::<bool>(),
+        neutral in 1u32..80, factor in 0u32..200) {
+        let c = if eight { Connectivity::Eight } else { Connectivity::Four };
+        let values = random_values((w * h) as usize, s);
+        let p = CostParams { neutral_cost: neutral, cost_factor: factor, ..CostParams::default() };
+        let planner = CostPlanner::new(&Backend::Cpu, open_grid(w, h, c), &values, &p).unwrap();
+        let cells = (w * h) as usize;
+        let free: Vec<usize> = (0..cells).filter(|&i| planner.grid().free[i]).collect();
+        let blocked: Vec<usize> = (0..cells).filter(|&i| !planner.grid().free[i]).collect();
+        prop_assume!(!free.is_empty() && !blocked.is_empty());
+        let mut rng = XorShift::new(s ^ 0x5eed);
+        let xy = |i: usize| ((i as u32 % w) as i64, (i as u32 / w) as i64);
+        let start = blocked[(rng.next_u64() % blocked.len() as u64) as usize];
+        let goal = xy(free[(rng.next_u64() % free.len() as u64) as usize]);
+        let mut cleared = values.clone();
+        cleared[start] = 0;
+        let oracle = CostPlanner::new(&Backend::Cpu, open_grid(w, h, c), &cleared, &p).unwrap();
+        let start = xy(start);
+        prop_assert!(planner.plan(start, goal).is_err());
+        prop_assert_eq!(planner.plan_from_robot_cell(start, goal).unwrap(), oracle.plan(start, goal).unwrap());
+        let reach: Vec<bool> = oracle.cost_field(start).unwrap().into_iter().map(|c| c != UNREACHED_COST).collect();
+        prop_assert_eq!(planner.reachable_from_robot_cell(start).unwrap(), reach);
+        // An open start is planned as before.
+        prop_assert_eq!(planner.plan_from_robot_cell(goal, goal).unwrap(), planner.plan(goal, goal).unwrap());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 80, ..ProptestConfig::default() })]
     /// The CPU backend's A* (early exit, kept between plans, bucket queue or, for huge step
     /// costs, a heap) answers a run of plans exactly as the reference Dijkstra's full field and
     /// descent do: repeated goals, repeated pairs, new starts to an old goal, unreachable
@@ -312,6 +346,15 @@ fn device_equals_cpu(
             cpu.plan(b, b).unwrap(),
             "{what}: start = goal"
         );
+        // From a blocked start, as NavFn plans from the robot's cell.
+        if let Some(i) = (0..cpu.grid().len()).find(|&i| !cpu.grid().free[i]) {
+            let blocked = ((i as u32 % w) as i64, (i as u32 / w) as i64);
+            assert_eq!(
+                dev.plan_from_robot_cell(blocked, b).unwrap(),
+                cpu.plan_from_robot_cell(blocked, b).unwrap(),
+                "{what}: from the blocked cell {blocked:?}, seed {s:#x}"
+            );
+        }
     }
 }
 

@@ -23,6 +23,7 @@ mod late_reply_reader;
 mod lee_node;
 mod load;
 mod nav2_planner;
+mod navfn_ends;
 mod nearest_neighbors_node;
 mod polyline_node;
 #[cfg(feature = "security")]

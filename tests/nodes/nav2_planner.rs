@@ -264,7 +264,10 @@ fn robot_pose_from_tf_starts_get_plan_and_goal_pose_and_stale_tf_is_named() {
 
 /// Sends `goal` until the server accepts it (a goal sent before discovery settles is lost),
 /// then asks for its result.
-async fn run_goal<G, R>(c: &ActionClient<G, R, EmptyFeedback>, goal: G) -> (GoalStatusEnum, R)
+pub(crate) async fn run_goal<G, R>(
+    c: &ActionClient<G, R, EmptyFeedback>,
+    goal: G,
+) -> (GoalStatusEnum, R)
 where
     G: Message + Clone + 'static,
     R: Message + Clone + 'static,

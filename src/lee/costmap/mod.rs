@@ -23,7 +23,7 @@ pub use config::{CostModel, CostParams};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::grid::Grid;
+use super::grid::{Grid, DIRECTIONS};
 use crate::compute::Backend;
 use crate::error::{Error, PathEnd, Result};
 use crate::sync::lock;
@@ -177,6 +177,112 @@ impl CostPlanner {
             }
         }
         self.grid.check_cell(end, p)
+    }
+
+    /// Whether `c` is a cell whose value is nav2's LETHAL (254).
+    pub fn is_lethal(&self, c: (i64, i64)) -> bool {
+        let (w, h) = (self.grid.width as i64, self.grid.height as i64);
+        c.0 >= 0
+            && c.1 >= 0
+            && c.0 < w
+            && c.1 < h
+            && self.values[(c.1 * w + c.0) as usize] == config::LETHAL
+    }
+
+    /// The moves out of `start` as if it were free, each with its step cost, in DIRECTIONS
+    /// order: into a cell a path may enter, a diagonal only past two such cells (the rule
+    /// between free cells).
+    fn exits(&self, start: (u32, u32)) -> Vec<(u64, (u32, u32))> {
+        let (w, h) = (self.grid.width as i64, self.grid.height as i64);
+        let free = |x: i64, y: i64| {
+            x >= 0 && y >= 0 && x < w && y < h && self.grid.free[(y * w + x) as usize]
+        };
+        let (x, y) = (start.0 as i64, start.1 as i64);
+        DIRECTIONS
+            .iter()
+            .enumerate()
+            .take(self.grid.connectivity.directions())
+            .filter_map(|(k, &(dx, dy))| {
+                let (nx, ny) = (x + dx as i64, y + dy as i64);
+                let passes = dx == 0 || dy == 0 || (free(nx, y) && free(x, ny));
+                (free(nx, ny) && passes).then(|| {
+                    let n = (nx as u32, ny as u32);
+                    (cpu::step(k, self.enter[self.grid.index(n.0, n.1)]), n)
+                })
+            })
+            .collect()
+    }
+
+    /// For a start on the map that is blocked, the moves out of it (NavFn's rule, below); None
+    /// for a start that is open or off the map.
+    fn robot_cell_exits(&self, start: (i64, i64)) -> Option<Vec<(u64, (u32, u32))>> {
+        let i = self.grid_index(start)?;
+        if self.grid.free[i] {
+            return None;
+        }
+        Some(self.exits((start.0 as u32, start.1 as u32)))
+    }
+
+    /// A least-cost plan from the robot's cell, as NavFn plans: a start its cost blocks is
+    /// taken as free (NavFn clears the robot's cell: the robot stands there), so the path
+    /// leaves it by the move that costs least in total (ties: the first in DIRECTIONS order,
+    /// the descent's rule) and is unreachable when no move leads to the goal. Any other start
+    /// is planned as [`Self::plan`] plans it.
+    pub fn plan_from_robot_cell(&self, start: (i64, i64), goal: (i64, i64)) -> Result<CostPlan> {
+        let Some(exits) = self.robot_cell_exits(start) else {
+            return self.plan(start, goal);
+        };
+        self.check_cell(PathEnd::Goal, goal)?;
+        let s = (start.0 as u32, start.1 as u32);
+        let mut best = CostPlan {
+            reachable: false,
+            cost: None,
+            path: Vec::new(),
+        };
+        for (step, n) in exits {
+            let from_n = self.plan((n.0 as i64, n.1 as i64), goal)?;
+            let Some(rest) = from_n.cost else { continue };
+            let total = step + rest;
+            if best.cost.is_none_or(|b| total < b) {
+                best = CostPlan {
+                    reachable: true,
+                    cost: Some(total),
+                    path: std::iter::once(s).chain(from_n.path).collect(),
+                };
+            }
+        }
+        Ok(best)
+    }
+
+    /// Per cell: reachable from the robot's cell `start` by NavFn's rule (see
+    /// [`Self::plan_from_robot_cell`]; moves are symmetric, so also: can reach it).
+    pub fn reachable_from_robot_cell(&self, start: (i64, i64)) -> Result<Vec<bool>> {
+        let Some(exits) = self.robot_cell_exits(start) else {
+            return Ok(self
+                .cost_field(start)?
+                .into_iter()
+                .map(|c| c != cpu::UNREACHED_COST)
+                .collect());
+        };
+        let mut reach = vec![false; self.grid.len()];
+        if let Some(i) = self.grid_index(start) {
+            reach[i] = true;
+        }
+        for (_, n) in exits {
+            if reach[self.grid.index(n.0, n.1)] {
+                continue;
+            }
+            let field = self.cost_field((n.0 as i64, n.1 as i64))?;
+            for (r, c) in reach.iter_mut().zip(field) {
+                *r |= c != cpu::UNREACHED_COST;
+            }
+        }
+        Ok(reach)
+    }
+
+    fn grid_index(&self, c: (i64, i64)) -> Option<usize> {
+        let (w, h) = (self.grid.width as i64, self.grid.height as i64);
+        (c.0 >= 0 && c.1 >= 0 && c.0 < w && c.1 < h).then(|| (c.1 * w + c.0) as usize)
     }
 
     /// The least total cost from every cell to `goal`.

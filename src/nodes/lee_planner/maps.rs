@@ -42,7 +42,25 @@ impl MapPlanner {
         }
     }
 
-    /// Per cell: reachable from `start` (moves are symmetric, so also: can reach it).
+    /// Whether ends follow NavFn's rules (costmap mode, where the node stands in for NavFn):
+    /// a blocked start is planned from (NavFn clears the robot's cell), and a goal is
+    /// GOAL_OCCUPIED only when lethal with no tolerance (any other failure is NO_VALID_PATH).
+    /// In unit mode a blocked start escapes within the tolerance or is START_OCCUPIED, and a
+    /// blocked goal is GOAL_OCCUPIED.
+    pub(super) fn navfn_ends(&self) -> bool {
+        matches!(self, MapPlanner::Costmap { .. })
+    }
+
+    /// Whether the goal cell `c` is lethal (costmap mode; in unit mode every blocked cell is).
+    pub(super) fn is_lethal(&self, c: (i64, i64)) -> bool {
+        match self {
+            MapPlanner::Unit(p) => p.grid().check_cell(PathEnd::Goal, c).is_err(),
+            MapPlanner::Costmap { planner, .. } => planner.is_lethal(c),
+        }
+    }
+
+    /// Per cell: reachable from `start` (moves are symmetric, so also: can reach it); in
+    /// costmap mode from a blocked start too, by NavFn's rule.
     pub(super) fn reachable_from(&self, start: (i64, i64)) -> Result<Vec<bool>> {
         Ok(match self {
             MapPlanner::Unit(p) => p
@@ -50,11 +68,7 @@ impl MapPlanner {
                 .into_iter()
                 .map(|l| l != UNREACHED)
                 .collect(),
-            MapPlanner::Costmap { planner, .. } => planner
-                .cost_field(start)?
-                .into_iter()
-                .map(|c| c != crate::lee::costmap::cpu::UNREACHED_COST)
-                .collect(),
+            MapPlanner::Costmap { planner, .. } => planner.reachable_from_robot_cell(start)?,
         })
     }
 
@@ -72,7 +86,7 @@ impl MapPlanner {
         match self {
             MapPlanner::Unit(p) => p.plan(s, g, with_field),
             MapPlanner::Costmap { planner, .. } => {
-                let c = planner.plan(s, g)?;
+                let c = planner.plan_from_robot_cell(s, g)?;
                 Ok(Plan {
                     reachable: c.reachable,
                     length: (!c.path.is_empty()).then(|| c.path.len() as u32 - 1),

@@ -218,10 +218,11 @@ fn cell(map: &MapState, end: PathEnd, p: &Point) -> std::result::Result<(i64, i6
     Ok(c)
 }
 
-/// Step two, blocking: the path from the start through every goal. A start in the inflated
-/// zone escapes to the nearest open cell within the tolerance (as NavFn's start does); a
-/// blocked or unreachable goal is replaced by the reachable cell nearest to it within the
-/// tolerance. Each moved end is logged.
+/// Step two, blocking: the path from the start through every goal. A blocked start is
+/// planned from in costmap mode (NavFn's rule: [`super::maps::MapPlanner::navfn_ends`]) and
+/// in unit mode escapes to the nearest open cell within the tolerance; a blocked or
+/// unreachable goal is replaced by the reachable cell nearest to it within the tolerance.
+/// Each moved end is logged.
 pub(crate) fn solve(
     map: &MapState,
     placed: &Placed,
@@ -230,7 +231,7 @@ pub(crate) fn solve(
 ) -> std::result::Result<Planned, Failure> {
     let tol = placed.tolerance;
     let mut s = cell(map, PathEnd::Start, &placed.start.position)?;
-    if !map.planner.is_open(s) && tol > 0.0 {
+    if !map.planner.is_open(s) && tol > 0.0 && !map.planner.navfn_ends() {
         if let Some((c, d)) = nearest(&map.frame, &placed.start.position, s, tol, |c| {
             map.planner.is_open(c)
         }) {
@@ -284,6 +285,7 @@ pub(crate) fn solve(
                         }
                     }
                     return Err(match first {
+                        Err(e) if map.planner.navfn_ends() => navfn_goal_failure(e, tol, map, g),
                         Err(e) => occupied(e),
                         Ok(_) if tol > 0.0 => Failure::new(
                             Code::NoValidPath,
@@ -343,6 +345,27 @@ pub(crate) fn solve(
         labels,
         backend,
     })
+}
+
+/// A refused goal as NavFn fails it: GOAL_OCCUPIED when lethal with no tolerance, otherwise
+/// NO_VALID_PATH (NavFn finds no reachable point within the tolerance).
+fn navfn_goal_failure(e: Error, tol: f64, map: &MapState, g: (i64, i64)) -> Failure {
+    match e {
+        Error::EndRefused {
+            end: PathEnd::Goal, ..
+        } if tol == 0.0 && map.planner.is_lethal(g) => Failure::new(Code::GoalOccupied, e),
+        Error::EndRefused {
+            end: PathEnd::Goal,
+            reason,
+        } => Failure::new(
+            Code::NoValidPath,
+            Error::invalid(
+                "goal",
+                format!("no path: {reason}, and no cell reachable from the start within tolerance {tol} m"),
+            ),
+        ),
+        other => occupied(other),
+    }
 }
 
 /// A planner's refusal of an end (blocked, inflated, lethal) as nav2's *_OCCUPIED code.
