@@ -170,6 +170,7 @@ fn secured(
         }
         #[cfg(feature = "security")]
         Security::Enclave(dir) => {
+            crate::ros::keystore::verify_enclave(&dir)?;
             tracing::info!("DDS Security: enclave {}", dir.display());
             // SROS2 writes its keys unencrypted.
             Ok(options.enable_security(dir, String::new()))

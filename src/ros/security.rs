@@ -141,6 +141,60 @@ mod tests {
         ks
     }
 
+    /// A file of an enclave that does not verify is named, with the CA it was checked against.
+    #[cfg(feature = "security")]
+    #[test]
+    fn an_enclave_file_that_does_not_verify_is_named_with_its_ca() {
+        use crate::ros::keystore::{create_enclave, create_keystore, verify_enclave};
+        let (ks, other) = (keystore_with("/", &[]), keystore_with("/", &[]));
+        for k in [&ks, &other] {
+            create_keystore(k.path()).unwrap();
+            create_enclave(k.path(), "/a").unwrap();
+        }
+        let dir = enclave_dir(ks.path(), "/a");
+        let foreign = enclave_dir(other.path(), "/a");
+        verify_enclave(&dir).unwrap();
+        let refused = |file: &str, ca: &str| {
+            let e = verify_enclave(&dir).unwrap_err().to_string();
+            let want = format!(
+                "{} does not verify against {}",
+                dir.join(file).display(),
+                dir.join(ca).display()
+            );
+            assert!(e.contains(&want), "{e}");
+        };
+        let tamper = |file: &str, from: &str, to: &str| {
+            let path = dir.join(file);
+            let text = std::fs::read_to_string(&path).unwrap();
+            assert!(text.contains(from), "{file} holds no {from}");
+            std::fs::write(&path, text.replacen(from, to, 1)).unwrap();
+            text
+        };
+        let restore = |file: &str, text: String| std::fs::write(dir.join(file), text).unwrap();
+        // Signed text changed after signing.
+        let kept = tamper(
+            "governance.p7s",
+            "<rtps_protection_kind>SIGN",
+            "<rtps_protection_kind>NONE",
+        );
+        refused("governance.p7s", "permissions_ca.cert.pem");
+        restore("governance.p7s", kept);
+        let kept = tamper("permissions.p7s", "<grant ", "<grant  ");
+        refused("permissions.p7s", "permissions_ca.cert.pem");
+        restore("permissions.p7s", kept);
+        verify_enclave(&dir).unwrap();
+        // Files of another keystore: its identity, or its CA as the permissions CA.
+        let copy =
+            |from: &Path, file: &str| std::fs::copy(from.join(file), dir.join(file)).unwrap();
+        copy(&foreign, "cert.pem");
+        refused("cert.pem", "identity_ca.cert.pem");
+        // With the other keystore's identity CA too, the identity holds; the governance,
+        // ours, does not verify against the other keystore's permissions CA.
+        copy(&foreign, "identity_ca.cert.pem");
+        copy(&foreign, "permissions_ca.cert.pem");
+        refused("governance.p7s", "permissions_ca.cert.pem");
+    }
+
     #[test]
     fn off_unless_enable_is_exactly_true() {
         for v in [None, Some("1"), Some("True"), Some("yes")] {

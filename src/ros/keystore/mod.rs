@@ -214,6 +214,8 @@ mod make {
 
 #[cfg(feature = "security")]
 pub use make::{create_enclave, create_keystore, create_permission};
+#[cfg(feature = "security")]
+pub use pki::verify_enclave;
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,8 @@ use openssl::pkcs7::{Pkcs7, Pkcs7Flags};
 use openssl::pkey::{PKey, Private};
 use openssl::stack::Stack;
 use openssl::x509::extension::BasicConstraints;
+use openssl::x509::store::X509StoreBuilder;
+use openssl::x509::verify::X509VerifyFlags;
 use openssl::x509::{X509Builder, X509NameBuilder, X509};
 
 use crate::error::{Error, Result};
@@ -107,5 +109,68 @@ pub fn read_key(path: &Path) -> Result<PKey<Private>> {
 
 pub fn read_cert(path: &Path) -> Result<X509> {
     let pem = std::fs::read(path).map_err(|e| Error::io(path.display().to_string(), e))?;
-    X509::from_pem(&pem).map_err(tls("the CA certificate"))
+    X509::from_pem(&pem).map_err(|e| {
+        Error::invalid(
+            "keystore",
+            format!("{} is not a PEM certificate: {e}", path.display()),
+        )
+    })
+}
+
+/// Checks an enclave's signed files as DDS Security will, before it does, so that a file
+/// that does not verify is named with the CA it was checked against (the DDS plugins report
+/// only signature bytes): cert.pem must be signed by identity_ca.cert.pem, and
+/// governance.p7s and permissions.p7s by permissions_ca.cert.pem. Validity periods are left
+/// to the plugins, which name an expired certificate's dates.
+pub fn verify_enclave(dir: &Path) -> Result<()> {
+    let refused = |file: &str, ca: &str, why: String| {
+        Error::invalid(
+            "keystore",
+            format!(
+                "{} does not verify against {}: {why}",
+                dir.join(file).display(),
+                dir.join(ca).display()
+            ),
+        )
+    };
+    let identity_ca = read_cert(&dir.join("identity_ca.cert.pem"))?;
+    let cert = read_cert(&dir.join("cert.pem"))?;
+    let signed = identity_ca
+        .public_key()
+        .and_then(|k| cert.verify(&k))
+        .map_err(|e| refused("cert.pem", "identity_ca.cert.pem", e.to_string()))?;
+    if !signed {
+        return Err(refused(
+            "cert.pem",
+            "identity_ca.cert.pem",
+            "it is signed by another CA".into(),
+        ));
+    }
+    let permissions_ca = read_cert(&dir.join("permissions_ca.cert.pem"))?;
+    let mut store = X509StoreBuilder::new().map_err(tls("certificate store"))?;
+    store
+        .add_cert(permissions_ca)
+        .map_err(tls("certificate store"))?;
+    // The CA's own validity is the plugins' to judge, as the certificate's is.
+    store
+        .set_flags(X509VerifyFlags::NO_CHECK_TIME)
+        .map_err(tls("certificate store"))?;
+    let store = store.build();
+    let no_certs = Stack::new().map_err(tls("certificate stack"))?;
+    for file in ["governance.p7s", "permissions.p7s"] {
+        let path = dir.join(file);
+        let smime = std::fs::read(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        let why =
+            |e: openssl::error::ErrorStack| refused(file, "permissions_ca.cert.pem", e.to_string());
+        let (p7, content) = Pkcs7::from_smime(&smime).map_err(why)?;
+        p7.verify(
+            &no_certs,
+            &store,
+            content.as_deref(),
+            None,
+            Pkcs7Flags::empty(),
+        )
+        .map_err(why)?;
+    }
+    Ok(())
 }
