@@ -159,9 +159,8 @@ impl CostPlanner {
     /// Checks that `p` is on the map and not blocked by its value; `what` names it. A cell
     /// blocked for the robot's radius is named as such by the grid.
     pub fn check_cell(&self, end: PathEnd, p: (i64, i64)) -> Result<(u32, u32)> {
-        let (w, h) = (self.grid.width as i64, self.grid.height as i64);
-        if p.0 >= 0 && p.1 >= 0 && p.0 < w && p.1 < h {
-            let v = self.values[(p.1 * w + p.0) as usize];
+        if let Some(i) = self.grid_index(p) {
+            let v = self.values[i];
             let radius_zone = v == config::INSCRIBED && self.params.robot_radius > 0.0;
             if self.params.blocks(v) && !radius_zone {
                 let kind = match v {
@@ -181,12 +180,8 @@ impl CostPlanner {
 
     /// Whether `c` is a cell whose value is nav2's LETHAL (254).
     pub fn is_lethal(&self, c: (i64, i64)) -> bool {
-        let (w, h) = (self.grid.width as i64, self.grid.height as i64);
-        c.0 >= 0
-            && c.1 >= 0
-            && c.0 < w
-            && c.1 < h
-            && self.values[(c.1 * w + c.0) as usize] == config::LETHAL
+        self.grid_index(c)
+            .is_some_and(|i| self.values[i] == config::LETHAL)
     }
 
     /// The moves out of `start` as if it were free, each with its step cost, in DIRECTIONS

@@ -42,20 +42,15 @@ impl MapPlanner {
         }
     }
 
-    /// Whether ends follow NavFn's rules (costmap mode, where the node stands in for NavFn):
-    /// a blocked start is planned from (NavFn clears the robot's cell), and a goal is
-    /// GOAL_OCCUPIED only when lethal with no tolerance (any other failure is NO_VALID_PATH).
-    /// In unit mode a blocked start escapes within the tolerance or is START_OCCUPIED, and a
-    /// blocked goal is GOAL_OCCUPIED.
-    pub(super) fn navfn_ends(&self) -> bool {
-        matches!(self, MapPlanner::Costmap { .. })
-    }
-
-    /// Whether the goal cell `c` is lethal (costmap mode; in unit mode every blocked cell is).
-    pub(super) fn is_lethal(&self, c: (i64, i64)) -> bool {
+    /// The costmap planner when ends follow NavFn's rules (costmap mode, where the node stands
+    /// in for NavFn): a blocked start is planned from (NavFn clears the robot's cell), and a
+    /// goal is GOAL_OCCUPIED only when lethal with no tolerance (any other failure is
+    /// NO_VALID_PATH). None in unit mode, where a blocked start escapes within the tolerance
+    /// or is START_OCCUPIED, and a blocked goal is GOAL_OCCUPIED.
+    pub(super) fn navfn_ends(&self) -> Option<&CostPlanner> {
         match self {
-            MapPlanner::Unit(p) => p.grid().check_cell(PathEnd::Goal, c).is_err(),
-            MapPlanner::Costmap { planner, .. } => planner.is_lethal(c),
+            MapPlanner::Unit(_) => None,
+            MapPlanner::Costmap { planner, .. } => Some(planner),
         }
     }
 

@@ -3,6 +3,7 @@
 //! returned as poses that point along the path. A failure carries nav2's error code.
 
 use crate::error::{Error, PathEnd, Result};
+use crate::lee::costmap::CostPlanner;
 use crate::nodes::grid_convert::CellFrame;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
@@ -231,7 +232,7 @@ pub(crate) fn solve(
 ) -> std::result::Result<Planned, Failure> {
     let tol = placed.tolerance;
     let mut s = cell(map, PathEnd::Start, &placed.start.position)?;
-    if !map.planner.is_open(s) && tol > 0.0 && !map.planner.navfn_ends() {
+    if !map.planner.is_open(s) && tol > 0.0 && map.planner.navfn_ends().is_none() {
         if let Some((c, d)) = nearest(&map.frame, &placed.start.position, s, tol, |c| {
             map.planner.is_open(c)
         }) {
@@ -285,8 +286,10 @@ pub(crate) fn solve(
                         }
                     }
                     return Err(match first {
-                        Err(e) if map.planner.navfn_ends() => navfn_goal_failure(e, tol, map, g),
-                        Err(e) => occupied(e),
+                        Err(e) => match map.planner.navfn_ends() {
+                            Some(costs) => navfn_goal_failure(e, tol, costs, g),
+                            None => occupied(e),
+                        },
                         Ok(_) if tol > 0.0 => Failure::new(
                             Code::NoValidPath,
                             Error::invalid(
@@ -349,11 +352,11 @@ pub(crate) fn solve(
 
 /// A refused goal as NavFn fails it: GOAL_OCCUPIED when lethal with no tolerance, otherwise
 /// NO_VALID_PATH (NavFn finds no reachable point within the tolerance).
-fn navfn_goal_failure(e: Error, tol: f64, map: &MapState, g: (i64, i64)) -> Failure {
+fn navfn_goal_failure(e: Error, tol: f64, costs: &CostPlanner, g: (i64, i64)) -> Failure {
     match e {
         Error::EndRefused {
             end: PathEnd::Goal, ..
-        } if tol == 0.0 && map.planner.is_lethal(g) => Failure::new(Code::GoalOccupied, e),
+        } if tol == 0.0 && costs.is_lethal(g) => Failure::new(Code::GoalOccupied, e),
         Error::EndRefused {
             end: PathEnd::Goal,
             reason,
