@@ -44,7 +44,9 @@ where
     H: Fn(Req, CancelFlag) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Resp>> + Send + 'static,
 {
-    let executor = rt.executor().clone();
+    // Weak: this future runs on that executor, and a strong handle would keep the executor,
+    // and through it every node's DDS endpoints, alive after the runtime is dropped.
+    let executor = Arc::downgrade(rt.executor());
     let server = Arc::new(server);
     let handler = Arc::new(handler);
     let what: Arc<str> = what.into();
@@ -88,6 +90,9 @@ where
                 pending.clone(),
                 overloads.clone(),
             );
+            let Some(executor) = executor.upgrade() else {
+                return;
+            };
             executor
                 .spawn(async move {
                     let received = std::time::Instant::now();

@@ -73,6 +73,9 @@ impl RosRuntime {
             None => domain_from_env()?,
         };
         crate::ros::distro::adopt(crate::ros::distro::from_parameters(&params, &args.params)?)?;
+        if let Err(e) = crate::ros::open_files::raise() {
+            tracing::warn!("open-file limit left as it is: {e}");
+        }
         let options = secured(ContextOptions::new().domain_id(domain), security)?;
         // Before the participant exists: its own endpoints (ros_discovery_info, rosout,
         // parameter events) carry their type hashes from the start, as rmw's do.

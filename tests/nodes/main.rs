@@ -25,9 +25,11 @@ mod load;
 mod nav2_planner;
 mod navfn_ends;
 mod nearest_neighbors_node;
+mod open_files;
 mod polyline_node;
 #[cfg(feature = "security")]
 mod security;
 mod service_mappings;
 mod sim_time;
 mod spoofed_fragments;
+mod teardown;
