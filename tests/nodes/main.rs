@@ -19,6 +19,7 @@ mod fast_dds;
 mod garbage_topics;
 mod graph_matches;
 mod large_messages;
+mod latched;
 mod late_reply_reader;
 mod lee_node;
 mod load;
