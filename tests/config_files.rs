@@ -201,3 +201,61 @@ fn rviz_view_shows_only_topics_the_nodes_use() {
         );
     }
 }
+
+/// The README's table of caps names every `max_*` key of config/default.yaml with its node and
+/// default, and nothing else: a cap added, renamed or changed there must be changed here too.
+#[test]
+fn the_readme_caps_table_is_config_default_yaml() {
+    let yaml: serde_yaml::Value =
+        serde_yaml::from_str(&std::fs::read_to_string(root().join("config/default.yaml")).unwrap())
+            .unwrap();
+    let mut want = std::collections::BTreeSet::new();
+    for (node, section) in yaml.as_mapping().unwrap() {
+        let node = node.as_str().unwrap();
+        let shown = if node == "/**" {
+            "every service (`/**`)"
+        } else {
+            node
+        };
+        for (key, value) in section["ros__parameters"].as_mapping().unwrap() {
+            let key = key.as_str().unwrap();
+            // max_step and max_angle are a planner's and a polyline's settings, not caps.
+            if key.starts_with("max_") && key != "max_step" && key != "max_angle" {
+                let default = match value {
+                    serde_yaml::Value::Number(n) => n.to_string(),
+                    other => panic!("{node}.{key}: {other:?} is not a number"),
+                };
+                want.insert((shown.to_string(), key.to_string(), default));
+            }
+        }
+    }
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let table = readme
+        .split("| node | key | default | bounds | beyond it |")
+        .nth(1)
+        .expect("README.md has the table of caps");
+    let got: std::collections::BTreeSet<(String, String, String)> = table
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .map(|l| {
+            let cells: Vec<&str> = l.split('|').map(str::trim).collect();
+            (
+                cells[1].to_string(),
+                cells[2].trim_matches('`').to_string(),
+                cells[3].to_string(),
+            )
+        })
+        .collect();
+    assert!(want.len() >= 17, "{want:?}");
+    assert_eq!(
+        got.difference(&want).collect::<Vec<_>>(),
+        Vec::<&(String, String, String)>::new(),
+        "rows of the README's caps table that config/default.yaml does not have"
+    );
+    assert_eq!(
+        want.difference(&got).collect::<Vec<_>>(),
+        Vec::<&(String, String, String)>::new(),
+        "caps of config/default.yaml missing from the README's table"
+    );
+}
