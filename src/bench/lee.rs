@@ -62,6 +62,10 @@ pub struct Args {
     /// With --map: unit or costmap.
     #[arg(long, default_value = "unit")]
     cost_model: crate::lee::costmap::CostModel,
+    /// With --map: 4 or 8 neighbours, or 0 for the planner node's default for the cost
+    /// model (unit 4, costmap 8), as its `connectivity` parameter.
+    #[arg(long, default_value_t = 0)]
+    connectivity: u32,
     /// How CUDA descends the path: auto (the window walk up to `lee::gpu::long_path_from`
     /// moves, the tiles' pointer jumps beyond), or walk, tiles or jumps (over every cell) for
     /// every path.
@@ -87,6 +91,10 @@ impl Args {
                 scale: self.scale,
                 pairs: self.pairs,
                 cost_model: self.cost_model,
+                connectivity: crate::lee::Connectivity::for_model(
+                    self.connectivity,
+                    self.cost_model == crate::lee::costmap::CostModel::Costmap,
+                )?,
                 robot_radius: self.robot_radius,
                 seed: self.seed,
             };

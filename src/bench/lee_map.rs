@@ -1,5 +1,6 @@
 //! `bench lee --map`: a real map_server map, upscaled K x (nearest neighbour), N seeded random
-//! start/goal pairs in its largest free component (8-connected), planned on the CPU reference
+//! start/goal pairs in its largest free component (under the run's connectivity: 4 or 8
+//! neighbours, the planner node's default for the cost model unless asked), planned on the CPU reference
 //! and on CUDA in the chosen cost model; every CUDA answer checked equal to the CPU's (path and
 //! length or cost) before the row is printed. Times per query are field + path, medians over
 //! the pairs, each pair's goal new to the planner (a repeated
@@ -24,12 +25,15 @@ pub struct MapOptions {
     pub scale: u32,
     pub pairs: usize,
     pub cost_model: CostModel,
+    pub connectivity: Connectivity,
     pub robot_radius: f64,
     pub seed: u64,
 }
 
-/// The cells of the largest 8-connected component of free cells.
+/// The cells of the largest component of free cells, neighbours as `g`'s connectivity has them
+/// (the first four of [`DIRECTIONS`] are the axis moves).
 fn largest_component(g: &Grid) -> Vec<usize> {
+    let moves = &DIRECTIONS[..g.connectivity.directions()];
     let (w, h) = (g.width as i64, g.height as i64);
     let mut seen = vec![false; g.len()];
     let mut best = Vec::new();
@@ -42,7 +46,7 @@ fn largest_component(g: &Grid) -> Vec<usize> {
         let mut q = VecDeque::from([s]);
         while let Some(c) = q.pop_front() {
             let (x, y) = (c as i64 % w, c as i64 / w);
-            for &(dx, dy) in &DIRECTIONS {
+            for &(dx, dy) in moves {
                 let (nx, ny) = (x + dx as i64, y + dy as i64);
                 if nx < 0 || ny < 0 || nx >= w || ny >= h {
                     continue;
@@ -113,13 +117,14 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
         })
         .collect();
     let res = m.meta.resolution / k as f64;
-    let grid = Grid::from_occupancy(w, h, &data, 65, false, Connectivity::Eight)?;
+    let grid = Grid::from_occupancy(w, h, &data, 65, false, o.connectivity)?;
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "map {} x{k}: {w} x {h} = {} cells at {res} m, 8-connected, {:?}, robot_radius {} m; {} pairs",
+        "map {} x{k}: {w} x {h} = {} cells at {res} m, {}-connected, {:?}, robot_radius {} m; {} pairs",
         o.map.display(),
         w as u64 * h as u64,
+        o.connectivity.directions(),
         o.cost_model,
         o.robot_radius,
         o.pairs
@@ -267,4 +272,26 @@ fn metres(path: &[(u32, u32)], res: f64) -> f64 {
             }
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pairs_come_from_a_component_under_the_runs_connectivity() {
+        // Two free 2 x 2 blocks that touch only at a corner.
+        #[rustfmt::skip]
+        let data: Vec<i8> = vec![
+            0, 0, 100, 100,
+            0, 0, 100, 100,
+            100, 100, 0, 0,
+            100, 100, 0, 0,
+        ];
+        let sizes = [Connectivity::Four, Connectivity::Eight].map(|c| {
+            let g = Grid::from_occupancy(4, 4, &data, 65, false, c).unwrap();
+            largest_component(&g).len()
+        });
+        assert_eq!(sizes, [4, 8]);
+    }
 }
