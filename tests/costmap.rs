@@ -444,8 +444,9 @@ fn real_nav2_maps_in_costmap_mode_on_every_backend() {
     }
 }
 
-/// A plan to the previous plan's goal descends that plan's field (counted) and equals a fresh
-/// planner's plan; another goal computes anew. On the CPU, and on CUDA where there is one.
+/// On CUDA a plan to the previous plan's goal descends that plan's field (counted); on the
+/// CPU, whose search stops at the start, only a plan with the same ends does. Every plan
+/// equals a fresh planner's; another goal computes anew.
 #[test]
 fn repeated_goal_reuses_its_cost_field() {
     let mut backends = vec![Backend::Cpu];
@@ -480,14 +481,22 @@ fn repeated_goal_reuses_its_cost_field() {
                 planner.plan(s, goal).unwrap(),
                 fresh().plan(s, goal).unwrap()
             );
-            assert_eq!(planner.fields_reused(), i as u64);
+            let per_goal = matches!(backend, Backend::Cuda(_));
+            assert_eq!(planner.fields_reused(), if per_goal { i as u64 } else { 0 });
         }
+        let reused = planner.fields_reused();
+        let last = open[open.len() / 3];
+        assert_eq!(
+            planner.plan(last, goal).unwrap(),
+            fresh().plan(last, goal).unwrap()
+        );
+        assert_eq!(planner.fields_reused(), reused + 1, "the same ends again");
         let other = open[open.len() / 4];
         assert_eq!(
             planner.plan(open[0], other).unwrap(),
             fresh().plan(open[0], other).unwrap()
         );
-        assert_eq!(planner.fields_reused(), 2);
+        assert_eq!(planner.fields_reused(), reused + 1);
     }
 }
 
@@ -679,6 +688,62 @@ fn smooth_paths_stay_free_are_no_longer_and_cost_no_more() {
         assert!(
             median < 1.0,
             "{name}: the smooth path is not shorter on the median pair"
+        );
+    }
+}
+
+/// A costmap plan cancelled while its field settles ends `Cancelled` and keeps no field: the
+/// same goal planned again is computed anew and equals the CPU's plan. The flag is cancelled
+/// before the plan, so the field stops at its first checkpoint (a 601 x 599 maze takes many
+/// launches on the device and many steps on the CPU).
+#[test]
+fn a_cancelled_cost_plan_keeps_no_field() {
+    let mut backends = vec![Backend::Cpu];
+    if let Some(rt) = cuda_or_skip("a_cancelled_cost_plan_keeps_no_field (CUDA part)") {
+        backends.push(Backend::Cuda(rt));
+    }
+    let (w, h) = (601u32, 599u32);
+    let s = seed(0xca9d);
+    let heights = maze(w, h, s);
+    let grid = || Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Eight).unwrap();
+    let values: Vec<u8> = random_values((w * h) as usize, s ^ 1)
+        .into_iter()
+        .map(|v| if v >= 253 { 0 } else { v })
+        .collect();
+    let p = CostParams::default();
+    let free = grid().free;
+    let open: Vec<(i64, i64)> = (0..w * h)
+        .filter(|&c| free[c as usize])
+        .map(|c| ((c % w) as i64, (c / w) as i64))
+        .collect();
+    let (start, goal) = (open[0], open[open.len() / 2]);
+    let want = CostPlanner::new(&Backend::Cpu, grid(), &values, &p)
+        .unwrap()
+        .plan(start, goal)
+        .unwrap();
+    assert!(want.reachable);
+    for backend in &backends {
+        let planner = CostPlanner::new(backend, grid(), &values, &p).unwrap();
+        let cancelled = gpu_planning::cancel::CancelFlag::new();
+        cancelled.cancel();
+        let r = cancelled.scope(|| planner.plan(start, goal));
+        assert!(
+            matches!(r, Err(gpu_planning::Error::Cancelled)),
+            "{}: a cancelled plan answered {:?}",
+            backend.name(),
+            r.map(|p| p.cost)
+        );
+        assert_eq!(
+            planner.plan(start, goal).unwrap(),
+            want,
+            "{}",
+            backend.name()
+        );
+        assert_eq!(
+            planner.fields_reused(),
+            0,
+            "{}: a cancelled field was kept",
+            backend.name()
         );
     }
 }

@@ -742,3 +742,58 @@ fn repeated_goal_reuses_its_field_on_cuda() {
         check_field_reuse(&backend, model);
     }
 }
+
+/// A plan cancelled while its wave runs ends `Cancelled` and leaves no field behind: the same
+/// goal planned again is computed anew (not counted as reused) and equals the CPU's plan. The
+/// flag is cancelled before the plan starts, so the wave stops at its first checkpoint, after
+/// its first launch or batch (a 1001 x 999 maze needs many), on whichever backend runs it.
+fn check_cancel_keeps_no_field(backend: &Backend, model: MemoryModel) {
+    let (w, h) = (1001u32, 999u32);
+    let heights = maze(w, h, gpu_planning::compute::testing::seed(0xca9c));
+    let grid = || Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+    let config = Config {
+        memory_model: model,
+        ..Config::default()
+    };
+    let planner = Planner::new(backend, grid(), config).unwrap();
+    let as_i = |c: (u32, u32)| (c.0 as i64, c.1 as i64);
+    let goal = as_i(nearest_open(&heights, w, w / 2, h / 2).unwrap());
+    let start = as_i(nearest_open(&heights, w, 0, 0).unwrap());
+    let cancelled = gpu_planning::cancel::CancelFlag::new();
+    cancelled.cancel();
+    let r = cancelled.scope(|| planner.plan(start, goal, false));
+    assert!(
+        matches!(r, Err(gpu_planning::Error::Cancelled)),
+        "{model:?} on {}: a cancelled plan answered {:?}",
+        backend.name(),
+        r.map(|p| p.length)
+    );
+    let want = Planner::new(&Backend::Cpu, grid(), Config::default())
+        .unwrap()
+        .plan(start, goal, false)
+        .unwrap();
+    assert!(want.reachable);
+    let got = planner.plan(start, goal, false).unwrap();
+    assert_eq!(
+        planner.fields_reused(),
+        0,
+        "{model:?}: a cancelled field was kept"
+    );
+    assert_eq!(got.path, want.path, "{model:?} after a cancel");
+}
+
+#[test]
+fn a_cancelled_plan_keeps_no_field_on_cpu() {
+    check_cancel_keeps_no_field(&Backend::Cpu, MemoryModel::Bitwave);
+}
+
+#[test]
+fn a_cancelled_plan_keeps_no_field_on_cuda() {
+    let Some(rt) = cuda_or_skip("a_cancelled_plan_keeps_no_field_on_cuda") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    for model in MODELS {
+        check_cancel_keeps_no_field(&backend, model);
+    }
+}

@@ -289,7 +289,9 @@ impl CostPlanner {
         }
     }
 
-    /// How many plans went to the goal of a plan before them (see the field's note).
+    /// How many plans descended a field computed before them: on the device, any plan to the
+    /// goal of the plan before it; on the CPU, whose search stops once the start is settled, a
+    /// plan with the ends of a kept search (a new start is a new search).
     pub fn fields_reused(&self) -> u64 {
         self.reused.load(Ordering::Relaxed)
     }
@@ -314,16 +316,16 @@ impl CostPlanner {
         let mut search = {
             let mut kept = lock(&self.searches);
             match kept.iter().position(|k| k.goal() == Some(g)) {
-                Some(i) => {
-                    self.reused.fetch_add(1, Ordering::Relaxed);
-                    kept.swap_remove(i)
-                }
+                Some(i) => kept.swap_remove(i),
                 // A new goal takes the oldest search's memory once as many are kept as run.
                 None if kept.len() >= KEPT_SEARCHES => kept.remove(0),
                 None => search::GoalSearch::new(self.grid.len(), self.max_enter),
             }
         };
         let settled = search.settle(self.grid.width, self.heuristic, &self.words, g, s);
+        if let Ok(true) = settled {
+            self.reused.fetch_add(1, Ordering::Relaxed);
+        }
         let found = settled.map(|_| {
             search
                 .descend(&self.grid, &self.enter, s)

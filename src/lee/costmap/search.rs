@@ -226,8 +226,9 @@ impl GoalSearch {
 
     /// Searches from `goal` until every cell that could lie on a least-cost path from `start`
     /// is settled (or every reachable cell is, when `start` is not reachable), over the
-    /// grid's [`cell_words`]; nothing to do when the last search had the same ends. Looks at
-    /// the cancel flag of the calling scope every [`POPS_PER_CHECK`] cells.
+    /// grid's [`cell_words`]; nothing to do when the last search had the same ends (then
+    /// `Ok(true)`: the field is reused). Looks at the cancel flag of the calling scope every
+    /// [`POPS_PER_CHECK`] cells; a search cut short keeps no ends.
     pub fn settle(
         &mut self,
         width: u32,
@@ -235,9 +236,9 @@ impl GoalSearch {
         cells: &[u32],
         goal: u32,
         start: u32,
-    ) -> Result<()> {
+    ) -> Result<bool> {
         if self.ends == Some((goal, start)) {
-            return Ok(());
+            return Ok(true);
         }
         self.restart(goal, heuristic.to(goal, width, start));
         self.ends = None;
@@ -296,7 +297,7 @@ impl GoalSearch {
             }
         }
         self.ends = Some((goal, start));
-        Ok(())
+        Ok(false)
     }
 
     /// The cells from `start` to the goal down the search's costs (the reference's tie
