@@ -533,10 +533,14 @@ impl DeviceGrid {
             }
             MemoryModel::Bitwave => {
                 let header = self.bitwave(&mut scratch, goal_idx, config, start)?;
+                // A wave that ran to its end in the launches between two checkpoints is still
+                // not taken once its plan is cancelled, as on the CPU.
+                crate::cancel::checkpoint()?;
                 *lock(&self.goal) = Some(goal);
                 return Ok(header);
             }
         }
+        crate::cancel::checkpoint()?;
         *lock(&self.goal) = Some(goal);
         self.queue_descent(&mut scratch, start, goal_idx)?;
         self.descent_header(&mut scratch, start)

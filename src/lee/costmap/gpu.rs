@@ -171,6 +171,8 @@ impl DeviceCosts {
             *at = None;
             let launches = self.relax(b, goal)?;
             self.last_launches.store(launches, Ordering::Relaxed);
+            // Nor one that settled after its plan was cancelled.
+            crate::cancel::checkpoint()?;
             *at = Some(goal);
         }
         Ok(b)
