@@ -49,17 +49,10 @@ fn every_node_runs_from_a_soft_limit_of_256_open_files() {
     let mut held = 0;
     while started.elapsed() < Duration::from_secs(30) && held < 400 {
         if let Ok(Some(status)) = child.try_wait() {
-            let mut err = String::new();
-            use std::io::Read;
-            child
-                .stderr
-                .take()
-                .unwrap()
-                .read_to_string(&mut err)
-                .unwrap();
+            let out = child.wait_with_output().unwrap();
             panic!(
                 "gpu_planning run exited ({status}):\n{}",
-                common::tail(&err, 20)
+                common::tail(&String::from_utf8_lossy(&out.stderr), 20)
             );
         }
         held = std::fs::read_dir(format!("/proc/{pid}/fd"))
