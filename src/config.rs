@@ -296,6 +296,16 @@ impl LeeParams {
         }
     }
 
+    /// What makes each map into the node's planner; `cpu_fallback` from the service keys.
+    pub fn robot_config(&self, cpu_fallback: bool) -> crate::lee::RobotConfig {
+        crate::lee::RobotConfig {
+            cost_model: self.cost_model,
+            planner: self.planner_config(),
+            costs: self.cost_params(),
+            cpu_fallback,
+        }
+    }
+
     pub fn planner_config(&self) -> crate::lee::Config {
         crate::lee::Config {
             memory_model: self.memory_model,

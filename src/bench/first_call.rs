@@ -111,16 +111,10 @@ impl Args {
             (
                 "knn: build 1M 3-D points, 10K queries, k = 1",
                 Box::new(|| {
-                    let t = crate::kdtree::build(b, &cloud)?;
-                    crate::kdtree::knn(
-                        b,
-                        &t,
-                        &queries.coords,
-                        1,
-                        crate::kdtree::Metric::Euclidean,
-                        crate::kdtree::Traversal::default(),
-                    )
-                    .map(|_| ())
+                    let config = crate::kdtree::IndexConfig::default();
+                    crate::kdtree::Index::build(b, &cloud, config)?
+                        .knn(&queries.coords, 1)
+                        .map(|_| ())
                 }),
             ),
             (

@@ -13,8 +13,8 @@ use std::time::Instant;
 use super::median;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
-use crate::lee::costmap::{inflation_values, CostModel, CostParams, CostPlanner};
-use crate::lee::{clearance, Config, Connectivity, Grid, Planner, DIRECTIONS};
+use crate::lee::costmap::{CostModel, CostParams};
+use crate::lee::{Connectivity, Grid, RobotConfig, RobotPlanner, DIRECTIONS};
 use crate::rng::XorShift;
 
 /// The most start/goal pairs a run takes (each is planned on every backend).
@@ -69,24 +69,9 @@ fn largest_component(g: &Grid) -> Vec<usize> {
 /// One plan's answer, comparable across backends: (path, length or cost).
 type Answer = (Vec<(u32, u32)>, Option<u64>);
 
-enum Either {
-    Unit(Box<Planner>),
-    Cost(Box<CostPlanner>),
-}
-
-impl Either {
-    fn plan(&self, s: (i64, i64), g: (i64, i64)) -> Result<Answer> {
-        Ok(match self {
-            Either::Unit(p) => {
-                let r = p.plan(s, g, false)?;
-                (r.path, r.length.map(u64::from))
-            }
-            Either::Cost(p) => {
-                let r = p.plan(s, g)?;
-                (r.path, r.cost)
-            }
-        })
-    }
+fn answer(p: &RobotPlanner, s: (i64, i64), g: (i64, i64)) -> Result<Answer> {
+    let r = p.plan(s, g, false)?;
+    Ok((r.path, r.cost))
 }
 
 pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
@@ -134,31 +119,21 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
         "| implementation | map setup ms (once per map) | field + path ms, median per query | same goal again: path ms | check |"
     );
     let _ = writeln!(out, "|---|---:|---:|---:|---|");
-    let p = CostParams {
-        robot_radius: o.robot_radius,
-        inflation_radius: o.robot_radius.max(0.55),
-        ..CostParams::default()
+    let config = RobotConfig {
+        cost_model: o.cost_model,
+        costs: CostParams {
+            robot_radius: o.robot_radius,
+            inflation_radius: o.robot_radius.max(0.55),
+            ..CostParams::default()
+        },
+        ..RobotConfig::default()
     };
-    let setup = |b: &Backend| -> Result<Either> {
-        Ok(match o.cost_model {
-            CostModel::Unit => {
-                let g = clearance::inflate(b, grid.clone(), res, o.robot_radius)?;
-                Either::Unit(Box::new(Planner::new(b, g, Config::default())?))
-            }
-            CostModel::Costmap => {
-                let values = inflation_values(b, &grid, res, &p)?;
-                Either::Cost(Box::new(CostPlanner::new(b, grid.clone(), &values, &p)?))
-            }
-        })
-    };
+    let setup = |b: &Backend| RobotPlanner::new(b, grid.clone(), res, &config);
     let s = Instant::now();
     let cpu = setup(&Backend::Cpu)?;
     let cpu_setup = s.elapsed().as_secs_f64() * 1e3;
-    let free_grid = match &cpu {
-        Either::Unit(p) => p.grid().clone(),
-        Either::Cost(p) => p.grid().clone(),
-    };
-    let comp = largest_component(&free_grid);
+    let free_grid = cpu.grid();
+    let comp = largest_component(free_grid);
     if comp.is_empty() {
         return Err(Error::invalid("--map", "no free cell at this robot radius"));
     }
@@ -176,11 +151,11 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
     let mut cpu_again = Vec::new();
     for &(a, b) in &pairs {
         let s = Instant::now();
-        want.push(cpu.plan(a, b)?);
+        want.push(answer(&cpu, a, b)?);
 
         cpu_times.push(s.elapsed().as_secs_f64() * 1e3);
         let s = Instant::now();
-        cpu.plan(a, b)?;
+        answer(&cpu, a, b)?;
         cpu_again.push(s.elapsed().as_secs_f64() * 1e3);
     }
     let _ = writeln!(
@@ -202,11 +177,11 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
     );
     // What the node sends out in costmap mode (path: auto): the smooth path, made on the CPU
     // from the grid path whichever backend planned it.
-    if let Either::Cost(p) = &cpu {
+    if o.cost_model == CostModel::Costmap {
         let (mut lengths, mut times) = (Vec::new(), Vec::new());
         for (path, _) in want.iter().filter(|(path, _)| !path.is_empty()) {
             let s = Instant::now();
-            let smooth = p.smooth(path);
+            let smooth = cpu.smooth(path).unwrap_or_default();
             times.push(s.elapsed().as_secs_f64() * 1e3);
             lengths.push(crate::lee::costmap::smooth::length(&smooth) * res);
         }
@@ -230,14 +205,12 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
             // One timed plan per pair, no warm-up: a second plan to the same goal would only
             // descend the field the first one left (the planners reuse it).
             let s = Instant::now();
-            let got = Some(dev.plan(a, b)?);
+            let got = Some(answer(&dev, a, b)?);
             times.push(s.elapsed().as_secs_f64() * 1e3);
             let s = Instant::now();
-            let repeat = dev.plan(a, b)?;
+            let repeat = answer(&dev, a, b)?;
             again.push(s.elapsed().as_secs_f64() * 1e3);
-            if let Either::Cost(p) = &dev {
-                launches.extend(p.last_launches().map(f64::from));
-            }
+            launches.extend(dev.last_launches().map(f64::from));
             if got.as_ref() != Some(&want[i]) || Some(&repeat) != got.as_ref() {
                 return Err(Error::Gpu(format!(
                     "map bench: pair {a:?} -> {b:?} differs from the CPU's"

@@ -7,8 +7,8 @@ use serde_json::json;
 
 use super::io::{npz, read_points};
 use super::{
-    build, check_result_size, check_unit_quaternions, knn, radius, FiniteRows, Metric, Neighbors,
-    Points, ResultSize, Traversal,
+    check_unit_quaternions, FiniteRows, Index, IndexConfig, Metric, Neighbors, Points, ResultSize,
+    Traversal,
 };
 use crate::compute::{Backend, BackendKind};
 use crate::config::NearestNeighborsParams;
@@ -84,16 +84,25 @@ pub fn run(a: KnnArgs) -> Result<()> {
     let p = Points::new(dims, std::mem::take(&mut cloud.coords))?;
     let backend = Backend::select(a.backend)?;
     let started = std::time::Instant::now();
-    let tree = build(&backend, &p)?;
+    let index = Index::build(
+        &backend,
+        &p,
+        IndexConfig {
+            metric: a.metric,
+            traversal: a.traversal,
+            ..IndexConfig::default()
+        },
+    )?;
+    let tree = index.tree();
     let size = match a.radius {
         Some(_) => ResultSize::Radius {
             max_count: a.max_count,
         },
         None => ResultSize::Nearest { k: a.k },
     };
-    check_result_size(&tree, &queries, size, a.max_results)?;
-    let mut result: Vec<Neighbors> = match a.radius {
-        Some(r) => radius(&backend, &tree, &queries, r, a.max_count, a.metric)?,
+    index.check_result_size(&queries, size, a.max_results)?;
+    let answer = match a.radius {
+        Some(r) => index.radius(&queries, r, a.max_count)?,
         None => {
             if a.k > tree.len() {
                 eprintln!(
@@ -102,9 +111,10 @@ pub fn run(a: KnnArgs) -> Result<()> {
                     tree.len()
                 );
             }
-            knn(&backend, &tree, &queries, a.k, a.metric, a.traversal)?
+            index.knn(&queries, a.k)?
         }
     };
+    let mut result: Vec<Neighbors> = answer.rows();
     cloud.to_cloud_indices(&mut result);
     let elapsed = started.elapsed().as_secs_f64();
     if a.json {
@@ -128,7 +138,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
                 None => format!("k = {}", a.k),
             },
             elapsed,
-            backend.name()
+            answer.backend
         );
     }
     if let Some(out) = &a.out {

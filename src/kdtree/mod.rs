@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod cpu;
 pub mod gpu;
+pub mod index;
 pub mod io;
 pub mod las;
 pub mod points;
@@ -17,6 +18,7 @@ pub mod query;
 pub mod tree;
 
 pub use config::{Metric, Traversal};
+pub use index::{FlatNeighbors, Index, IndexConfig};
 pub use points::{FiniteRows, Points};
 pub use query::{check_result_size, check_unit_quaternions, Neighbors, ResultSize};
 pub use tree::KdTree;
@@ -24,52 +26,11 @@ pub use tree::KdTree;
 use crate::compute::Backend;
 use crate::error::Result;
 
-/// Builds on the backend (both give the same tree).
+/// Builds the host tree on the backend (both give the same tree); [`Index`] keeps the
+/// device's too, for queries.
 pub fn build(backend: &Backend, p: &Points) -> Result<KdTree> {
     match backend {
         Backend::Cpu => Ok(cpu::build(p)),
         Backend::Cuda(rt) => gpu::build(rt, p),
-    }
-}
-
-/// k nearest on the backend (the CUDA path holds up to [`gpu::MAX_K`] neighbours per query,
-/// and traverses the tree as `traversal` says; the CPU's answers are the same).
-pub fn knn(
-    backend: &Backend,
-    t: &KdTree,
-    queries: &[f32],
-    k: usize,
-    metric: Metric,
-    traversal: Traversal,
-) -> Result<Vec<Neighbors>> {
-    match backend {
-        Backend::Cuda(rt) if k <= gpu::MAX_K => {
-            let dev = gpu::DeviceTree::upload(rt, t)?;
-            dev.set_traversal(traversal);
-            dev.knn(queries, k, metric)
-        }
-        Backend::Cuda(_) => {
-            tracing::warn!(
-                "knn: k = {k} is above the device query's limit of {}: answered on the CPU",
-                gpu::MAX_K
-            );
-            cpu::knn(t, queries, k, metric)
-        }
-        Backend::Cpu => cpu::knn(t, queries, k, metric),
-    }
-}
-
-/// Radius search on the backend.
-pub fn radius(
-    backend: &Backend,
-    t: &KdTree,
-    queries: &[f32],
-    r: f32,
-    max_count: usize,
-    metric: Metric,
-) -> Result<Vec<Neighbors>> {
-    match backend {
-        Backend::Cuda(rt) => gpu::DeviceTree::upload(rt, t)?.radius(queries, r, max_count, metric),
-        Backend::Cpu => cpu::radius(t, queries, r, max_count, metric),
     }
 }

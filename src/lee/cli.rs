@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::costmap::{inflation_values, CostModel, CostParams, CostPlanner};
+use super::costmap::{CostModel, CostParams};
 use super::io::{heightmap, map_yaml, npy};
-use super::{Config, Connectivity, Grid, MemoryModel, Plan, Planner, UNREACHED};
+use super::{Config, Connectivity, Grid, MemoryModel, Plan, RobotConfig, RobotPlanner, UNREACHED};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
@@ -183,53 +183,72 @@ pub fn run(a: LeeArgs) -> Result<()> {
         ));
     };
     let backend = Backend::select(a.backend)?;
-    if cost_model == CostModel::Costmap {
-        return run_costmap(
-            &a,
-            &backend,
-            grid,
-            heights.as_deref(),
-            resolution,
-            start,
-            goal,
-        );
-    }
-    let config = Config {
-        memory_model,
-        block_x: a.block_x,
-        block_y: a.block_y,
-        portal_table_mib: None,
-    };
-    let grid = crate::lee::clearance::inflate(&backend, grid, resolution, a.robot_radius).map_err(
-        |e| match e {
-            Error::InvalidInput { field, reason } if field == "robot_radius" => {
-                Error::invalid("--robot-radius", reason)
-            }
-            other => other,
+    let config = RobotConfig {
+        cost_model,
+        planner: Config {
+            memory_model,
+            block_x: a.block_x,
+            block_y: a.block_y,
+            portal_table_mib: None,
         },
-    )?;
-    let planner = Planner::new(&backend, grid, config)?;
+        costs: CostParams {
+            neutral_cost: a.neutral_cost,
+            cost_factor: a.cost_factor,
+            robot_radius: a.robot_radius,
+            inflation_radius: a.inflation_radius,
+            cost_scaling_factor: a.cost_scaling_factor,
+            unknown_is_free: false,
+        },
+        cpu_fallback: false,
+    };
+    if cost_model == CostModel::Costmap {
+        config.costs.validate().map_err(as_flag)?;
+    }
+    let planner = RobotPlanner::new(&backend, grid, resolution, &config).map_err(as_flag)?;
     let plan = planner.plan(start, goal, a.png.is_some())?;
-    let summary = format!(
-        "reachable: {} moves, {} cells, backend {} ({:?})",
-        plan.length.unwrap_or(0),
-        plan.path.len(),
-        planner.backend_name(),
-        memory_model
-    );
-    let cost = plan.length.map(u64::from);
+    let summary = match cost_model {
+        CostModel::Unit => format!(
+            "reachable: {} moves, {} cells, backend {} ({:?})",
+            plan.length.unwrap_or(0),
+            plan.path.len(),
+            planner.backend_name(),
+            memory_model
+        ),
+        CostModel::Costmap => format!(
+            "reachable: cost {}, {} moves, backend {} (costmap)",
+            plan.cost.unwrap_or(0),
+            plan.length.unwrap_or(0),
+            planner.backend_name()
+        ),
+    };
     report(
         a.json,
         &plan.path,
         plan.length,
-        cost,
+        plan.cost,
         &summary,
         planner.backend_name(),
     );
     if let Some(png) = &a.png {
-        draw(planner.grid(), heights.as_deref(), None, &plan, png)?;
+        draw(
+            planner.grid(),
+            heights.as_deref(),
+            planner.cost_values(),
+            &plan,
+            png,
+        )?;
     }
     Ok(())
+}
+
+/// A parameter's refusal named as the flag that set it (`robot_radius` -> `--robot-radius`).
+fn as_flag(e: Error) -> Error {
+    match e {
+        Error::InvalidInput { field, reason } if !field.starts_with("--") => {
+            Error::invalid(format!("--{}", field.replace('_', "-")), reason)
+        }
+        other => other,
+    }
 }
 
 /// Prints a plan: one JSON object (`--json`; `cost` is the integer total, the length in unit
@@ -256,63 +275,6 @@ fn report(
     } else {
         println!("unreachable (backend {backend})");
     }
-}
-
-/// `--cost-model costmap`: nav2's inflation layer from the distance transform, then the
-/// least-cost path.
-fn run_costmap(
-    a: &LeeArgs,
-    backend: &Backend,
-    grid: Grid,
-    heights: Option<&[f32]>,
-    resolution: f64,
-    start: (i64, i64),
-    goal: (i64, i64),
-) -> Result<()> {
-    let flag = |e: Error| match e {
-        Error::InvalidInput { field, reason } => {
-            Error::invalid(format!("--{}", field.replace('_', "-")), reason)
-        }
-        other => other,
-    };
-    let p = CostParams {
-        neutral_cost: a.neutral_cost,
-        cost_factor: a.cost_factor,
-        robot_radius: a.robot_radius,
-        inflation_radius: a.inflation_radius,
-        cost_scaling_factor: a.cost_scaling_factor,
-        unknown_is_free: false,
-    };
-    p.validate().map_err(flag)?;
-    let values = inflation_values(backend, &grid, resolution, &p)?;
-    let planner = CostPlanner::new(backend, grid, &values, &p)?;
-    let plan = planner.plan(start, goal)?;
-    let length = (!plan.path.is_empty()).then(|| plan.path.len() as u32 - 1);
-    let summary = format!(
-        "reachable: cost {}, {} moves, backend {} (costmap)",
-        plan.cost.unwrap_or(0),
-        length.unwrap_or(0),
-        planner.backend_name()
-    );
-    report(
-        a.json,
-        &plan.path,
-        length,
-        plan.cost,
-        &summary,
-        planner.backend_name(),
-    );
-    if let Some(png) = &a.png {
-        let shown = Plan {
-            reachable: plan.reachable,
-            length,
-            path: plan.path,
-            labels: None,
-            backend: planner.backend_name(),
-        };
-        draw(planner.grid(), heights, Some(&values), &shown, png)?;
-    }
-    Ok(())
 }
 
 /// Terrain in grey (blocked black, the robot radius's inflated zone dark red), distance field tinted blue (near) to yellow (far), path

@@ -11,12 +11,14 @@ pub mod cpu;
 pub mod gpu;
 pub mod grid;
 pub mod io;
+pub mod robot;
 pub mod synth;
 
 pub use config::{Config, MemoryModel};
 pub use grid::{opposite, Connectivity, Grid, DIRECTIONS, UNREACHED};
+pub use robot::{RobotConfig, RobotPlanner};
 
-use crate::compute::Backend;
+use crate::compute::{fallback::device_or_cpu, Backend};
 use crate::error::{Error, PathEnd, Result};
 
 // The dispatch: the planner a node holds, the current grid (on the device when the backend is
@@ -27,6 +29,9 @@ pub struct Plan {
     pub reachable: bool,
     /// Moves from start to goal (the start's label) when reachable.
     pub length: Option<u32>,
+    /// The path's total cost when reachable: its moves in unit mode, the sum of its step
+    /// costs in costmap mode ([`robot::RobotPlanner`]).
+    pub cost: Option<u64>,
     /// Cells (x, y) from start to goal, both included; empty when unreachable.
     pub path: Vec<(u32, u32)>,
     /// The whole distance field from the goal, when asked for.
@@ -40,8 +45,19 @@ pub struct Plan {
 /// computed them (the GPU's are checked equal to the CPU's that way).
 impl PartialEq for Plan {
     fn eq(&self, other: &Plan) -> bool {
-        (self.reachable, self.length, &self.path, &self.labels)
-            == (other.reachable, other.length, &other.path, &other.labels)
+        (
+            self.reachable,
+            self.length,
+            self.cost,
+            &self.path,
+            &self.labels,
+        ) == (
+            other.reachable,
+            other.length,
+            other.cost,
+            &other.path,
+            &other.labels,
+        )
     }
 }
 
@@ -112,19 +128,10 @@ impl Planner {
         config.validate()?;
         let device = match backend {
             Backend::Cpu => None,
-            Backend::Cuda(rt) => match gpu::DeviceGrid::upload(rt, &grid) {
-                Ok(d) => Some(d),
-                Err(Error::OutOfMemory {
-                    requested_bytes, ..
-                }) => {
-                    tracing::warn!(
-                        "lee: the grid's {requested_bytes} bytes do not fit the device; \
-                         planning on the CPU"
-                    );
-                    None
-                }
-                Err(e) => return Err(e),
-            },
+            Backend::Cuda(rt) => {
+                let upload = || gpu::DeviceGrid::upload(rt, &grid).map(Some);
+                device_or_cpu(true, "lee: the grid", upload, || Ok(None))?.0
+            }
         };
         prepare(device.as_ref(), &config)?;
         Ok(Planner {
@@ -299,18 +306,15 @@ impl Planner {
         };
         let (backend, (path, labels)) = match &self.device {
             None => ("cpu", on_cpu()?),
-            Some(d) => match self.plan_on_device(d, start, goal, with_field) {
-                Err(Error::OutOfMemory {
-                    requested_bytes, ..
-                }) if self.cpu_fallback => {
-                    tracing::warn!(
-                        "lee: the query's {requested_bytes} bytes do not fit the device; \
-                         planning on the CPU"
-                    );
-                    ("cpu", on_cpu()?)
-                }
-                other => ("cuda", other?),
-            },
+            Some(d) => {
+                let (plan, ran) = device_or_cpu(
+                    self.cpu_fallback,
+                    "lee: the query",
+                    || self.plan_on_device(d, start, goal, with_field),
+                    on_cpu,
+                )?;
+                (ran, plan)
+            }
         };
         let path = path.unwrap_or_default();
         let length = (!path.is_empty()).then(|| path.len() as u32 - 1);
@@ -321,6 +325,7 @@ impl Planner {
         Ok(Plan {
             reachable: !path.is_empty(),
             length,
+            cost: length.map(u64::from),
             path,
             labels: if with_field { labels } else { None },
             backend,

@@ -2,12 +2,12 @@
 //! same work runs again on the CPU (slower, same answer, since every GPU path equals its CPU
 //! reference), and a log line says so. The node's work tally counts where it ran.
 
-use crate::compute::Backend;
-use crate::error::{Error, Result};
+use crate::compute::{fallback::device_or_cpu, Backend};
+use crate::error::Result;
 use crate::ros::work::NodeWork;
 
-/// Runs `work` on `backend`; on device out-of-memory and with `allowed`, runs it on the CPU.
-/// The backend that finished it is counted in `tally`.
+/// Runs `work` on `backend`; on device out-of-memory and with `allowed`, runs it on the CPU
+/// ([`device_or_cpu`]). The backend that finished it is counted in `tally`.
 pub fn cpu_when_out_of_memory<T>(
     tally: &NodeWork,
     backend: &Backend,
@@ -15,27 +15,18 @@ pub fn cpu_when_out_of_memory<T>(
     what: &str,
     work: impl Fn(&Backend) -> Result<T>,
 ) -> Result<T> {
-    let (ran, result) = match work(backend) {
-        Err(Error::OutOfMemory {
-            requested_bytes, ..
-        }) if allowed && !matches!(backend, Backend::Cpu) => {
-            tracing::warn!(
-                "{what}: {requested_bytes} bytes do not fit the device; computing on the CPU \
-                 (cpu_fallback)"
-            );
-            (Backend::Cpu.name(), work(&Backend::Cpu))
-        }
-        other => (backend.name(), other),
+    let (result, ran) = match backend {
+        Backend::Cpu => (work(backend)?, backend.name()),
+        Backend::Cuda(_) => device_or_cpu(allowed, what, || work(backend), || work(&Backend::Cpu))?,
     };
-    if result.is_ok() {
-        tally.record(ran);
-    }
-    result
+    tally.record(ran);
+    Ok(result)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Error;
     use crate::ros::work::WorkTally;
     use std::sync::Arc;
 

@@ -20,11 +20,9 @@ use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
 use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
-use crate::kdtree::gpu::{DeviceTree, KnnRows, MAX_K};
-use crate::kdtree::{check_result_size, check_unit_quaternions, ResultSize};
-use crate::kdtree::{cpu, KdTree, Metric, Neighbors as Rows, Points, Traversal};
+use crate::kdtree::{check_unit_quaternions, ResultSize};
+use crate::kdtree::{FlatNeighbors, Index, IndexConfig, Metric, Points, Traversal};
 use crate::nodes::cloud_convert::xyz_from_cloud;
-use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
 use crate::ros::msg::geometry_msgs::PoseArray;
@@ -40,14 +38,11 @@ use crate::sync::lock;
 
 pub const NODE_NAME: &str = "nearest_neighbors";
 
+/// One input's index, with what the node answers in: the cloud's own numbering.
 struct Tree {
-    host: KdTree,
-    device: Option<DeviceTree>,
-    metric: Metric,
+    index: Index,
     /// The input index of each tree input point, where points were left out (NaN).
     origin: Option<Vec<u32>>,
-    /// Device out of memory in a query answers from the host copy of the tree.
-    cpu_fallback: bool,
     /// Counts each build and query by the backend that finished it.
     work: NodeWork,
 }
@@ -61,139 +56,54 @@ impl Tree {
         metric: Metric,
         traversal: Traversal,
     ) -> Result<Tree> {
-        let what = format!("{NODE_NAME}: tree of {} points", p.len());
-        cpu_when_out_of_memory(work, backend, cpu_fallback, &what, |b| match b {
-            Backend::Cuda(rt) => {
-                let (dev, _) = DeviceTree::build(rt, p)?;
-                dev.set_traversal(traversal);
-                Ok(Tree {
-                    host: dev.download(p.len())?,
-                    device: Some(dev),
-                    metric,
-                    origin: None,
-                    cpu_fallback,
-                    work: work.clone(),
-                })
-            }
-            Backend::Cpu => Ok(Tree {
-                host: crate::kdtree::cpu::build(p),
-                device: None,
-                metric,
-                origin: None,
-                cpu_fallback,
-                work: work.clone(),
-            }),
+        let config = IndexConfig {
+            metric,
+            traversal,
+            cpu_fallback,
+            label: NODE_NAME.into(),
+        };
+        let index = Index::build(backend, p, config)?;
+        work.record(index.backend_name());
+        Ok(Tree {
+            index,
+            origin: None,
+            work: work.clone(),
         })
     }
 
-    /// Runs a device query; out of memory answers from the host tree when allowed.
-    fn on_device_or_host<T>(
-        &self,
-        device: impl FnOnce(&DeviceTree) -> Result<T>,
-        host: impl FnOnce(&KdTree) -> Result<T>,
-    ) -> Result<T> {
-        let Some(d) = &self.device else {
-            let r = host(&self.host)?;
-            self.work.record("cpu");
-            return Ok(r);
-        };
-        let (ran, r) = match device(d) {
-            Err(Error::OutOfMemory {
-                requested_bytes, ..
-            }) if self.cpu_fallback => {
-                tracing::warn!(
-                    "{NODE_NAME}: the query's {requested_bytes} bytes do not fit the device; \
-                     answering on the CPU (cpu_fallback)"
-                );
-                ("cpu", host(&self.host)?)
-            }
-            other => ("cuda", other?),
-        };
-        self.work.record(ran);
-        Ok(r)
-    }
-
     fn radius(&self, queries: &[f32], r: f32, max_count: usize, cap: u64) -> Result<Answer> {
-        check_result_size(&self.host, queries, ResultSize::Radius { max_count }, cap)?;
-        let rows = self.on_device_or_host(
-            |d| d.radius(queries, r, max_count, self.metric),
-            |h| cpu::radius(h, queries, r, max_count, self.metric),
-        )?;
-        Ok(self.as_input_indices(Answer::from_rows(&rows)))
+        let size = ResultSize::Radius { max_count };
+        self.index.check_result_size(queries, size, cap)?;
+        self.counted(self.index.radius(queries, r, max_count)?)
     }
 
     fn knn(&self, queries: &[f32], k: usize, cap: u64) -> Result<Answer> {
-        check_result_size(&self.host, queries, ResultSize::Nearest { k }, cap)?;
-        let answer = if k > MAX_K {
-            if self.device.is_some() {
-                tracing::warn!(
-                    "{NODE_NAME}: k = {k} is above the device query's limit of {MAX_K}: \
-                     answered on the CPU"
-                );
-            }
-            let rows = cpu::knn(&self.host, queries, k, self.metric)?;
-            self.work.record("cpu");
-            Answer::from_rows(&rows)
-        } else {
-            self.on_device_or_host(
-                |d| Ok(Answer::from_knn(d.knn_rows(queries, k, self.metric)?)),
-                |h| Ok(Answer::from_rows(&cpu::knn(h, queries, k, self.metric)?)),
-            )?
-        };
-        Ok(self.as_input_indices(answer))
+        let size = ResultSize::Nearest { k };
+        self.index.check_result_size(queries, size, cap)?;
+        self.counted(self.index.knn(queries, k)?)
     }
 
-    /// Renames tree input indices to the indices of the cloud as published.
-    fn as_input_indices(&self, mut answer: Answer) -> Answer {
+    /// Counts where an answer ran, and renames its tree input indices to the indices of the
+    /// cloud as published.
+    fn counted(&self, mut answer: Answer) -> Result<Answer> {
+        self.work.record(answer.backend);
         crate::kdtree::points::to_cloud_indices(self.origin.as_deref(), &mut answer.indices);
-        answer
+        Ok(answer)
     }
 }
 
-/// Neighbours in the message's flat layout, row i at `offsets[i]..offsets[i + 1]`. The
-/// device's k-NN rows arrive flat and go into the message as they are: a row per query as
-/// its own vector cost an allocation per query (10,000 per call of `bench services`).
-struct Answer {
-    indices: Vec<u32>,
-    distances: Vec<f32>,
-    offsets: Vec<u32>,
-}
+/// Neighbours in the message's flat layout, row i at `offsets[i]..offsets[i + 1]`.
+type Answer = FlatNeighbors;
 
-impl Answer {
-    fn from_rows(rows: &[Rows]) -> Answer {
-        let total = rows.iter().map(Vec::len).sum();
-        let mut a = Answer {
-            indices: Vec::with_capacity(total),
-            distances: Vec::with_capacity(total),
-            offsets: Vec::with_capacity(rows.len() + 1),
-        };
-        a.offsets.push(0);
-        for r in rows {
-            a.indices.extend(r.iter().map(|e| e.1));
-            a.distances.extend(r.iter().map(|e| e.0));
-            a.offsets.push(a.indices.len() as u32);
-        }
-        a
-    }
-
-    fn from_knn(r: KnnRows) -> Answer {
-        Answer {
-            offsets: (0..=r.rows).map(|i| (i * r.k) as u32).collect(),
-            indices: r.indices,
-            distances: r.distances,
-        }
-    }
-
-    fn message(self, header: Header, k: u32, radius: f32) -> Neighbors {
-        Neighbors {
-            header,
-            k,
-            radius,
-            indices: self.indices,
-            distances: self.distances,
-            offsets: self.offsets,
-            ..Default::default()
-        }
+fn message(a: Answer, header: Header, k: u32, radius: f32) -> Neighbors {
+    Neighbors {
+        header,
+        k,
+        radius,
+        indices: a.indices,
+        distances: a.distances,
+        offsets: a.offsets,
+        ..Default::default()
     }
 }
 
@@ -259,8 +169,8 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     Ok((t, dropped)) => {
                         tracing::info!(
                             "{NODE_NAME}: cloud tree of {} points ({} distinct, {dropped} NaN dropped)",
-                            t.host.input_len,
-                            t.host.len()
+                            t.index.tree().input_len,
+                            t.index.tree().len()
                         );
                         lock(&trees).cloud = Some(Arc::new(t));
                     }
@@ -325,7 +235,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                 .await;
                 match r {
                     Ok((answer, dropped)) => {
-                        let mut m = answer.message(header, params.k, 0.0);
+                        let mut m = message(answer, header, params.k, 0.0);
                         m.dropped_queries = u32::try_from(dropped).unwrap_or(u32::MAX);
                         if let Err(e) = out.publish(m) {
                             tracing::warn!("{NODE_NAME}: publishing ~/neighbors failed: {e:?}");
@@ -359,7 +269,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     Ok(KNearestResponse {
                         success: true,
                         error: String::new(),
-                        neighbors: answer.message(Header::default(), 0, 0.0),
+                        neighbors: message(answer, Header::default(), 0, 0.0),
                     })
                 }
             },
@@ -391,7 +301,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     Ok(RadiusSearchResponse {
                         success: true,
                         error: String::new(),
-                        neighbors: answer.message(Header::default(), 0, rad),
+                        neighbors: message(answer, Header::default(), 0, rad),
                     })
                 }
             },

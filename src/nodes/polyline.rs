@@ -15,14 +15,11 @@ use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
 use crate::config::PolylineParams;
 use crate::error::{Error, Result};
-use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::image_convert::gray_from_image;
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
-use crate::polyline::cpu::solve;
-use crate::polyline::gpu::DeviceGradient;
-use crate::polyline::{Gradient, Polyline, Problem};
+use crate::polyline::{Extractor, Gradient, Polyline, Problem};
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::msg::gpu_planning::{
@@ -40,8 +37,7 @@ pub const NODE_NAME: &str = "polyline";
 
 /// One image's gradient, replaced whole.
 struct ImageState {
-    grad: Gradient,
-    device: Option<DeviceGradient>,
+    extractor: Extractor,
     frame_id: String,
     /// The image's stamp: results computed from it carry it.
     stamp: Time,
@@ -88,7 +84,6 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     };
     let out = Arc::new(out);
     let requests = {
-        let fallback = cpu_fallback;
         serve(
             rt,
             server,
@@ -102,7 +97,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     let img =
                         image.ok_or_else(|| Error::invalid("image", "no image received yet"))?;
                     let (img, r) = cancel::unblock(&cancel, move || {
-                        extract(&work, &img, &p, fallback, &req).map(|r| (img, r))
+                        extract(&work, &img, &p, &req).map(|r| (img, r))
                     })
                     .await?;
                     publish(&out, &params, &img, &r);
@@ -139,14 +134,10 @@ fn image_state(
 ) -> Result<ImageState> {
     let gray = gray_from_image(&img, p.max_image_pixels)?;
     let grad = Gradient::sobel(&gray);
-    let what = format!("{NODE_NAME}: image {} x {}", img.width, img.height);
-    let device = cpu_when_out_of_memory(work, backend, cpu_fallback, &what, |b| match b {
-        Backend::Cpu => Ok(None),
-        Backend::Cuda(rt) => DeviceGradient::upload(rt, &grad).map(Some),
-    })?;
+    let extractor = Extractor::new(backend, grad, cpu_fallback, NODE_NAME)?;
+    work.record(extractor.backend_name());
     Ok(ImageState {
-        grad,
-        device,
+        extractor,
         frame_id: img.header.frame_id,
         stamp: img.header.stamp,
     })
@@ -180,28 +171,10 @@ fn extract(
     work: &NodeWork,
     img: &ImageState,
     p: &PolylineParams,
-    cpu_fallback: bool,
     req: &ExtractPolylineRequest,
 ) -> Result<Polyline> {
     let problem = problem(p, req)?;
-    problem.check_image(img.grad.width, img.grad.height)?;
-    let Some(d) = &img.device else {
-        let r = solve(&img.grad, &problem)?;
-        work.record("cpu");
-        return Ok(r);
-    };
-    let (ran, r) = match d.solve(&problem) {
-        Err(Error::OutOfMemory {
-            requested_bytes, ..
-        }) if cpu_fallback => {
-            tracing::warn!(
-                "{NODE_NAME}: {requested_bytes} bytes do not fit the device; solving on the CPU \
-                 (cpu_fallback)"
-            );
-            ("cpu", solve(&img.grad, &problem)?)
-        }
-        other => ("cuda", other?),
-    };
+    let (r, ran) = img.extractor.extract(&problem)?;
     work.record(ran);
     Ok(r)
 }

@@ -11,11 +11,13 @@
 pub mod cli;
 pub mod cpu;
 pub mod draw;
+pub mod extractor;
 pub mod geometry;
 pub mod gpu;
 pub mod image;
 pub mod score;
 
+pub use extractor::Extractor;
 pub use geometry::{Polyline, Problem};
 pub use image::{Gradient, Gray};
 
@@ -23,7 +25,7 @@ use crate::compute::Backend;
 use crate::error::Result;
 
 /// The best polyline on `backend` (the CUDA path uploads the gradient for this one call; a node
-/// keeps a [`gpu::DeviceGradient`] instead).
+/// keeps an [`Extractor`] instead).
 pub fn solve(backend: &Backend, g: &Gradient, p: &Problem) -> Result<Polyline> {
     match backend {
         Backend::Cpu => cpu::solve(g, p),

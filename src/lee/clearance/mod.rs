@@ -8,7 +8,7 @@ pub mod cpu;
 pub mod gpu;
 
 use super::grid::Grid;
-use crate::compute::Backend;
+use crate::compute::{fallback::device_or_cpu, Backend};
 use crate::error::{Error, Result};
 
 /// Squared distance of a cell when the map has no obstacle at all.
@@ -64,19 +64,10 @@ fn obstacles(grid: &Grid) -> Vec<bool> {
     grid.free.iter().map(|f| !f).collect()
 }
 
-/// The device's answer, or the CPU's when the device has no room for the work.
-fn or_on_cpu<T>(device: Result<T>, cpu: impl FnOnce() -> T) -> Result<T> {
-    match device {
-        Err(Error::OutOfMemory {
-            requested_bytes, ..
-        }) => {
-            tracing::warn!(
-                "clearance: {requested_bytes} bytes do not fit the device; computing on the CPU"
-            );
-            Ok(cpu())
-        }
-        other => other,
-    }
+/// The device's answer, or the CPU's when the device has no room for the work: a map's
+/// clearance is computed once, before any plan, and costs the CPU a fraction of a plan.
+fn or_on_cpu<T>(device: impl FnOnce() -> Result<T>, cpu: impl FnOnce() -> T) -> Result<T> {
+    Ok(device_or_cpu(true, "clearance", device, || Ok(cpu()))?.0)
 }
 
 /// Squared distances in cells² from every cell to the nearest obstacle cell (a cell that is
@@ -87,7 +78,7 @@ pub fn squared_distances(backend: &Backend, grid: &Grid) -> Result<Vec<u64>> {
     let on_cpu = || cpu::squared_distances(w, h, &obstacle);
     match backend {
         Backend::Cpu => Ok(on_cpu()),
-        Backend::Cuda(rt) => or_on_cpu(gpu::squared_distances(rt, w, h, &obstacle), on_cpu),
+        Backend::Cuda(rt) => or_on_cpu(|| gpu::squared_distances(rt, w, h, &obstacle), on_cpu),
     }
 }
 
@@ -110,7 +101,7 @@ pub fn blocked(
     match backend {
         Backend::Cpu => Ok(on_cpu()),
         Backend::Cuda(rt) => or_on_cpu(
-            gpu::blocked(rt, w, h, &obstacle, resolution, robot_radius),
+            || gpu::blocked(rt, w, h, &obstacle, resolution, robot_radius),
             on_cpu,
         ),
     }

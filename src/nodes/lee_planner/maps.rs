@@ -3,100 +3,19 @@
 
 use crate::compute::Backend;
 use crate::config::LeeParams;
-use crate::error::{Error, PathEnd, Result};
-use crate::lee::costmap::{inflation_values, CostModel, CostPlanner};
+use crate::error::{Error, Result};
+use crate::lee::costmap::CostModel;
 use crate::lee::io::heightmap;
-use crate::lee::Plan;
-use crate::lee::{Connectivity, Grid, Planner, UNREACHED};
+use crate::lee::{Connectivity, Grid, RobotPlanner};
 use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
 use crate::ros::msg::geometry_msgs::{Point, Pose, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav2_msgs::Costmap;
 use crate::ros::msg::nav_msgs::OccupancyGrid;
 
-/// The planner of one map, by `cost_model`.
-pub(super) enum MapPlanner {
-    /// Moves, as the seed (cells within robot_radius blocked).
-    Unit(Box<Planner>),
-    /// nav2's inflation costs (its cell values kept for ~/costmap), least total cost.
-    Costmap {
-        planner: Box<CostPlanner>,
-        values: Vec<u8>,
-    },
-}
-
-impl MapPlanner {
-    pub(super) fn backend_name(&self) -> &'static str {
-        match self {
-            MapPlanner::Unit(p) => p.backend_name(),
-            MapPlanner::Costmap { planner, .. } => planner.backend_name(),
-        }
-    }
-
-    /// Whether a path may start at `c` (on the map, free, outside the robot's radius, not
-    /// blocked by its cost).
-    pub(super) fn is_open(&self, c: (i64, i64)) -> bool {
-        match self {
-            MapPlanner::Unit(p) => p.grid().check_cell(PathEnd::Start, c).is_ok(),
-            MapPlanner::Costmap { planner, .. } => planner.check_cell(PathEnd::Start, c).is_ok(),
-        }
-    }
-
-    /// The costmap planner when ends follow NavFn's rules (costmap mode, where the node stands
-    /// in for NavFn): a blocked start is planned from (NavFn clears the robot's cell), and a
-    /// goal is GOAL_OCCUPIED only when lethal with no tolerance (any other failure is
-    /// NO_VALID_PATH). None in unit mode, where a blocked start escapes within the tolerance
-    /// or is START_OCCUPIED, and a blocked goal is GOAL_OCCUPIED.
-    pub(super) fn navfn_ends(&self) -> Option<&CostPlanner> {
-        match self {
-            MapPlanner::Unit(_) => None,
-            MapPlanner::Costmap { planner, .. } => Some(planner),
-        }
-    }
-
-    /// Per cell: reachable from `start` (moves are symmetric, so also: can reach it); in
-    /// costmap mode from a blocked start too, by NavFn's rule.
-    pub(super) fn reachable_from(&self, start: (i64, i64)) -> Result<Vec<bool>> {
-        Ok(match self {
-            MapPlanner::Unit(p) => p
-                .distance_field(start)?
-                .into_iter()
-                .map(|l| l != UNREACHED)
-                .collect(),
-            MapPlanner::Costmap { planner, .. } => planner.reachable_from_robot_cell(start)?,
-        })
-    }
-
-    /// The smooth path along a plan's cells, in cell units; None in unit mode (the parameters
-    /// refuse `path: smooth` there).
-    pub(super) fn smooth(&self, cells: &[(u32, u32)]) -> Option<Vec<(f64, f64)>> {
-        match self {
-            MapPlanner::Unit(_) => None,
-            MapPlanner::Costmap { planner, .. } => Some(planner.smooth(cells)),
-        }
-    }
-
-    /// A path (and with `with_field`, in unit mode, the wave-number field).
-    pub(super) fn plan(&self, s: (i64, i64), g: (i64, i64), with_field: bool) -> Result<Plan> {
-        match self {
-            MapPlanner::Unit(p) => p.plan(s, g, with_field),
-            MapPlanner::Costmap { planner, .. } => {
-                let c = planner.plan_from_robot_cell(s, g)?;
-                Ok(Plan {
-                    reachable: c.reachable,
-                    length: (!c.path.is_empty()).then(|| c.path.len() as u32 - 1),
-                    path: c.path,
-                    labels: None,
-                    backend: planner.backend_name(),
-                })
-            }
-        }
-    }
-}
-
 /// One map, replaced whole: a query holds its own Arc, so it never sees a half-updated grid.
 pub(super) struct MapState {
-    pub(super) planner: MapPlanner,
+    pub(super) planner: RobotPlanner,
     pub(super) frame: CellFrame,
     pub(super) frame_id: String,
 }
@@ -105,30 +24,15 @@ fn connectivity(p: &LeeParams) -> Result<Connectivity> {
     Connectivity::for_model(p.connectivity, p.cost_model == CostModel::Costmap)
 }
 
-/// The planner of a new map (cells within `robot_radius` of an obstacle blocked, the distance
-/// transform on the backend), on the CPU when the device has no room and `fallback` allows.
+/// The planner of a new map, on the CPU when the device has no room and `fallback` allows.
 fn planner(
     backend: &Backend,
     p: &LeeParams,
     fallback: bool,
     grid: Grid,
     resolution: f64,
-) -> Result<MapPlanner> {
-    if p.cost_model == CostModel::Costmap {
-        let cp = p.cost_params();
-        let values = inflation_values(backend, &grid, resolution, &cp)?;
-        let planner = CostPlanner::new(backend, grid, &values, &cp)?;
-        return Ok(MapPlanner::Costmap {
-            planner: Box::new(planner),
-            values,
-        });
-    }
-    let grid = crate::lee::clearance::inflate(backend, grid, resolution, p.robot_radius)?;
-    Ok(MapPlanner::Unit(Box::new(if fallback {
-        Planner::with_cpu_fallback(backend, grid, p.planner_config())?
-    } else {
-        Planner::new(backend, grid, p.planner_config())?
-    })))
+) -> Result<RobotPlanner> {
+    RobotPlanner::new(backend, grid, resolution, &p.robot_config(fallback))
 }
 
 /// A map's metres per cell: finite and positive.
@@ -226,27 +130,14 @@ pub(super) fn costmap_state(
         width: w,
         height: h,
     };
-    let cp = p.cost_params();
-    let planner = match p.cost_model {
-        CostModel::Costmap => {
-            let all_free = vec![0i8; map.data.len()];
-            let grid = Grid::from_occupancy(w, h, &all_free, 101, true, connectivity(p)?)?;
-            let planner = CostPlanner::new(backend, grid, &map.data, &cp)?;
-            MapPlanner::Costmap {
-                planner: Box::new(planner),
-                values: map.data,
-            }
-        }
-        CostModel::Unit => {
-            let occ: Vec<i8> = map
-                .data
-                .iter()
-                .map(|&v| if cp.blocks(v) { 100 } else { 0 })
-                .collect();
-            let grid = Grid::from_occupancy(w, h, &occ, 65, false, connectivity(p)?)?;
-            planner(backend, p, fallback, grid, frame.resolution)?
-        }
-    };
+    let planner = RobotPlanner::from_costmap(
+        backend,
+        (w, h),
+        map.data,
+        frame.resolution,
+        connectivity(p)?,
+        &p.robot_config(fallback),
+    )?;
     Ok(MapState {
         planner,
         frame,

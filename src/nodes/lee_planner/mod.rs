@@ -55,9 +55,7 @@ use crate::ros::tf::TfBuffer;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
 
-use maps::{
-    costmap_state, elevation_state, heightmap_state, occupancy_state, MapPlanner, MapState,
-};
+use maps::{costmap_state, elevation_state, heightmap_state, occupancy_state, MapState};
 use plan::{Failure, Frames, Query};
 
 pub const NODE_NAME: &str = "lee_planner";
@@ -555,7 +553,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
 /// Makes `m` the current map; in costmap mode its cell costs go out on ~/costmap first, as
 /// nav2's costmap publisher translates them.
 fn replace(state: &Shared, out: &Outputs, m: MapState) {
-    if let MapPlanner::Costmap { values, .. } = &m.planner {
+    if let Some(values) = m.planner.cost_values() {
         let header = Header {
             stamp: out.ctx.clock().now(),
             frame_id: m.frame_id.clone(),

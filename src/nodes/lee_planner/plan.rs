@@ -220,7 +220,7 @@ fn cell(map: &MapState, end: PathEnd, p: &Point) -> std::result::Result<(i64, i6
 }
 
 /// Step two, blocking: the path from the start through every goal. A blocked start is
-/// planned from in costmap mode (NavFn's rule: [`super::maps::MapPlanner::navfn_ends`]) and
+/// planned from in costmap mode (NavFn's rule: [`crate::lee::RobotPlanner::navfn_ends`]) and
 /// in unit mode escapes to the nearest open cell within the tolerance; a blocked or
 /// unreachable goal is replaced by the reachable cell nearest to it within the tolerance.
 /// Each moved end is logged.
