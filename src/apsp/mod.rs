@@ -11,6 +11,7 @@ pub mod graph;
 pub mod io;
 pub mod paths;
 pub mod solution;
+pub mod solver;
 pub mod synth;
 pub mod weight;
 
@@ -18,6 +19,7 @@ pub use config::{Config, MemoryModel, BLOCKED_TILE};
 pub use graph::{Graph, Weights, NO_VERTEX};
 pub use paths::NegativeCycle;
 pub use solution::{Distances, PairPath, Solution};
+pub use solver::Solver;
 pub use weight::Weight;
 
 use std::time::Instant;
@@ -32,7 +34,8 @@ use paths::{bellman_ford_cycle, negative_cycle, repair_circular_successors};
 
 // The dispatch: a graph in, distances and successors out, on the CPU or a GPU memory model.
 
-/// Solves `graph`; a negative cycle is `Error::NegativeCycle`.
+/// Solves `graph`; a negative cycle is `Error::NegativeCycle`. A caller that solves many
+/// graphs, or falls back to the CPU, keeps a [`Solver`].
 pub fn solve(backend: &Backend, graph: &Graph, config: &Config) -> Result<Solution> {
     config.validate()?;
     graph.validate()?;

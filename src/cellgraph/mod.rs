@@ -7,6 +7,7 @@
 //! the CPU and CUDA paths classify every sample identically.
 
 pub mod arrangement;
+pub mod builder;
 pub mod cells;
 pub mod classify;
 pub mod cli;
@@ -19,6 +20,7 @@ pub mod samples;
 pub mod tree;
 
 pub use arrangement::Arrangement;
+pub use builder::Builder;
 pub use config::{Algorithm, Config};
 pub use graph::{CellGraph, RotationPath};
 

@@ -10,12 +10,11 @@ use std::sync::{Arc, Mutex};
 use futures::StreamExt;
 use ros2_client::Publisher;
 
-use crate::apsp::{Graph, Solution, Weights};
+use crate::apsp::{Graph, Solution, Solver, Weights};
 use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
 use crate::config::ApspParams;
 use crate::error::{Error, Result};
-use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
 use crate::ros::msg::gpu_planning::{
@@ -48,6 +47,9 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         &fq,
         crate::apsp::gpu::modules(&params.solver_config()),
     );
+    let solver = Arc::new(
+        Solver::new(&backend, params.solver_config())?.with_cpu_fallback(cpu_fallback, NODE_NAME),
+    );
     let state: Shared = Arc::new(Mutex::new(None));
     let graph_sub = ctx.subscription::<WeightedGraph>("~/graph", qos::map())?;
     let server = ctx.server::<ShortestPath>("~/shortest_path")?;
@@ -64,7 +66,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
             while let Some(msg) = s.next().await {
                 received += 1;
                 let header = msg.header.clone();
-                let (p, b) = (params.clone(), backend.clone());
+                let (p, solver) = (params.clone(), solver.clone());
                 let mut report = ApspStatus {
                     header,
                     vertex_count: msg.vertex_count,
@@ -75,7 +77,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     graphs_received: received,
                     ..ApspStatus::default()
                 };
-                let (fallback, work) = (cpu_fallback, work.clone());
+                let work = work.clone();
                 // The solve has a deadline of its own: past max_solve_s it is cancelled.
                 let cancel = CancelFlag::new();
                 let timer = {
@@ -86,8 +88,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
                     })
                 };
                 let solved =
-                    cancel::unblock(&cancel, move || solve_message(&work, &b, &p, fallback, msg))
-                        .await;
+                    cancel::unblock(&cancel, move || solve_message(&work, &solver, &p, msg)).await;
                 drop(timer);
                 let solved = solved.map_err(|e| match e {
                     Error::Cancelled => Error::invalid(
@@ -196,17 +197,14 @@ pub fn graph_from_message(msg: WeightedGraph, max_vertices: u32) -> Result<Graph
 
 fn solve_message(
     work: &NodeWork,
-    backend: &Backend,
+    solver: &Solver,
     p: &ApspParams,
-    cpu_fallback: bool,
     msg: WeightedGraph,
 ) -> Result<Solution> {
     let g = graph_from_message(msg, p.max_vertices)?;
-    let config = p.solver_config();
-    let what = format!("{NODE_NAME}: graph of {} vertices", g.vertices);
-    cpu_when_out_of_memory(work, backend, cpu_fallback, &what, |b| {
-        crate::apsp::solve(b, &g, &config)
-    })
+    let solution = solver.solve(&g)?;
+    work.record(solution.backend);
+    Ok(solution)
 }
 
 /// Answers pairs from a solved graph.

@@ -20,11 +20,10 @@ use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
 use crate::cellgraph::samples::{ShoemakeCache, UnitSamples};
-use crate::cellgraph::{build_unit, Arrangement, CellGraph as Graph};
+use crate::cellgraph::{Arrangement, Builder, CellGraph as Graph};
 use crate::compute::{warmup, Backend};
 use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
-use crate::nodes::fallback::cpu_when_out_of_memory;
 use crate::nodes::latched;
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
@@ -52,8 +51,8 @@ struct State {
     inputs: Mutex<Inputs>,
     current: Mutex<Option<Arc<Graph>>>,
     params: CellGraphParams,
-    backend: Backend,
-    cpu_fallback: bool,
+    /// The node's backend and its out-of-memory policy.
+    builder: Builder,
     work: NodeWork,
     out: Publisher<CellGraph>,
     markers: Publisher<MarkerArray>,
@@ -85,8 +84,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         inputs: Mutex::new(Inputs::default()),
         current: Mutex::new(None),
         params,
-        backend,
-        cpu_fallback,
+        builder: Builder::new(&backend, cpu_fallback, NODE_NAME),
         work: ctx.work(),
         out: ctx.publisher("~/cell_graph", qos::map())?,
         markers: ctx.publisher("~/markers", qos::result())?,
@@ -272,14 +270,9 @@ fn build_with_fallback(
     samples: UnitSamples,
     cfg: &crate::cellgraph::Config,
 ) -> Result<Graph> {
-    let what = format!(
-        "{NODE_NAME}: {} samples x {} constraints",
-        samples.len(),
-        arr.len()
-    );
-    cpu_when_out_of_memory(&st.work, &st.backend, st.cpu_fallback, &what, |b| {
-        build_unit(b, arr, samples.clone(), cfg)
-    })
+    let (graph, ran) = st.builder.build(arr, samples, cfg)?;
+    st.work.record(ran);
+    Ok(graph)
 }
 
 /// Rebuilds from the latest topic inputs (when constraints have arrived).

@@ -5,7 +5,6 @@ pub mod apsp;
 pub mod cell_graph;
 pub mod cli;
 pub mod cloud_convert;
-pub mod fallback;
 pub mod grid_convert;
 pub mod image_convert;
 pub(crate) mod latched;
