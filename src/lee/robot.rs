@@ -10,7 +10,7 @@
 
 use super::costmap::{inflation_values, CostModel, CostParams, CostPlanner};
 use super::{clearance, Config, Connectivity, Grid, Plan, Planner, UNREACHED};
-use crate::compute::Backend;
+use crate::compute::{fallback::device_or_cpu, Backend};
 use crate::error::{PathEnd, Result};
 
 /// What makes a map into a [`RobotPlanner`].
@@ -22,8 +22,8 @@ pub struct RobotConfig {
     /// Step and inflation costs (costmap mode); its `robot_radius` is the robot's in both
     /// modes.
     pub costs: CostParams,
-    /// Device out of memory, at the grid's upload or in a later plan, plans on the CPU instead
-    /// of failing (unit mode; the same answers, later).
+    /// Device out of memory, in the map's clearance or costs, at its upload or in a later
+    /// unit-mode plan, computes on the CPU instead of failing (the same answers, later).
     pub cpu_fallback: bool,
 }
 
@@ -39,6 +39,17 @@ impl Default for RobotConfig {
 }
 
 impl RobotConfig {
+    /// The device's answer or, on device out of memory with `cpu_fallback`, the CPU's
+    /// ([`device_or_cpu`]).
+    fn or_on_cpu<T>(
+        &self,
+        what: &str,
+        device: impl FnOnce() -> Result<T>,
+        cpu: impl FnOnce() -> Result<T>,
+    ) -> Result<T> {
+        Ok(device_or_cpu(self.cpu_fallback, what, device, cpu)?.0)
+    }
+
     /// The moves of this cost model unless asked: `requested` 4 or 8, or 0 for the model's
     /// own ([`Connectivity::for_model`]).
     pub fn connectivity(&self, requested: u32) -> Result<Connectivity> {
@@ -70,18 +81,25 @@ impl RobotPlanner {
         resolution: f64,
         config: &RobotConfig,
     ) -> Result<RobotPlanner> {
+        let cpu = &Backend::Cpu;
         let kind = match config.cost_model {
             CostModel::Costmap => {
-                let values = inflation_values(backend, &grid, resolution, &config.costs)?;
-                let planner = CostPlanner::new(backend, grid, &values, &config.costs)?;
-                Kind::Costmap {
-                    planner: Box::new(planner),
-                    values,
-                }
+                let values = config.or_on_cpu(
+                    "lee: the inflation costs",
+                    || inflation_values(backend, &grid, resolution, &config.costs),
+                    || inflation_values(cpu, &grid, resolution, &config.costs),
+                )?;
+                cost_kind(backend, grid, values, config)?
             }
             CostModel::Unit => {
-                let radius = config.costs.robot_radius;
-                let grid = clearance::inflate(backend, grid, resolution, radius)?;
+                let r = config.costs.robot_radius;
+                let grid = clearance::inflate_by(grid, resolution, r, |g| {
+                    config.or_on_cpu(
+                        "lee: the robot's clearance",
+                        || clearance::blocked(backend, g, resolution, r),
+                        || clearance::blocked(cpu, g, resolution, r),
+                    )
+                })?;
                 Kind::Unit(Box::new(unit_planner(backend, grid, config)?))
             }
         };
@@ -104,12 +122,8 @@ impl RobotPlanner {
             CostModel::Costmap => {
                 let all_free = vec![0i8; values.len()];
                 let grid = Grid::from_occupancy(width, height, &all_free, 101, true, connectivity)?;
-                let planner = CostPlanner::new(backend, grid, &values, &config.costs)?;
                 Ok(RobotPlanner {
-                    kind: Kind::Costmap {
-                        planner: Box::new(planner),
-                        values,
-                    },
+                    kind: cost_kind(backend, grid, values, config)?,
                 })
             }
             CostModel::Unit => {
@@ -245,6 +259,20 @@ fn unit_planner(backend: &Backend, grid: Grid, config: &RobotConfig) -> Result<P
     }
 }
 
+/// The costmap planner over `values`, on the CPU when the device has no room for it and
+/// `cpu_fallback` allows.
+fn cost_kind(backend: &Backend, grid: Grid, values: Vec<u8>, config: &RobotConfig) -> Result<Kind> {
+    let planner = if config.cpu_fallback {
+        CostPlanner::with_cpu_fallback(backend, grid, &values, &config.costs)?
+    } else {
+        CostPlanner::new(backend, grid, &values, &config.costs)?
+    };
+    Ok(Kind::Costmap {
+        planner: Box::new(planner),
+        values,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -280,6 +308,36 @@ mod tests {
                 CostModel::Costmap => {
                     assert!(plan.cost > Some(8 * 50), "{model:?}: {:?}", plan.cost);
                     assert_eq!(p.cost_values().map(<[u8]>::len), Some((w * h) as usize));
+                }
+            }
+        }
+    }
+
+    /// A start on an obstacle's edge: costmap mode plans from it (NavFn's rule), unit mode
+    /// refuses it as blocked.
+    #[test]
+    fn a_blocked_start_is_planned_from_in_costmap_mode_only() {
+        let (w, h) = (10u32, 6u32);
+        let data: Vec<i8> = (0..w * h)
+            .map(|i| if i % w == 2 { 100 } else { 0 })
+            .collect();
+        for model in [CostModel::Unit, CostModel::Costmap] {
+            let config = RobotConfig {
+                cost_model: model,
+                ..RobotConfig::default()
+            };
+            let c = config.connectivity(0).unwrap();
+            let grid = Grid::from_occupancy(w, h, &data, 65, false, c).unwrap();
+            let p = RobotPlanner::new(&Backend::Cpu, grid, 0.05, &config).unwrap();
+            assert!(!p.is_open((2, 3)));
+            let plan = p.plan((2, 3), (8, 3), false);
+            match model {
+                CostModel::Unit => assert!(plan.is_err(), "{plan:?}"),
+                CostModel::Costmap => {
+                    let plan = plan.unwrap();
+                    assert_eq!(plan.path.first(), Some(&(2, 3)));
+                    assert_eq!(plan.path.last(), Some(&(8, 3)));
+                    assert!(!plan.path[1..].contains(&(2, 3)));
                 }
             }
         }

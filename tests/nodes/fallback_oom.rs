@@ -191,7 +191,7 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
     let _ = echo.join();
     let log = log.lock().unwrap().clone();
     for (node, needles) in [
-        ("lee_planner", ["lee: the grid's", "do not fit the device"]),
+        ("lee_planner", ["lee: the grid: ", "(cpu_fallback)"]),
         ("apsp", ["apsp: graph of 40 vertices", "(cpu_fallback)"]),
         ("polyline", ["polyline: image 40 x 30", "(cpu_fallback)"]),
         ("cell_graph", ["cell_graph: 200 samples", "(cpu_fallback)"]),

@@ -8,7 +8,7 @@ pub mod cpu;
 pub mod gpu;
 
 use super::grid::Grid;
-use crate::compute::{fallback::device_or_cpu, Backend};
+use crate::compute::Backend;
 use crate::error::{Error, Result};
 
 /// Squared distance of a cell when the map has no obstacle at all.
@@ -64,21 +64,15 @@ fn obstacles(grid: &Grid) -> Vec<bool> {
     grid.free.iter().map(|f| !f).collect()
 }
 
-/// The device's answer, or the CPU's when the device has no room for the work: a map's
-/// clearance is computed once, before any plan, and costs the CPU a fraction of a plan.
-fn or_on_cpu<T>(device: impl FnOnce() -> Result<T>, cpu: impl FnOnce() -> T) -> Result<T> {
-    Ok(device_or_cpu(true, "clearance", device, || Ok(cpu()))?.0)
-}
-
 /// Squared distances in cells² from every cell to the nearest obstacle cell (a cell that is
-/// not free), on the backend; the CPU when the device has no room.
+/// not free), on the backend (device out of memory is the caller's to handle:
+/// [`crate::compute::fallback`]).
 pub fn squared_distances(backend: &Backend, grid: &Grid) -> Result<Vec<u64>> {
     let obstacle = obstacles(grid);
     let (w, h) = (grid.width as usize, grid.height as usize);
-    let on_cpu = || cpu::squared_distances(w, h, &obstacle);
     match backend {
-        Backend::Cpu => Ok(on_cpu()),
-        Backend::Cuda(rt) => or_on_cpu(|| gpu::squared_distances(rt, w, h, &obstacle), on_cpu),
+        Backend::Cpu => Ok(cpu::squared_distances(w, h, &obstacle)),
+        Backend::Cuda(rt) => gpu::squared_distances(rt, w, h, &obstacle),
     }
 }
 
@@ -92,29 +86,36 @@ pub fn blocked(
 ) -> Result<Vec<bool>> {
     let obstacle = obstacles(grid);
     let (w, h) = (grid.width as usize, grid.height as usize);
-    let on_cpu = || {
-        cpu::squared_distances(w, h, &obstacle)
+    match backend {
+        Backend::Cpu => Ok(cpu::squared_distances(w, h, &obstacle)
             .into_iter()
             .map(|d| metres(d, resolution) <= robot_radius)
-            .collect()
-    };
-    match backend {
-        Backend::Cpu => Ok(on_cpu()),
-        Backend::Cuda(rt) => or_on_cpu(
-            || gpu::blocked(rt, w, h, &obstacle, resolution, robot_radius),
-            on_cpu,
-        ),
+            .collect()),
+        Backend::Cuda(rt) => gpu::blocked(rt, w, h, &obstacle, resolution, robot_radius),
     }
 }
 
 /// The grid with every cell within `robot_radius` metres of an obstacle blocked (radius 0
 /// returns the grid unchanged: obstacle cells are the only cells at distance 0).
 pub fn inflate(backend: &Backend, grid: Grid, resolution: f64, robot_radius: f64) -> Result<Grid> {
+    inflate_by(grid, resolution, robot_radius, |g| {
+        blocked(backend, g, resolution, robot_radius)
+    })
+}
+
+/// [`inflate`] with the blocked cells from `blocked` (a caller's policy around [`blocked`]:
+/// `lee::RobotPlanner` falls back to the CPU with it).
+pub fn inflate_by(
+    grid: Grid,
+    resolution: f64,
+    robot_radius: f64,
+    blocked: impl FnOnce(&Grid) -> Result<Vec<bool>>,
+) -> Result<Grid> {
     check_radius("robot_radius", robot_radius)?;
     if robot_radius == 0.0 {
         return Ok(grid);
     }
     check_map(&grid, resolution)?;
-    let blocked = blocked(backend, &grid, resolution, robot_radius)?;
+    let blocked = blocked(&grid)?;
     Ok(grid.with_blocked(&blocked, robot_radius))
 }

@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use super::grid::{Grid, DIRECTIONS};
-use crate::compute::Backend;
+use crate::compute::{fallback::device_or_cpu, Backend};
 use crate::error::{Error, PathEnd, Result};
 use crate::sync::lock;
 
@@ -104,6 +104,27 @@ const KEPT_SEARCHES: usize = 2;
 impl CostPlanner {
     /// `values` are the cells' cost values; cells they block are blocked in the grid here.
     pub fn new(backend: &Backend, grid: Grid, values: &[u8], p: &CostParams) -> Result<Self> {
+        Self::build(backend, grid, values, p, false)
+    }
+
+    /// [`CostPlanner::new`], but when the device has no room for the costs the CPU plans
+    /// instead ([`device_or_cpu`]): the same answers, later.
+    pub fn with_cpu_fallback(
+        backend: &Backend,
+        grid: Grid,
+        values: &[u8],
+        p: &CostParams,
+    ) -> Result<Self> {
+        Self::build(backend, grid, values, p, true)
+    }
+
+    fn build(
+        backend: &Backend,
+        grid: Grid,
+        values: &[u8],
+        p: &CostParams,
+        cpu_fallback: bool,
+    ) -> Result<Self> {
         p.validate()?;
         let grid = block_values(grid, values, p)?;
         let enter = cpu::enter_costs(values, p);
@@ -112,7 +133,10 @@ impl CostPlanner {
         let directions = grid.connectivity.directions();
         let device = match backend {
             Backend::Cpu => None,
-            Backend::Cuda(rt) => Some(gpu::DeviceCosts::upload(rt, &grid, &enter)?),
+            Backend::Cuda(rt) => {
+                let upload = || gpu::DeviceCosts::upload(rt, &grid, &enter).map(Some);
+                device_or_cpu(cpu_fallback, "lee: the costmap", upload, || Ok(None))?.0
+            }
         };
         // The CPU backend's search reads the cells' words; the device has its own copies.
         let words = match device {
