@@ -206,3 +206,101 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
         );
     }
 }
+
+/// The same in costmap mode with a robot radius: the inflation costs (the distance transform)
+/// and the costmap's upload do not fit, so the map is made and planned on the CPU, and the
+/// plan goes round the wall as on any backend.
+#[test]
+fn the_costmap_planner_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
+    if cuda_or_skip("the_costmap_planner_falls_back_to_the_cpu_when_the_device_is_out_of_memory")
+        .is_none()
+    {
+        return;
+    }
+    let domain = common::unique_domain();
+    let params = std::env::temp_dir().join(format!("gpu_planning_oom_costmap_{domain}.yaml"));
+    std::fs::write(
+        &params,
+        "lee_planner:\n  ros__parameters:\n    cost_model: costmap\n    robot_radius: 0.1\n",
+    )
+    .unwrap();
+    let mut child = Command::new(common::executable())
+        .args(["run", "--backend", "cuda", "--duration-s", "60"])
+        .args(["--nodes", "lee_planner"])
+        .arg("--params")
+        .arg(&params)
+        .args(["--domain-id", &domain.to_string()])
+        .env(gpu_planning::env::DEVICE_ALLOC_LIMIT.name, "4096")
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let echo = {
+        let (log, mut err) = (log.clone(), child.stderr.take().unwrap());
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = err.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                let text = String::from_utf8_lossy(&buf[..n]).to_string();
+                eprint!("{text}");
+                log.lock().unwrap().push_str(&text);
+            }
+        })
+    };
+    let client_rt =
+        RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
+    let mut peer = NodeContext::new(&client_rt, "oom_costmap_peer").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let plan = peer.client::<GetPlan>("/lee_planner/get_plan").unwrap();
+    let _b = common::run_in_background(&client_rt);
+    // A wall across the middle with a gap: the path must go round the inflated wall.
+    let (w, h) = (64u32, 48u32);
+    let data: Vec<i8> = (0..w * h)
+        .map(|i| {
+            let (x, y) = (i % w, i / w);
+            if y == 24 && !(40..44).contains(&x) {
+                100
+            } else {
+                0
+            }
+        })
+        .collect();
+    let got = smol::block_on(async {
+        common::settle_discovery("get_plan", plan.wait_for_service(peer.node())).await;
+        map_pub
+            .async_publish(occupancy(w, h, data.clone(), "map"))
+            .await
+            .unwrap();
+        let req = GetPlanRequest {
+            start: pose(10.5, 10.5, "map"),
+            goal: pose(10.5, 40.5, "map"),
+            tolerance: 0.0,
+        };
+        call_until(&plan, req, |r| !r.plan.poses.is_empty(), || {}).await
+    });
+    client_rt.shutdown().trigger();
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = echo.join();
+    let log = log.lock().unwrap().clone();
+    let _ = std::fs::remove_file(&params);
+    let poses = got.expect("a plan").plan.poses;
+    let at = |i: usize| (poses[i].pose.position.x, poses[i].pose.position.y);
+    assert_eq!(at(0), (10.5, 10.5), "the plan starts at the start");
+    assert_eq!(at(poses.len() - 1), (10.5, 40.5), "and ends at the goal");
+    // Round the wall through its gap: some pose is on the far side of x = 40.
+    assert!(poses.iter().any(|p| p.pose.position.x >= 40.0), "{poses:?}");
+    for needles in [
+        ["lee: the inflation costs", "(cpu_fallback)"],
+        ["lee: the costmap", "(cpu_fallback)"],
+    ] {
+        assert!(
+            log.lines().any(|l| needles.iter().all(|n| l.contains(n))),
+            "no fallback line {needles:?}; log:\n{log}"
+        );
+    }
+}
