@@ -13,7 +13,6 @@ pub mod bench;
 pub mod cancel;
 pub mod cellgraph;
 pub mod compute;
-pub mod config;
 pub mod demo;
 pub mod env;
 pub mod error;

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use gpu_planning::config::RuntimeParams;
+use gpu_planning::nodes::runtime::RuntimeParams;
 use gpu_planning::ros::ParamsFile;
 
 fn root() -> PathBuf {
@@ -24,9 +24,9 @@ fn default_yaml_parses_for_every_node_with_known_keys() {
         );
     }
     let m = file.for_node("/", gpu_planning::nodes::runtime::NODE_NAME, &[]);
-    let s = gpu_planning::config::service_params(&m).unwrap();
-    assert_eq!(s, gpu_planning::config::ServiceParams::default());
-    let p: RuntimeParams = gpu_planning::config::node_params(&m).unwrap();
+    let s = gpu_planning::ros::node_params::service_params(&m).unwrap();
+    assert_eq!(s, gpu_planning::ros::node_params::ServiceParams::default());
+    let p: RuntimeParams = gpu_planning::ros::node_params::node_params(&m).unwrap();
     p.validate().unwrap();
     assert_eq!(
         p,
@@ -34,26 +34,36 @@ fn default_yaml_parses_for_every_node_with_known_keys() {
         "the YAML restates the defaults of the code"
     );
     let m = file.for_node("/", gpu_planning::nodes::lee_planner::NODE_NAME, &[]);
-    let p: gpu_planning::config::LeeParams = gpu_planning::config::node_params(&m).unwrap();
+    let p: gpu_planning::nodes::lee_planner::LeeParams =
+        gpu_planning::ros::node_params::node_params(&m).unwrap();
     p.validate().unwrap();
-    assert_eq!(p, gpu_planning::config::LeeParams::default());
+    assert_eq!(p, gpu_planning::nodes::lee_planner::LeeParams::default());
     let m = file.for_node("/", gpu_planning::nodes::apsp::NODE_NAME, &[]);
-    let p: gpu_planning::config::ApspParams = gpu_planning::config::node_params(&m).unwrap();
+    let p: gpu_planning::nodes::apsp::ApspParams =
+        gpu_planning::ros::node_params::node_params(&m).unwrap();
     p.validate().unwrap();
-    assert_eq!(p, gpu_planning::config::ApspParams::default());
+    assert_eq!(p, gpu_planning::nodes::apsp::ApspParams::default());
     let m = file.for_node("/", gpu_planning::nodes::polyline::NODE_NAME, &[]);
-    let p: gpu_planning::config::PolylineParams = gpu_planning::config::node_params(&m).unwrap();
+    let p: gpu_planning::nodes::polyline::PolylineParams =
+        gpu_planning::ros::node_params::node_params(&m).unwrap();
     p.validate().unwrap();
-    assert_eq!(p, gpu_planning::config::PolylineParams::default());
+    assert_eq!(p, gpu_planning::nodes::polyline::PolylineParams::default());
     let m = file.for_node("/", gpu_planning::nodes::cell_graph::NODE_NAME, &[]);
-    let p: gpu_planning::config::CellGraphParams = gpu_planning::config::node_params(&m).unwrap();
+    let p: gpu_planning::nodes::cell_graph::CellGraphParams =
+        gpu_planning::ros::node_params::node_params(&m).unwrap();
     p.validate().unwrap();
-    assert_eq!(p, gpu_planning::config::CellGraphParams::default());
+    assert_eq!(
+        p,
+        gpu_planning::nodes::cell_graph::CellGraphParams::default()
+    );
     let m = file.for_node("/", gpu_planning::nodes::nearest_neighbors::NODE_NAME, &[]);
-    let p: gpu_planning::config::NearestNeighborsParams =
-        gpu_planning::config::node_params(&m).unwrap();
+    let p: gpu_planning::nodes::nearest_neighbors::NearestNeighborsParams =
+        gpu_planning::ros::node_params::node_params(&m).unwrap();
     p.validate().unwrap();
-    assert_eq!(p, gpu_planning::config::NearestNeighborsParams::default());
+    assert_eq!(
+        p,
+        gpu_planning::nodes::nearest_neighbors::NearestNeighborsParams::default()
+    );
 }
 
 #[test]

@@ -8,8 +8,8 @@ use serde_json::json;
 use super::io::{read_graph, IdBase};
 use super::{solve, Config, Distances, MemoryModel};
 use crate::compute::{Backend, BackendKind};
-use crate::config::ApspParams;
 use crate::error::{Error, Result};
+use crate::nodes::apsp::ApspParams;
 
 #[derive(Debug, Args)]
 pub struct ApspArgs {

@@ -24,8 +24,8 @@ pub struct Args {
 
 /// Every module the six nodes prepare when they start with their default parameters.
 pub fn node_modules() -> Vec<Module> {
-    let nn = crate::config::NearestNeighborsParams::default();
-    let apsp = crate::config::ApspParams::default().solver_config();
+    let nn = crate::nodes::nearest_neighbors::NearestNeighborsParams::default();
+    let apsp = crate::nodes::apsp::ApspParams::default().solver_config();
     [
         crate::lee::gpu::modules(),
         crate::lee::costmap::gpu::modules(),
@@ -69,7 +69,7 @@ impl Args {
         let (s, g) = (open(0, 0), open(500, 500));
         let int_graph = crate::apsp::synth::random_graph(2000, 0.01, 1, 100, 0, seed);
         let float_graph = crate::apsp::synth::to_float(&int_graph);
-        let apsp_config = crate::config::ApspParams::default().solver_config();
+        let apsp_config = crate::nodes::apsp::ApspParams::default().solver_config();
         let cloud = super::kdtree::uniform(1 << 20, 3, seed)?;
         let queries = super::kdtree::uniform(10_000, 3, seed ^ 0x51)?;
         let arr = crate::cellgraph::arrangement::Arrangement::random(256, seed);

@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4_000_000)]
     cellgraph_samples: usize,
     /// The planner's gpu_priority (the load runs at 0).
-    #[arg(long, default_value_t = crate::config::LEE_GPU_PRIORITY)]
+    #[arg(long, default_value_t = crate::nodes::lee_planner::LEE_GPU_PRIORITY)]
     planner_priority: u32,
     /// Planner and load on one stream (no priorities): the layout before nodes had their own.
     #[arg(long)]
@@ -106,7 +106,7 @@ impl Args {
         let (d, h) = crate::apsp::synth::random_dense(self.apsp_n, np, 0.05, self.seed);
         let mut m = crate::apsp::gpu::DeviceMatrices::upload(&load_rt, &d, &h, np)?;
         drop((d, h));
-        let apsp_config = crate::config::ApspParams::default().solver_config();
+        let apsp_config = crate::nodes::apsp::ApspParams::default().solver_config();
         let arr = crate::cellgraph::arrangement::Arrangement::random(256, self.seed);
         let samples = crate::cellgraph::samples::shoemake(self.cellgraph_samples, self.seed);
         let load_backend = Backend::Cuda(load_rt.clone());

@@ -9,8 +9,8 @@ use super::arrangement::Arrangement;
 use super::samples::shoemake;
 use super::{build, Algorithm, Config};
 use crate::compute::{Backend, BackendKind};
-use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
+use crate::nodes::cell_graph::CellGraphParams;
 use crate::npy::read_f64_nd;
 
 #[derive(Debug, Args)]

@@ -11,8 +11,8 @@ use super::{
     Traversal,
 };
 use crate::compute::{Backend, BackendKind};
-use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
+use crate::nodes::nearest_neighbors::NearestNeighborsParams;
 
 #[derive(Debug, Args)]
 pub struct KnnArgs {

@@ -39,7 +39,7 @@ pub struct LeeArgs {
     pub goal: String,
     /// 4, 8, or 0: the cost model's own moves (4 for unit, 8 for costmap: NavFn's); the
     /// node's default too.
-    #[arg(long, default_value_t = crate::config::LeeParams::default().connectivity)]
+    #[arg(long, default_value_t = crate::nodes::lee_planner::LeeParams::default().connectivity)]
     pub connectivity: u32,
     /// CUDA variant: bitwave (default), global, shared or texture.
     #[arg(long, default_value = "bitwave")]
@@ -376,7 +376,7 @@ mod tests {
     #[test]
     fn the_cli_defaults_are_the_nodes() {
         let a = Cli::parse_from(["lee", "--map", "m.yaml", "--start", "0,0", "--goal", "1,1"]).lee;
-        let p = crate::config::LeeParams::default();
+        let p = crate::nodes::lee_planner::LeeParams::default();
         assert_eq!(a.connectivity, p.connectivity);
         assert_eq!(a.cost_model.parse::<CostModel>().ok(), Some(p.cost_model));
         assert_eq!(

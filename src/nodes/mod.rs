@@ -69,3 +69,35 @@ pub fn start(rt: &RosRuntime, names: &[&str]) -> Result<Vec<String>> {
         .map(|(_, start)| start(rt))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::apsp::ApspParams;
+    use super::cell_graph::CellGraphParams;
+    use super::lee_planner::LeeParams;
+    use super::nearest_neighbors::NearestNeighborsParams;
+    use super::polyline::PolylineParams;
+    use super::runtime::RuntimeParams;
+    use crate::ros::node_params::{declared_defaults, node_params, service_params, ServiceParams};
+    use serde::Serialize;
+
+    /// What a node declares when no file sets anything parses back to its defaults: the
+    /// declared values are the ones it runs with.
+    #[test]
+    fn declared_defaults_parse_back_to_the_defaults() {
+        fn round_trip<T>()
+        where
+            T: Serialize + Default + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+        {
+            let d = declared_defaults::<T>(true);
+            assert_eq!(node_params::<T>(&d).unwrap(), T::default());
+            assert_eq!(service_params(&d).unwrap(), ServiceParams::default());
+        }
+        round_trip::<RuntimeParams>();
+        round_trip::<LeeParams>();
+        round_trip::<ApspParams>();
+        round_trip::<PolylineParams>();
+        round_trip::<CellGraphParams>();
+        round_trip::<NearestNeighborsParams>();
+    }
+}

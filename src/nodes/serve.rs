@@ -15,9 +15,9 @@ use ros2_client::Message;
 use crate::ros::ServiceServer;
 
 use crate::cancel::CancelFlag;
-use crate::config::ServiceParams;
 use crate::error::{Error, Result};
 use crate::ros::live_params::Live;
+use crate::ros::node_params::ServiceParams;
 use crate::ros::RosRuntime;
 
 /// A response that can say a request failed: services with `success`/`error` fields set them;

@@ -9,8 +9,8 @@ use super::geometry::Problem;
 use super::image::{Gradient, Gray};
 use super::solve;
 use crate::compute::{Backend, BackendKind};
-use crate::config::PolylineParams;
 use crate::error::{Error, Result};
+use crate::nodes::polyline::PolylineParams;
 
 #[derive(Debug, Args)]
 pub struct PolylineArgs {

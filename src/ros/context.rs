@@ -50,7 +50,7 @@ impl NodeContext {
     }
 
     /// As [`Self::new`] for a node that declares `defaults` (what it runs with where no
-    /// file or `-p` says otherwise: [`crate::config::declared_defaults`]) and changes the
+    /// file or `-p` says otherwise: [`crate::ros::node_params::declared_defaults`]) and changes the
     /// parameters `dynamic` names at run time (see [`crate::ros::live_params`]; the service
     /// keys are dynamic on every node).
     pub fn with_params(
@@ -81,7 +81,7 @@ impl NodeContext {
         let declared: std::collections::BTreeMap<String, ParameterValue> =
             flatten(&params).into_iter().collect();
         let node_label = fully_qualified(&namespace, &name);
-        let dynamic = crate::config::DYNAMIC_SERVICE_KEYS
+        let dynamic = crate::ros::node_params::DYNAMIC_SERVICE_KEYS
             .iter()
             .chain(dynamic)
             .copied()
@@ -191,7 +191,7 @@ impl NodeContext {
     /// The node's typed parameters. Unknown keys and bad values are errors naming the node and
     /// the key, so a typo in a launch file never goes unnoticed.
     pub fn params<T: DeserializeOwned>(&self) -> Result<T> {
-        crate::config::node_params(&self.params).map_err(|e| self.name_params(e))
+        crate::ros::node_params::node_params(&self.params).map_err(|e| self.name_params(e))
     }
 
     /// The node's parameter struct `T` as it is now: updated by every accepted `ros2 param

@@ -7,9 +7,18 @@ use std::sync::OnceLock;
 
 use serde_yaml::Value;
 
-pub use crate::config::RosDistro;
 use crate::error::{Error, Result};
 use crate::ros::params::ParamsFile;
+
+/// The ROS 2 distribution whose layouts the process speaks where they differ (the process-wide
+/// `ros_distro` parameter, [`crate::ros::distro`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RosDistro {
+    Humble,
+    #[default]
+    Jazzy,
+}
 
 /// The parameter's name, wherever it is set (`/**`, a node's section, `-p`).
 pub const PARAMETER: &str = "ros_distro";

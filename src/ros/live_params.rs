@@ -239,7 +239,7 @@ fn shown(v: &ParameterValue) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ServiceParams;
+    use crate::ros::node_params::ServiceParams;
 
     const DYNAMIC: &[Dynamic] = &[Dynamic {
         key: "request_timeout_s",

@@ -11,6 +11,7 @@ pub mod keystore;
 pub mod live_params;
 pub mod msg;
 pub mod names;
+pub mod node_params;
 pub mod open_files;
 pub mod param_docs;
 pub mod params;

@@ -20,11 +20,12 @@ use crate::ros::msg::nav2_msgs::{
 use crate::ros::msg::nav_msgs::Path;
 
 use crate::cancel::CancelFlag;
-use crate::config::{LeeParams, ServiceParams};
+use crate::nodes::lee_planner::LeeParams;
 use crate::nodes::lifecycle::Lifecycle;
 use crate::nodes::serve::within;
 use crate::ros::action::ActionServer;
 use crate::ros::live_params::Live;
+use crate::ros::node_params::ServiceParams;
 
 use super::plan::{Code, Failure, Query};
 use super::NODE_NAME;

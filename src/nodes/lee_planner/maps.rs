@@ -2,12 +2,12 @@
 //! heightmap parameter), checked, inflated for the robot's radius, and put on the backend.
 
 use crate::compute::Backend;
-use crate::config::LeeParams;
 use crate::error::{Error, Result};
 use crate::lee::costmap::CostModel;
 use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, RobotPlanner};
 use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
+use crate::nodes::lee_planner::LeeParams;
 use crate::ros::msg::geometry_msgs::{Point, Pose, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav2_msgs::Costmap;

@@ -17,7 +17,10 @@
 
 mod actions;
 mod maps;
+pub mod params;
 mod plan;
+
+pub use params::{LeeParams, LEE_GPU_PRIORITY, MAX_VIAPOINTS};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -29,7 +32,6 @@ use ros2_client::{Publisher, Subscription};
 
 use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
-use crate::config::{LeeParams, RosDistro, ServiceParams};
 use crate::error::{Error, Result};
 use crate::lee::costmap::config::occupancy_value;
 use crate::lee::UNREACHED;
@@ -39,6 +41,7 @@ use crate::nodes::lifecycle::{self, BondTiming, Lifecycle, Primary};
 use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
+use crate::ros::distro::RosDistro;
 use crate::ros::live_params::{Dynamic, Live, Range};
 use crate::ros::msg::geometry_msgs::{Pose, PoseStamped};
 use crate::ros::msg::grid_map_msgs::GridMap;
@@ -51,6 +54,7 @@ use crate::ros::msg::nav_msgs::{
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::msg::tf2_msgs::TFMessage;
 use crate::ros::msg::visualization_msgs::MarkerArray;
+use crate::ros::node_params::ServiceParams;
 use crate::ros::tf::TfBuffer;
 use crate::ros::{qos, NodeContext, RosRuntime};
 use crate::sync::lock;
@@ -362,12 +366,12 @@ pub const DYNAMIC: &[Dynamic] = &[
     },
     Dynamic {
         key: "max_viapoints",
-        range: Range::Integer(1, crate::config::MAX_VIAPOINTS as i64),
+        range: Range::Integer(1, crate::nodes::lee_planner::MAX_VIAPOINTS as i64),
     },
 ];
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let defaults = crate::config::declared_defaults::<LeeParams>(true);
+    let defaults = crate::ros::node_params::declared_defaults::<LeeParams>(true);
     let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, DYNAMIC)?;
     let params: LeeParams = ctx.params()?;
     params.validate().map_err(|e| prefixed(&ctx, e))?;

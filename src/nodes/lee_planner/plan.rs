@@ -67,7 +67,7 @@ pub(crate) struct Frames {
 }
 
 impl Frames {
-    pub(crate) fn of(p: &crate::config::LeeParams) -> Frames {
+    pub(crate) fn of(p: &crate::nodes::lee_planner::LeeParams) -> Frames {
         Frames {
             global_frame: p.global_frame.clone(),
             robot_base_frame: p.robot_base_frame.clone(),

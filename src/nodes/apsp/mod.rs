@@ -5,6 +5,10 @@
 //! `~/shortest_path` (ShortestPath: pairs -> distances, reachable flags, paths, or an error).
 //! Out: `~/status` (ApspStatus) after every graph, also when it was refused.
 
+pub mod params;
+
+pub use params::ApspParams;
+
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -13,7 +17,6 @@ use ros2_client::Publisher;
 use crate::apsp::{Graph, Solution, Solver, Weights};
 use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
-use crate::config::ApspParams;
 use crate::error::{Error, Result};
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
@@ -30,7 +33,8 @@ pub const NODE_NAME: &str = "apsp";
 type Shared = Arc<Mutex<Option<Arc<Solution>>>>;
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let defaults = crate::config::declared_defaults::<crate::config::ApspParams>(true);
+    let defaults =
+        crate::ros::node_params::declared_defaults::<crate::nodes::apsp::ApspParams>(true);
     let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: ApspParams = ctx.params()?;
     params
@@ -38,7 +42,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         .map_err(|e| e.under(format!("{}.", ctx.fully_qualified_name())))?;
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     // The service keys as they are now (`cpu_fallback` is read at start).
-    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let live_limits = ctx.live::<crate::ros::node_params::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
     let fq = ctx.fully_qualified_name();
     let work = ctx.work();

@@ -11,6 +11,10 @@
 //! PCL's `KdTreeFLANN` does for organized clouds. A query cloud's NaN points are left out of
 //! the answer rows and counted in `dropped_queries`.
 
+pub mod params;
+
+pub use params::NearestNeighborsParams;
+
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -18,7 +22,6 @@ use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
-use crate::config::NearestNeighborsParams;
 use crate::error::{Error, Result};
 use crate::kdtree::{check_unit_quaternions, ResultSize};
 use crate::kdtree::{FlatNeighbors, Index, IndexConfig, Metric, Points, Traversal};
@@ -116,7 +119,9 @@ struct Trees {
 type Shared = Arc<Mutex<Trees>>;
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let defaults = crate::config::declared_defaults::<crate::config::NearestNeighborsParams>(true);
+    let defaults = crate::ros::node_params::declared_defaults::<
+        crate::nodes::nearest_neighbors::NearestNeighborsParams,
+    >(true);
     let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: NearestNeighborsParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
@@ -128,7 +133,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
         crate::kdtree::gpu::modules(params.k as usize, params.knn_traversal),
     );
     // The service keys as they are now (`cpu_fallback` is read at start).
-    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let live_limits = ctx.live::<crate::ros::node_params::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
     let work = ctx.work();
     let params = Arc::new(params);

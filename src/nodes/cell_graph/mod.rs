@@ -13,6 +13,10 @@
 //! nobody listens, nor made beside the answer of the next request, and a reader that joins
 //! later still gets the latest graph, as the latching promises.
 
+pub mod params;
+
+pub use params::CellGraphParams;
+
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -22,7 +26,6 @@ use crate::cancel::{self, CancelFlag};
 use crate::cellgraph::samples::{ShoemakeCache, UnitSamples};
 use crate::cellgraph::{Arrangement, Builder, CellGraph as Graph};
 use crate::compute::{warmup, Backend};
-use crate::config::CellGraphParams;
 use crate::error::{Error, Result};
 use crate::nodes::latched;
 use crate::nodes::markers;
@@ -64,7 +67,9 @@ struct State {
 }
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let defaults = crate::config::declared_defaults::<crate::config::CellGraphParams>(true);
+    let defaults = crate::ros::node_params::declared_defaults::<
+        crate::nodes::cell_graph::CellGraphParams,
+    >(true);
     let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: CellGraphParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
@@ -72,7 +77,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::cellgraph::gpu::modules());
     // The service keys as they are now (`cpu_fallback` is read at start).
-    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let live_limits = ctx.live::<crate::ros::node_params::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
     let constraints_sub = ctx.subscription::<QuadricArrangement>("~/constraints", qos::map())?;
     let samples_sub = ctx.subscription::<PoseArray>("~/samples", qos::map())?;

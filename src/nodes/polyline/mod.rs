@@ -6,6 +6,10 @@
 //! on `~/polyline` (nav_msgs/Path in the image's frame, pixel coordinates, z = 0; or metres in
 //! `output_frame` with the `pixel_size` and `origin_*` parameters).
 
+pub mod params;
+
+pub use params::PolylineParams;
+
 use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
@@ -13,7 +17,6 @@ use ros2_client::Publisher;
 
 use crate::cancel::{self, CancelFlag};
 use crate::compute::{warmup, Backend};
-use crate::config::PolylineParams;
 use crate::error::{Error, Result};
 use crate::nodes::image_convert::gray_from_image;
 use crate::nodes::markers;
@@ -46,7 +49,8 @@ struct ImageState {
 type Shared = Arc<Mutex<Option<Arc<ImageState>>>>;
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let defaults = crate::config::declared_defaults::<crate::config::PolylineParams>(true);
+    let defaults =
+        crate::ros::node_params::declared_defaults::<crate::nodes::polyline::PolylineParams>(true);
     let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: PolylineParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
@@ -54,7 +58,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let backend = Backend::select(params.backend)?.for_node(params.gpu_priority)?;
     warmup::spawn(&backend, &fq, crate::polyline::gpu::modules());
     // The service keys as they are now (`cpu_fallback` is read at start).
-    let live_limits = ctx.live::<crate::config::ServiceParams>()?;
+    let live_limits = ctx.live::<crate::ros::node_params::ServiceParams>()?;
     let cpu_fallback = live_limits.get().cpu_fallback;
     let work = ctx.work();
     let state: Shared = Arc::new(Mutex::new(None));

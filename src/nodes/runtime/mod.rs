@@ -2,6 +2,10 @@
 //! every node this process runs, and a summary of the last `map`), serves `~/get_status`. It proves the
 //! ROS runtime end to end before any algorithm node exists, and stays useful as a health topic.
 
+pub mod params;
+
+pub use params::RuntimeParams;
+
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -11,7 +15,6 @@ use ros2_client::{Publisher, Subscription};
 use crate::ros::ServiceServer;
 
 use crate::compute::Backend;
-use crate::config::RuntimeParams;
 use crate::error::{Error, Result};
 use crate::nodes::map_summary;
 use crate::nodes::subscribe::messages;
@@ -66,7 +69,8 @@ impl State {
 
 /// Creates the node and spawns its tasks; returns its fully qualified name.
 pub fn start(rt: &RosRuntime) -> Result<String> {
-    let defaults = crate::config::declared_defaults::<crate::config::RuntimeParams>(false);
+    let defaults =
+        crate::ros::node_params::declared_defaults::<crate::nodes::runtime::RuntimeParams>(false);
     let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
     let params: RuntimeParams = ctx.params()?;
     params.validate().map_err(|e| prefix(&ctx, e))?;
