@@ -9,10 +9,12 @@
 
 pub mod apsp;
 pub mod bag;
+#[doc(hidden)]
 pub mod bench;
 pub mod cancel;
 pub mod cellgraph;
 pub mod compute;
+#[doc(hidden)]
 pub mod demo;
 pub mod env;
 pub mod error;
@@ -27,6 +29,7 @@ pub mod rng;
 pub mod ros;
 pub mod seconds;
 pub mod sync;
+#[doc(hidden)]
 pub mod testing;
 pub mod xml;
 pub mod yaml;

@@ -7,6 +7,21 @@ use crate::compute::fallback::device_or_cpu;
 use crate::compute::Backend;
 use crate::error::Result;
 
+/// ```
+/// use gpu_planning::apsp::{Config, Graph, Solver, Weights};
+/// use gpu_planning::compute::Backend;
+///
+/// let graph = Graph {
+///     vertices: 3,
+///     from: vec![0, 1, 0],
+///     to: vec![1, 2, 2],
+///     weights: Weights::Int(vec![1, 2, 5]),
+/// };
+/// let solution = Solver::new(&Backend::Cpu, Config::default())?.solve(&graph)?;
+/// let p = solution.query(0, 2)?;
+/// assert_eq!((p.distance, p.path), (3.0, vec![0, 1, 2])); // cheaper than the direct 5
+/// # Ok::<(), gpu_planning::error::Error>(())
+/// ```
 pub struct Solver {
     backend: Backend,
     config: Config,

@@ -8,6 +8,21 @@ use crate::compute::fallback::device_or_cpu;
 use crate::compute::Backend;
 use crate::error::Result;
 
+/// ```
+/// use gpu_planning::cellgraph::samples::UnitSamples;
+/// use gpu_planning::cellgraph::{Arrangement, Builder, Config};
+/// use gpu_planning::compute::Backend;
+///
+/// // One constraint, x^2 - w^2, splits the rotations into two cells.
+/// let mut c = vec![0.0; 10];
+/// c[0] = 1.0;
+/// c[9] = -1.0;
+/// let arr = Arrangement::from_unique(1, &c)?;
+/// let builder = Builder::new(&Backend::Cpu, false, "doc");
+/// let (graph, ran) = builder.build(&arr, UnitSamples::shoemake(2000, 1)?, &Config::default())?;
+/// assert_eq!((graph.cells.counts.len(), graph.edges.len(), ran), (2, 1, "cpu"));
+/// # Ok::<(), gpu_planning::error::Error>(())
+/// ```
 pub struct Builder {
     backend: Backend,
     cpu_fallback: bool,

@@ -12,6 +12,7 @@ pub mod memory_pool;
 pub mod primitives;
 pub mod readback;
 pub mod staging;
+#[doc(hidden)]
 pub mod testing;
 pub mod warmup;
 

@@ -90,6 +90,18 @@ impl FlatNeighbors {
 }
 
 /// One point set's tree, on its backend.
+///
+/// ```
+/// use gpu_planning::compute::Backend;
+/// use gpu_planning::kdtree::{Index, IndexConfig, Points};
+///
+/// let points = Points::new(2, vec![0.0, 0.0, 1.0, 0.0, 5.0, 5.0])?;
+/// let index = Index::build(&Backend::Cpu, &points, IndexConfig::default())?;
+/// let near = index.knn(&[0.9, 0.1], 2)?;
+/// assert_eq!(near.indices, vec![1, 0]); // the point (1, 0), then (0, 0)
+/// assert_eq!(near.offsets, vec![0, 2]);
+/// # Ok::<(), gpu_planning::error::Error>(())
+/// ```
 pub struct Index {
     host: KdTree,
     device: Option<DeviceTree>,

@@ -67,6 +67,21 @@ enum Kind {
 }
 
 /// One map's planner under one cost model, on its backend.
+///
+/// ```
+/// use gpu_planning::compute::Backend;
+/// use gpu_planning::lee::{Grid, RobotConfig, RobotPlanner};
+///
+/// // A 5 x 3 map with a wall in column 2, open in the bottom row.
+/// let data: Vec<i8> = (0..15).map(|i| if i % 5 == 2 && i < 10 { 100 } else { 0 }).collect();
+/// let config = RobotConfig::default(); // unit moves, 4-connected, no robot radius
+/// let grid = Grid::from_occupancy(5, 3, &data, 65, false, config.connectivity(0)?)?;
+/// let planner = RobotPlanner::new(&Backend::Cpu, grid, 0.05, &config)?;
+/// let plan = planner.plan((0, 0), (4, 0), false)?;
+/// assert_eq!(plan.cost, Some(8)); // down, across the open row, up
+/// assert_eq!(plan.path.first(), Some(&(0, 0)));
+/// # Ok::<(), gpu_planning::error::Error>(())
+/// ```
 pub struct RobotPlanner {
     kind: Kind,
 }

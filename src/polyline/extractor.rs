@@ -8,6 +8,27 @@ use crate::compute::fallback::device_or_cpu;
 use crate::compute::Backend;
 use crate::error::Result;
 
+/// ```
+/// use gpu_planning::compute::Backend;
+/// use gpu_planning::polyline::{Extractor, Gradient, Gray, Problem};
+///
+/// // A bright vertical line at x = 20 on a 40 x 30 image.
+/// let pixels = (0..40 * 30).map(|i| if i % 40 == 20 { 255.0 } else { 0.0 }).collect();
+/// let gradient = Gradient::sobel(&Gray::new(40, 30, pixels)?);
+/// let extractor = Extractor::new(&Backend::Cpu, gradient, false, "doc")?;
+/// let problem = Problem {
+///     a: (20.0, 2.0),
+///     b: (20.0, 27.0),
+///     guides: 4,
+///     points: 9,
+///     half_width: 4.0,
+///     max_angle: 0.3,
+/// };
+/// let (line, ran) = extractor.extract(&problem)?;
+/// assert!(line.feasible && ran == "cpu");
+/// assert_eq!(line.points.len(), 6); // a, one point per guide, b
+/// # Ok::<(), gpu_planning::error::Error>(())
+/// ```
 pub struct Extractor {
     grad: Gradient,
     device: Option<DeviceGradient>,
