@@ -269,3 +269,78 @@ fn the_readme_caps_table_is_config_default_yaml() {
         "caps of config/default.yaml missing from the README's table"
     );
 }
+
+/// What each CLI runs with by default is what its node runs with by default (and so what
+/// config/default.yaml says: the tests above hold the YAML equal to the nodes' defaults).
+#[test]
+fn every_cli_default_is_its_nodes() {
+    use clap::Parser;
+    use gpu_planning::nodes::{apsp, cell_graph, lee_planner, nearest_neighbors, polyline};
+
+    #[derive(Parser)]
+    enum Cli {
+        Lee(gpu_planning::lee::cli::LeeArgs),
+        Apsp(gpu_planning::apsp::cli::ApspArgs),
+        Knn(gpu_planning::kdtree::cli::KnnArgs),
+        Polyline(gpu_planning::polyline::cli::PolylineArgs),
+        CellGraph(gpu_planning::cellgraph::cli::CellGraphArgs),
+    }
+    let parse = |args: &[&str]| Cli::parse_from(std::iter::once("cli").chain(args.iter().copied()));
+
+    let Cli::Lee(a) = parse(&["lee", "--map", "m.yaml", "--start", "0,0", "--goal", "1,1"]) else {
+        unreachable!()
+    };
+    let p = lee_planner::LeeParams::default();
+    assert_eq!(a.connectivity, p.connectivity);
+    assert_eq!(a.cost_model, p.cost_model.name());
+    assert_eq!(a.memory_model, p.memory_model.name());
+    assert_eq!((a.block_x, a.block_y), (p.block_x, p.block_y));
+    assert_eq!(a.robot_radius, p.robot_radius);
+    assert_eq!(
+        (a.neutral_cost, a.cost_factor),
+        (p.neutral_cost, p.cost_factor)
+    );
+    assert_eq!(a.inflation_radius, p.inflation_radius);
+    assert_eq!(a.cost_scaling_factor, p.cost_scaling_factor);
+    // The moves: 4 for unit moves (the seed's), 8 in costmap mode (NavFn's).
+    let moves = |costmap| gpu_planning::lee::Connectivity::for_model(a.connectivity, costmap);
+    assert_eq!(moves(false).unwrap(), gpu_planning::lee::Connectivity::Four);
+    assert_eq!(moves(true).unwrap(), gpu_planning::lee::Connectivity::Eight);
+
+    let Cli::Apsp(a) = parse(&["apsp", "--graph", "g.csv"]) else {
+        unreachable!()
+    };
+    let p = apsp::ApspParams::default();
+    assert_eq!(a.memory_model, p.memory_model.name());
+    assert_eq!((a.tile, a.thread_tile), (p.tile, p.thread_tile));
+    assert_eq!(a.max_vertices, p.max_vertices);
+
+    let Cli::Knn(a) = parse(&["knn", "--points", "p.npy", "--queries", "q.npy"]) else {
+        unreachable!()
+    };
+    let p = nearest_neighbors::NearestNeighborsParams::default();
+    assert_eq!(a.k, p.k as usize);
+    assert_eq!(a.traversal, p.knn_traversal);
+    assert_eq!(a.max_results, p.max_results);
+
+    let Cli::Polyline(a) = parse(&["polyline", "--image", "i.png", "--a", "0,0", "--b", "1,1"])
+    else {
+        unreachable!()
+    };
+    let p = polyline::PolylineParams::default();
+    assert_eq!((a.guides, a.points), (p.guides, p.points_per_guide));
+    assert_eq!(a.half_width, p.half_width);
+    assert_eq!(a.max_angle.to_radians(), p.max_angle);
+    assert_eq!(
+        (a.max_guides, a.max_points),
+        (p.max_guides, p.max_points_per_guide)
+    );
+
+    let Cli::CellGraph(a) = parse(&["cell-graph", "--constraints", "c.npy"]) else {
+        unreachable!()
+    };
+    let p = cell_graph::CellGraphParams::default();
+    assert_eq!(a.algorithm.name(), p.algorithm);
+    assert_eq!((a.r, a.h, a.seed), (p.r, p.h, p.seed));
+    assert_eq!(a.max_samples, p.max_samples as usize);
+}

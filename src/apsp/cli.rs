@@ -5,11 +5,11 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use super::config::DEFAULT_MAX_VERTICES;
 use super::io::{read_graph, IdBase};
 use super::{solve, Config, Distances, MemoryModel};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
-use crate::nodes::apsp::ApspParams;
 
 #[derive(Debug, Args)]
 pub struct ApspArgs {
@@ -24,17 +24,17 @@ pub struct ApspArgs {
     #[arg(long = "query")]
     pub queries: Vec<String>,
     /// linear | coalesced | shared | blocked | tiled
-    #[arg(long, default_value = "tiled")]
+    #[arg(long, default_value = Config::default().memory_model.name())]
     pub memory_model: String,
     /// k-block of the tiled model (16, 32, 64; 0: by size, see apsp::config::AUTO_LARGE_FROM).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = Config::default().tile)]
     pub tile: u32,
     /// Cells per thread along each axis in the tiled model (1, 2, 4, 8; 0 with tile 0).
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = Config::default().thread_tile)]
     pub thread_tile: u32,
     /// Refuse graphs with more vertices (the node's max_vertices; n x n matrices take 8 n^2
     /// bytes on host and device, and the CPU solve n^3 steps).
-    #[arg(long, default_value_t = ApspParams::default().max_vertices)]
+    #[arg(long, default_value_t = DEFAULT_MAX_VERTICES)]
     pub max_vertices: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,

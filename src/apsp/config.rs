@@ -84,6 +84,10 @@ pub const BLOCKED_TILE: u32 = 32;
 /// n = 8192 (134.9 ms against 158.8).
 pub const AUTO_LARGE_FROM: usize = 4096;
 
+/// The largest graph the node and the CLI take unless told (n x n matrices: 8 n^2 bytes on
+/// host and device; the CPU solve n^3 steps).
+pub const DEFAULT_MAX_VERTICES: u32 = 12_000;
+
 impl Default for Config {
     fn default() -> Self {
         Config {

@@ -6,11 +6,11 @@ use clap::Args;
 use serde_json::json;
 
 use super::arrangement::Arrangement;
+use super::config::DEFAULT_MAX_SAMPLES;
 use super::samples::shoemake;
 use super::{build, Algorithm, Config};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
-use crate::nodes::cell_graph::CellGraphParams;
 use crate::npy::read_f64_nd;
 
 #[derive(Debug, Args)]
@@ -28,15 +28,15 @@ pub struct CellGraphArgs {
     pub seed: u64,
     /// Refuse more samples than this (the node's max_samples; 32 bytes each, and more per
     /// sample while building).
-    #[arg(long, default_value_t = CellGraphParams::default().max_samples as usize)]
+    #[arg(long, default_value_t = DEFAULT_MAX_SAMPLES as usize)]
     pub max_samples: usize,
-    #[arg(long, value_enum, default_value = "hash")]
+    #[arg(long, value_enum, default_value_t = Config::default().algorithm)]
     pub algorithm: Algorithm,
     /// Tree arity 2^r (tree).
-    #[arg(long, default_value_t = 4)]
+    #[arg(long, default_value_t = Config::default().r)]
     pub r: u32,
     /// Pivots (heuristic).
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = Config::default().h)]
     pub h: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,

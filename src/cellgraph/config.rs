@@ -46,6 +46,10 @@ pub struct Config {
     pub h: u32,
 }
 
+/// The most samples the node and the CLI take unless told (32 bytes each, and more per
+/// sample while building).
+pub const DEFAULT_MAX_SAMPLES: u32 = 16 << 20;
+
 impl Default for Config {
     fn default() -> Self {
         Config {

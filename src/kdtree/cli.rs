@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use super::config::{DEFAULT_K, DEFAULT_MAX_RESULTS};
 use super::io::{npz, read_points};
 use super::{
     check_unit_quaternions, FiniteRows, Index, IndexConfig, Metric, Neighbors, Points, ResultSize,
@@ -12,7 +13,6 @@ use super::{
 };
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
-use crate::nodes::nearest_neighbors::NearestNeighborsParams;
 
 #[derive(Debug, Args)]
 pub struct KnnArgs {
@@ -23,7 +23,7 @@ pub struct KnnArgs {
     #[arg(long)]
     pub queries: PathBuf,
     /// Neighbours per query.
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = DEFAULT_K)]
     pub k: usize,
     /// With --radius: report at most this many per query, nearest first (0 = all).
     #[arg(long, default_value_t = 0)]
@@ -40,7 +40,7 @@ pub struct KnnArgs {
     pub radius: Option<f32>,
     /// Refuse a query whose answer could hold more neighbours in all (queries x k, or queries x
     /// --max-count, 0 counting as every point): the node's max_results.
-    #[arg(long, default_value_t = NearestNeighborsParams::default().max_results)]
+    #[arg(long, default_value_t = DEFAULT_MAX_RESULTS)]
     pub max_results: u64,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,

@@ -2,6 +2,13 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Neighbours per query unless asked (the node's `k`, the CLI's `--k`).
+pub const DEFAULT_K: usize = 1;
+
+/// The most neighbours one answer may hold in all unless told (the node's and the CLI's
+/// `max_results`): answers are allocated in full, 8 bytes a neighbour.
+pub const DEFAULT_MAX_RESULTS: u64 = 1 << 26;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {

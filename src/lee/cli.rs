@@ -39,37 +39,37 @@ pub struct LeeArgs {
     pub goal: String,
     /// 4, 8, or 0: the cost model's own moves (4 for unit, 8 for costmap: NavFn's); the
     /// node's default too.
-    #[arg(long, default_value_t = crate::nodes::lee_planner::LeeParams::default().connectivity)]
+    #[arg(long, default_value_t = 0)]
     pub connectivity: u32,
     /// CUDA variant: bitwave (default), global, shared or texture.
-    #[arg(long, default_value = "bitwave")]
+    #[arg(long, default_value = Config::default().memory_model.name())]
     pub memory_model: String,
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = Config::default().block_x)]
     pub block_x: u32,
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, default_value_t = Config::default().block_y)]
     pub block_y: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Robot radius in metres: cells within it of an obstacle are blocked (0: none).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = CostParams::default().robot_radius, allow_negative_numbers = true)]
     pub robot_radius: f64,
     /// Metres per cell of an --elevation grid (a map YAML and a heightmap carry their own).
     #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     pub resolution: f64,
     /// unit (moves, the default) or costmap (nav2's inflation costs, least total cost).
-    #[arg(long, default_value = "unit")]
+    #[arg(long, default_value = CostModel::default().name())]
     pub cost_model: String,
     /// Costmap: cost of entering a cell of value 0 (NavFn's neutral_cost).
-    #[arg(long, default_value_t = 50)]
+    #[arg(long, default_value_t = CostParams::default().neutral_cost)]
     pub neutral_cost: u32,
     /// Costmap: percent of a cell's value added when entering it (NavFn's cost_factor 0.8).
-    #[arg(long, default_value_t = 80)]
+    #[arg(long, default_value_t = CostParams::default().cost_factor)]
     pub cost_factor: u32,
     /// Costmap: metres from an obstacle within which cells get the decaying inflation cost.
-    #[arg(long, default_value_t = 0.55, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = CostParams::default().inflation_radius, allow_negative_numbers = true)]
     pub inflation_radius: f64,
     /// Costmap: decay per metre of the inflation cost.
-    #[arg(long, default_value_t = 10.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = CostParams::default().cost_scaling_factor, allow_negative_numbers = true)]
     pub cost_scaling_factor: f64,
     /// Print one JSON object instead of text.
     #[arg(long)]
@@ -358,42 +358,4 @@ fn draw(
     }
     img.save(out)
         .map_err(|e| Error::invalid(out.display().to_string(), e))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        lee: LeeArgs,
-    }
-
-    /// What `gpu_planning lee` plans with by default is what the node plans with by default
-    /// (config/default.yaml restates the node's: tests/config_files.rs).
-    #[test]
-    fn the_cli_defaults_are_the_nodes() {
-        let a = Cli::parse_from(["lee", "--map", "m.yaml", "--start", "0,0", "--goal", "1,1"]).lee;
-        let p = crate::nodes::lee_planner::LeeParams::default();
-        assert_eq!(a.connectivity, p.connectivity);
-        assert_eq!(a.cost_model.parse::<CostModel>().ok(), Some(p.cost_model));
-        assert_eq!(
-            a.memory_model.parse::<MemoryModel>().ok(),
-            Some(p.memory_model)
-        );
-        assert_eq!((a.block_x, a.block_y), (p.block_x, p.block_y));
-        assert_eq!(a.robot_radius, p.robot_radius);
-        assert_eq!(
-            (a.neutral_cost, a.cost_factor),
-            (p.neutral_cost, p.cost_factor)
-        );
-        assert_eq!(a.inflation_radius, p.inflation_radius);
-        assert_eq!(a.cost_scaling_factor, p.cost_scaling_factor);
-        // The moves: 4 for unit moves (the seed's), 8 in costmap mode (NavFn's).
-        let moves = |costmap| Connectivity::for_model(a.connectivity, costmap).unwrap();
-        assert_eq!(moves(false), Connectivity::Four);
-        assert_eq!(moves(true), Connectivity::Eight);
-    }
 }

@@ -24,6 +24,18 @@ pub enum MemoryModel {
     Bitwave,
 }
 
+impl MemoryModel {
+    /// The name parameters and flags give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Global => "global",
+            Self::Shared => "shared",
+            Self::Texture => "texture",
+            Self::Bitwave => "bitwave",
+        }
+    }
+}
+
 impl std::str::FromStr for MemoryModel {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::json;
 
+use super::geometry as g;
 use super::geometry::Problem;
 use super::image::{Gradient, Gray};
 use super::solve;
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
-use crate::nodes::polyline::PolylineParams;
 
 #[derive(Debug, Args)]
 pub struct PolylineArgs {
@@ -24,22 +24,22 @@ pub struct PolylineArgs {
     #[arg(long, allow_hyphen_values = true)]
     pub b: String,
     /// Interior guides m.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = g::DEFAULT_GUIDES)]
     pub guides: u32,
     /// Points per guide d (>= 2).
-    #[arg(long, default_value_t = 64)]
+    #[arg(long, default_value_t = g::DEFAULT_POINTS)]
     pub points: u32,
     /// Half width of each guide, pixels.
-    #[arg(long, default_value_t = 10.0)]
+    #[arg(long, default_value_t = g::DEFAULT_HALF_WIDTH)]
     pub half_width: f64,
     /// Largest turning angle at a guide point, degrees.
-    #[arg(long, default_value_t = 30.0)]
+    #[arg(long, default_value_t = g::DEFAULT_MAX_ANGLE_DEGREES)]
     pub max_angle: f64,
     /// Largest --guides accepted (the node's max_guides; default from config/default.yaml).
-    #[arg(long, default_value_t = PolylineParams::default().max_guides)]
+    #[arg(long, default_value_t = g::DEFAULT_MAX_GUIDES)]
     pub max_guides: u32,
     /// Largest --points accepted (the node's max_points_per_guide).
-    #[arg(long, default_value_t = PolylineParams::default().max_points_per_guide)]
+    #[arg(long, default_value_t = g::DEFAULT_MAX_POINTS_PER_GUIDE)]
     pub max_points: u32,
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,

@@ -5,6 +5,17 @@ use crate::error::{Error, Result};
 
 pub type Pt = (f64, f64);
 
+/// What a request leaves out is taken from these (the node's parameters and the CLI's flags
+/// default to them): guides m, points per guide d, the guides' half width in pixels, the
+/// turning limit in degrees.
+pub const DEFAULT_GUIDES: u32 = 8;
+pub const DEFAULT_POINTS: u32 = 64;
+pub const DEFAULT_HALF_WIDTH: f64 = 10.0;
+pub const DEFAULT_MAX_ANGLE_DEGREES: f64 = 30.0;
+/// The largest problem taken unless told: its DP's table grows with guides x points^2.
+pub const DEFAULT_MAX_GUIDES: u32 = 256;
+pub const DEFAULT_MAX_POINTS_PER_GUIDE: u32 = 4096;
+
 /// One extraction request, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {

@@ -19,6 +19,16 @@ pub enum CostModel {
     Costmap,
 }
 
+impl CostModel {
+    /// The name parameters and flags give it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Unit => "unit",
+            Self::Costmap => "costmap",
+        }
+    }
+}
+
 impl std::str::FromStr for CostModel {
     type Err = Error;
     fn from_str(s: &str) -> Result<Self> {

@@ -45,7 +45,7 @@ impl Default for ApspParams {
             thread_tile: c.thread_tile,
             block_x: c.block_x,
             block_y: c.block_y,
-            max_vertices: 12_000,
+            max_vertices: crate::apsp::config::DEFAULT_MAX_VERTICES,
             max_solve_s: 600.0,
             max_pairs: 1 << 20,
             max_path_vertices: 1 << 24,

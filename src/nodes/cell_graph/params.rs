@@ -45,7 +45,7 @@ impl Default for CellGraphParams {
             sample_count: 100_000,
             seed: 1,
             max_constraints: 4096,
-            max_samples: 16 << 20,
+            max_samples: crate::cellgraph::config::DEFAULT_MAX_SAMPLES,
             max_markers: 500,
         }
     }

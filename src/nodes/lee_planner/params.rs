@@ -94,6 +94,7 @@ pub const MAX_VIAPOINTS: u32 = 65_536;
 impl Default for LeeParams {
     fn default() -> Self {
         let p = crate::lee::Config::default();
+        let c = crate::lee::costmap::CostParams::default();
         LeeParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
@@ -113,13 +114,13 @@ impl Default for LeeParams {
             heightmap_frame: "map".into(),
             publish_distance_field: false,
             max_cells: 1 << 28,
-            robot_radius: 0.0,
-            cost_model: crate::lee::costmap::CostModel::Unit,
+            robot_radius: c.robot_radius,
+            cost_model: crate::lee::costmap::CostModel::default(),
             path: crate::lee::costmap::config::PathShape::Auto,
-            neutral_cost: 50,
-            cost_factor: 80,
-            inflation_radius: 0.55,
-            cost_scaling_factor: 10.0,
+            neutral_cost: c.neutral_cost,
+            cost_factor: c.cost_factor,
+            inflation_radius: c.inflation_radius,
+            cost_scaling_factor: c.cost_scaling_factor,
             global_frame: "map".into(),
             robot_base_frame: "base_link".into(),
             transform_tolerance: 0.3,

@@ -37,11 +37,11 @@ impl Default for NearestNeighborsParams {
             service_mapping: "auto".into(),
             use_sim_time: false,
             gpu_priority: 0,
-            k: 1,
+            k: crate::kdtree::config::DEFAULT_K as u32,
             knn_traversal: crate::kdtree::Traversal::Auto,
             max_points: 16 << 20,
             max_queries: 4 << 20,
-            max_results: 1 << 26,
+            max_results: crate::kdtree::config::DEFAULT_MAX_RESULTS,
         }
     }
 }

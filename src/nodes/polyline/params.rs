@@ -38,17 +38,18 @@ pub struct PolylineParams {
 
 impl Default for PolylineParams {
     fn default() -> Self {
+        use crate::polyline::geometry as g;
         PolylineParams {
             backend: BackendKind::Auto,
             service_mapping: "auto".into(),
             use_sim_time: false,
             gpu_priority: 0,
-            guides: 8,
-            points_per_guide: 64,
-            half_width: 10.0,
-            max_angle: 30f64.to_radians(),
-            max_guides: 256,
-            max_points_per_guide: 4096,
+            guides: g::DEFAULT_GUIDES,
+            points_per_guide: g::DEFAULT_POINTS,
+            half_width: g::DEFAULT_HALF_WIDTH,
+            max_angle: g::DEFAULT_MAX_ANGLE_DEGREES.to_radians(),
+            max_guides: g::DEFAULT_MAX_GUIDES,
+            max_points_per_guide: g::DEFAULT_MAX_POINTS_PER_GUIDE,
             max_image_pixels: 64 << 20,
             pixel_size: 0.0,
             origin_x: 0.0,
