@@ -51,7 +51,12 @@ pub enum Error {
     #[error("overloaded: {pending} requests pending (max_pending_requests); try again later")]
     Overloaded { pending: usize },
 
-    /// Any other CUDA driver error.
+    /// A CUDA driver call failed; the driver's error is the source.
+    #[error("CUDA error: {0}")]
+    Driver(#[from] cudarc::driver::DriverError),
+
+    /// Any other GPU failure (a device answer that differs from the CPU's, a device that
+    /// cannot run a variant).
     #[error("CUDA error: {0}")]
     Gpu(String),
 

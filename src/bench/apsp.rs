@@ -51,7 +51,7 @@ impl Args {
         let shapes = self
             .shapes
             .iter()
-            .map(|s| super::parse_pair_u32("--shapes", s))
+            .map(|s| super::harness::parse_pair_u32("--shapes", s))
             .collect::<Result<Vec<_>>>()?;
         let options = Options {
             sizes: self.sizes,

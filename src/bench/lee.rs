@@ -6,6 +6,7 @@
 
 use std::fmt::Write;
 
+use super::lee_map::MAX_SIDE;
 use super::try_median_ms as median;
 use crate::compute::{Backend, BackendKind};
 use crate::error::Result;
@@ -215,10 +216,6 @@ fn clearance_rows(
     }
     Ok(())
 }
-
-/// The largest side `--sizes` takes: 32768² cells, 2^30, above any robot's map and within a
-/// single device's memory for every model.
-pub const MAX_SIDE: u32 = 32_768;
 
 pub fn run(backend: &Backend, o: &Options) -> Result<String> {
     let mut out = String::new();

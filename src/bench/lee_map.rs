@@ -17,6 +17,10 @@ use crate::lee::costmap::{CostModel, CostParams};
 use crate::lee::{Connectivity, Grid, RobotConfig, RobotPlanner, DIRECTIONS};
 use crate::rng::XorShift;
 
+/// The largest side `--sizes` takes: 32768² cells, 2^30, above any robot's map and within a
+/// single device's memory for every model.
+pub const MAX_SIDE: u32 = 32_768;
+
 /// The most start/goal pairs a run takes (each is planned on every backend).
 pub const MAX_PAIRS: usize = 100_000;
 
@@ -83,15 +87,13 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
     }
     let m = crate::lee::io::map_yaml::load(&o.map)?;
     let k = o.scale.max(1);
-    let side = |n: u32| n.checked_mul(k).filter(|&s| s <= super::lee::MAX_SIDE);
+    let side = |n: u32| n.checked_mul(k).filter(|&s| s <= MAX_SIDE);
     let (Some(w), Some(h)) = (side(m.width), side(m.height)) else {
         return Err(Error::invalid(
             "--scale",
             format!(
                 "{k} makes the {} x {} map wider or taller than {} cells",
-                m.width,
-                m.height,
-                super::lee::MAX_SIDE
+                m.width, m.height, MAX_SIDE
             ),
         ));
     };

@@ -36,7 +36,7 @@ impl Args {
         let shapes = self
             .shapes
             .iter()
-            .map(|s| super::parse_pair_u32("--shapes", s))
+            .map(|s| super::harness::parse_pair_u32("--shapes", s))
             .collect::<Result<Vec<_>>>()?;
         let options = Options {
             shapes,

@@ -87,8 +87,8 @@ struct Case {
 
 impl Args {
     pub fn run(self) -> Result<()> {
-        let (guides, points) = super::parse_pair_u32("--extract", &self.extract)?;
-        let (samples, constraints) = super::parse_pair_u32("--build", &self.build)?;
+        let (guides, points) = super::harness::parse_pair_u32("--extract", &self.extract)?;
+        let (samples, constraints) = super::harness::parse_pair_u32("--build", &self.build)?;
         let inputs = Inputs::new(&self, (guides, points), (samples, constraints))?;
         timings::record(true);
         println!(

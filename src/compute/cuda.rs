@@ -15,6 +15,7 @@ use cudarc::driver::{
 use cudarc::nvrtc::Ptx;
 use sha2::{Digest, Sha256};
 
+pub use super::driver_error::gpu_err;
 use super::host_copies::{HostCopies, Registration};
 use super::memory_pool;
 use super::staging::{Part, Staging};
@@ -741,11 +742,6 @@ fn kernel_names(code: &str) -> impl Iterator<Item = &str> {
             };
             rest.split_once('(').map(|(name, _)| name.trim())
         })
-}
-
-/// Maps a driver error to the crate error, keeping out-of-memory distinguishable.
-pub fn gpu_err(e: DriverError) -> Error {
-    Error::Gpu(e.to_string())
 }
 
 fn alloc_err<T>(e: DriverError, len: usize) -> Error {

@@ -9,7 +9,7 @@
 
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 
-use super::cuda::gpu_err;
+use super::driver_error::gpu_err;
 use crate::error::{Error, Result};
 
 /// Freed memory the pool keeps, of a device with `total` bytes: a quarter of it.

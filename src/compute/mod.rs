@@ -4,6 +4,7 @@
 
 mod backend;
 pub mod cuda;
+pub mod driver_error;
 pub mod fallback;
 pub mod host_copies;
 pub mod info;

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaContext, PinnedHostSlice};
 
-use super::cuda::gpu_err;
+use super::driver_error::gpu_err;
 use crate::error::Result;
 use crate::sync::lock;
 

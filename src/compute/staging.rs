@@ -12,7 +12,7 @@ use cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaStream, PinnedHost
 use rayon::prelude::*;
 use std::sync::Arc;
 
-use super::cuda::gpu_err;
+use super::driver_error::gpu_err;
 use crate::error::Result;
 
 /// Bytes of one pinned chunk: large enough that a copy's fixed costs (about 10 µs on the copy

@@ -65,7 +65,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
         );
     }
     let (qdims, queries) = read_points(&a.queries)?;
-    if let Some(i) = super::query::first_non_finite(&queries) {
+    if let Some(i) = super::points::first_non_finite(&queries) {
         return Err(Error::invalid(
             format!("{}: query {}", a.queries.display(), i / qdims.max(1)),
             format!("coordinate {} is {}", i % qdims.max(1), queries[i]),
@@ -115,7 +115,7 @@ pub fn run(a: KnnArgs) -> Result<()> {
         }
     };
     let mut result: Vec<Neighbors> = answer.rows();
-    cloud.to_cloud_indices(&mut result);
+    cloud.to_cloud_indices(result.iter_mut().flatten().map(|e| &mut e.1));
     let elapsed = started.elapsed().as_secs_f64();
     if a.json {
         let indices: Vec<Vec<u32>> = result

@@ -3,6 +3,7 @@
 //! SO(3), and answers too large to allocate). Shared by the node's services and the CLI.
 
 use super::config::Metric;
+use super::points::first_non_finite;
 use super::tree::KdTree;
 use crate::error::{Error, Result};
 
@@ -54,19 +55,6 @@ pub fn check_query_dims(dims: usize, queries: &[f32], k: usize, metric: Metric) 
         ));
     }
     Ok(())
-}
-
-/// The index of the first NaN or infinite value. Runs on every query batch before any work
-/// (a million 3-D queries are three million values): blocks are checked in parallel with a
-/// branch-free fold the compiler vectorises, and only a failing block is searched value by
-/// value.
-pub fn first_non_finite(v: &[f32]) -> Option<usize> {
-    use rayon::prelude::*;
-    const BLOCK: usize = 1 << 14;
-    let bad = |c: &[f32]| c.iter().fold(false, |a, x| a | !x.is_finite());
-    let b = v.par_chunks(BLOCK).position_first(bad)?;
-    let at = b * BLOCK;
-    v[at..].iter().position(|x| !x.is_finite()).map(|i| at + i)
 }
 
 /// Refuses a query whose answer could hold more than `max_results` neighbours in all (answers
@@ -128,7 +116,7 @@ pub fn check_unit_quaternions(field: &str, q: &[f32]) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::first_non_finite;
+    use crate::kdtree::points::first_non_finite;
 
     #[test]
     fn the_first_non_finite_value_is_found_across_blocks() {

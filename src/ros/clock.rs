@@ -6,16 +6,15 @@ use std::sync::{Arc, Mutex};
 
 use futures::StreamExt;
 use ros2_client::qos::{Durability, History};
-use ros2_client::QosProfile;
+use ros2_client::{QosProfile, Subscription};
 
-use crate::error::Result;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::rosgraph_msgs::Clock as ClockMsg;
-use crate::ros::{NodeContext, RosRuntime};
+use crate::ros::RosRuntime;
 use crate::sync::lock;
 
 /// rclcpp's ClockQoS: keep last 1, best effort (a reliable publisher still matches).
-fn clock_qos() -> QosProfile {
+pub fn qos() -> QosProfile {
     QosProfile::subscription_default()
         .reliability_best_effort()
         .durability(Durability::Volatile)
@@ -34,13 +33,11 @@ impl Clock {
         Clock::default()
     }
 
-    /// Simulation time from `/clock` (resolved and remapped as any topic of `ctx`), read by a
-    /// task on `rt`'s executor.
-    pub fn simulated(rt: &RosRuntime, ctx: &mut NodeContext) -> Result<Clock> {
-        let sub = ctx.subscription::<ClockMsg>("/clock", clock_qos())?;
+    /// Simulation time from `sub`, the node `name`'s subscription to `/clock` (with
+    /// [`qos`]), read by a task on `rt`'s executor.
+    pub fn simulated(rt: &RosRuntime, sub: Subscription<ClockMsg>, name: String) -> Clock {
         let time = Arc::new(Mutex::new(Time::default()));
         let latest = time.clone();
-        let name = ctx.fully_qualified_name();
         rt.spawn(async move {
             let s = sub.async_stream();
             futures::pin_mut!(s);
@@ -51,7 +48,7 @@ impl Clock {
                 }
             }
         });
-        Ok(Clock { sim: Some(time) })
+        Clock { sim: Some(time) }
     }
 
     pub fn is_simulated(&self) -> bool {

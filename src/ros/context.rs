@@ -16,8 +16,9 @@ use ros2_client::{
 
 use crate::error::{Error, Result};
 use crate::ros::args::Remap;
-use crate::ros::clock::Clock;
+use crate::ros::clock::{self, Clock};
 use crate::ros::live_params::{Dynamic, Live, LiveParams, NodeParams};
+use crate::ros::msg::rosgraph_msgs::Clock as ClockMsg;
 use crate::ros::msg::{RosMessage, RosService};
 use crate::ros::names;
 use crate::ros::qos;
@@ -155,7 +156,8 @@ impl NodeContext {
             work,
         };
         if use_sim_time {
-            ctx.clock = Clock::simulated(rt, &mut ctx)?;
+            let sub = ctx.subscription::<ClockMsg>("/clock", clock::qos())?;
+            ctx.clock = Clock::simulated(rt, sub, ctx.fully_qualified_name());
         }
         rt.register_node(ctx.fully_qualified_name());
         Ok(ctx)

@@ -3,7 +3,10 @@
 //! method in integers (a 1-D distance along each row, then the lower envelope of parabolas down
 //! each column), so it is exact and equal bit for bit to the device's (kernels/clearance.cu).
 
-use super::{NO_OBSTACLE, NO_OBSTACLE_1D};
+/// Squared distance of a cell when the map has no obstacle at all.
+pub const NO_OBSTACLE: u64 = u64::MAX;
+/// Row distance of a cell whose row has no obstacle.
+pub const NO_OBSTACLE_1D: u32 = u32::MAX;
 
 /// Along each row: |x - x'| to the nearest obstacle x' of the row, NO_OBSTACLE_1D where the row
 /// has none.

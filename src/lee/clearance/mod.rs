@@ -11,10 +11,7 @@ use super::grid::Grid;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 
-/// Squared distance of a cell when the map has no obstacle at all.
-pub const NO_OBSTACLE: u64 = u64::MAX;
-/// Row distance of a cell whose row has no obstacle.
-pub const NO_OBSTACLE_1D: u32 = u32::MAX;
+pub use cpu::{NO_OBSTACLE, NO_OBSTACLE_1D};
 /// Longest side the transform takes: squared distances and the envelope's sums stay far inside
 /// an i64 (2 x (2^21)² < 2^44).
 pub const MAX_SIDE: u32 = 1 << 21;

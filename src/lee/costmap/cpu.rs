@@ -9,6 +9,9 @@ use super::config::{diagonal, CostParams, INSCRIBED, LETHAL, MAX_NON_OBSTACLE};
 use crate::lee::clearance::{metres, NO_OBSTACLE};
 use crate::lee::grid::{Grid, DIRECTIONS};
 
+/// A path's cells (x, y) from start to goal and its total cost.
+pub type CellPath = (Vec<(u32, u32)>, u64);
+
 /// Total cost of a cell the field never reached.
 pub const UNREACHED_COST: u64 = u64::MAX;
 

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
-use super::CellPath;
+use super::cpu::CellPath;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::COSTFIELD;
 use crate::compute::warmup::Module;

@@ -27,9 +27,7 @@ use super::grid::{Grid, DIRECTIONS};
 use crate::compute::{fallback::device_or_cpu, Backend};
 use crate::error::{Error, PathEnd, Result};
 use crate::sync::lock;
-
-/// A path's cells (x, y) from start to goal and its total cost.
-pub type CellPath = (Vec<(u32, u32)>, u64);
+pub use cpu::CellPath;
 
 /// A least-cost plan.
 #[derive(Debug, Clone, PartialEq)]

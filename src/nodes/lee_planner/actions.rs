@@ -27,8 +27,8 @@ use crate::ros::action::ActionServer;
 use crate::ros::live_params::Live;
 use crate::ros::node_params::ServiceParams;
 
+use super::params::NODE_NAME;
 use super::plan::{Code, Failure, Query};
-use super::NODE_NAME;
 
 /// nav2's error codes of one action (ComputePathToPose counts from 200, ThroughPoses from 300).
 pub(super) fn error_code(base: u16, code: Code) -> u16 {

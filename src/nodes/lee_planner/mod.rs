@@ -20,7 +20,7 @@ mod maps;
 pub mod params;
 mod plan;
 
-pub use params::{LeeParams, LEE_GPU_PRIORITY, MAX_VIAPOINTS};
+pub use params::{LeeParams, LEE_GPU_PRIORITY, MAX_VIAPOINTS, NODE_NAME};
 
 use std::future::Future;
 use std::pin::Pin;
@@ -61,8 +61,6 @@ use crate::sync::lock;
 
 use maps::{costmap_state, elevation_state, heightmap_state, occupancy_state, MapState};
 use plan::{Failure, Frames, Query};
-
-pub const NODE_NAME: &str = "lee_planner";
 
 type Shared = Arc<Mutex<Option<Arc<MapState>>>>;
 type Task = Pin<Box<dyn Future<Output = ()> + Send>>;

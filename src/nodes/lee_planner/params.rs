@@ -8,6 +8,9 @@ use crate::error::{Error, Result};
 
 use crate::ros::node_params::node_params;
 
+/// The node's name (its namespace's last part).
+pub const NODE_NAME: &str = "lee_planner";
+
 /// The planner's default stream priority: the highest on every device CUDA has shipped (a
 /// robot's get_plan should not wait behind an all-pairs solve or a cell graph).
 pub const LEE_GPU_PRIORITY: u32 = 5;

@@ -10,7 +10,7 @@ use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::tf::{Rigid, TfBuffer};
 
 use super::maps::MapState;
-use super::NODE_NAME;
+use super::params::NODE_NAME;
 
 /// What went wrong, in nav2's terms (the action results' error codes; GetPlan and the topics
 /// only log it).
