@@ -237,8 +237,7 @@ impl Index {
         device: impl FnOnce() -> Result<FlatNeighbors>,
         cpu: impl FnOnce() -> Result<FlatNeighbors>,
     ) -> Result<FlatNeighbors> {
-        let what = format!("{}: the query", self.config.label);
-        Ok(device_or_cpu(self.config.cpu_fallback, &what, device, cpu)?.0)
+        Ok(device_or_cpu(self.config.cpu_fallback, &self.config.label, device, cpu)?.0)
     }
 }
 
