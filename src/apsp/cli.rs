@@ -11,6 +11,7 @@ use super::{solve, Config, Distances, MemoryModel};
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
+/// `gpu_planning apsp`'s flags: a graph file, pairs to answer, the variant and the cap.
 #[derive(Debug, Args)]
 pub struct ApspArgs {
     /// CSV with header `from,to,weight` (0-based ids) or DIMACS `.gr` (1-based ids, reported
@@ -36,6 +37,7 @@ pub struct ApspArgs {
     /// bytes on host and device, and the CPU solve n^3 steps).
     #[arg(long, default_value_t = DEFAULT_MAX_VERTICES)]
     pub max_vertices: u32,
+    /// auto (CUDA when a device is there), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of text.
@@ -58,6 +60,7 @@ fn parse_pair(s: &str, base: u32) -> Result<(u32, u32)> {
     Ok((id(u)?, id(v)?))
 }
 
+/// Reads the graph, solves it, and prints the asked pairs' distances and paths.
 pub fn run(a: ApspArgs) -> Result<()> {
     let memory_model: MemoryModel = a.memory_model.parse().map_err(|_| {
         Error::invalid(

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// How the CUDA Floyd-Warshall walks its matrices (the CPU's blocked order is the reference
+/// for all of them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryModel {
@@ -22,6 +24,7 @@ pub enum MemoryModel {
 }
 
 impl MemoryModel {
+    /// Every model, in the order of the seed's progression.
     pub const ALL: [MemoryModel; 5] = [
         MemoryModel::Linear,
         MemoryModel::Coalesced,
@@ -30,6 +33,7 @@ impl MemoryModel {
         MemoryModel::Tiled,
     ];
 
+    /// The name parameters and flags give it.
     pub fn name(self) -> &'static str {
         match self {
             Self::Linear => "linear",
@@ -64,6 +68,7 @@ impl std::str::FromStr for MemoryModel {
 /// Shapes of the GPU models (validated ranges; CPU runs use `tile` for their blocked order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
+    /// The device variant ([`MemoryModel`]).
     pub memory_model: MemoryModel,
     /// k-block of the `tiled` model: 16, 32 or 64; 0 picks by size with `thread_tile` 0 (see
     /// [`AUTO_LARGE_FROM`]).
@@ -73,6 +78,7 @@ pub struct Config {
     pub thread_tile: u32,
     /// Block shape of the per-k models (linear uses block_x * block_y threads in 1-D).
     pub block_x: u32,
+    /// See `block_x`.
     pub block_y: u32,
 }
 
@@ -101,6 +107,7 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Checks the shapes against their ranges; the error names the field and the value.
     pub fn validate(&self) -> Result<()> {
         if self.tile == 0 && self.thread_tile == 0 {
             return self.validate_blocks();

@@ -14,6 +14,8 @@ use crate::error::{Error, Result};
 /// Device memory kept free beside the matrices (driver, kernels, other nodes' buffers).
 const HEADROOM_BYTES: usize = 256 << 20;
 
+/// The distance and successor matrices on the device, padded to the model's tile, and the
+/// runtime that owns them.
 pub struct DeviceMatrices<T: Weight> {
     rt: Arc<CudaRuntime>,
     d: CudaSlice<T>,
@@ -189,6 +191,7 @@ impl<T: Weight> DeviceMatrices<T> {
         Ok(())
     }
 
+    /// Waits for every launch on the matrices' stream.
     pub fn synchronize(&self) -> Result<()> {
         self.rt.synchronize()
     }

@@ -11,11 +11,14 @@ pub const NO_VERTEX: u32 = u32::MAX;
 /// Edge weights: integers are solved exactly in i32, anything else in f32.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Weights {
+    /// Integer weights, solved exactly.
     Int(Vec<i32>),
+    /// Any other weights, solved in f32.
     Float(Vec<f32>),
 }
 
 impl Weights {
+    /// The number of weights (one per edge).
     pub fn len(&self) -> usize {
         match self {
             Weights::Int(w) => w.len(),
@@ -23,16 +26,23 @@ impl Weights {
         }
     }
 
+    /// Whether there are no edges.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 }
 
+/// A directed graph as edge lists: edge i goes from `from[i]` to `to[i]` with weight i;
+/// parallel edges are allowed (the lightest counts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Graph {
+    /// Vertices are 0..vertices.
     pub vertices: u32,
+    /// Each edge's tail.
     pub from: Vec<u32>,
+    /// Each edge's head.
     pub to: Vec<u32>,
+    /// Each edge's weight.
     pub weights: Weights,
 }
 

@@ -10,7 +10,9 @@ use crate::error::{Error, Result};
 /// How the file numbers vertices (results are reported back the same way).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IdBase {
+    /// Ids from 0 (CSV).
     Zero,
+    /// Ids from 1 (DIMACS `.gr`).
     One,
 }
 
@@ -18,6 +20,8 @@ pub enum IdBase {
 /// 65,536 vertices the matrices already take 34 GB.
 pub const MAX_FILE_VERTICES: u32 = 1 << 16;
 
+/// A graph file by its extension: DIMACS `.gr`, else CSV; `vertices` overrides the count the
+/// file implies. Returns how the file numbers vertices, to answer in its numbering.
 pub fn read_graph(path: &Path, vertices: Option<u32>) -> Result<(Graph, IdBase)> {
     let name = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(name.clone(), e))?;
@@ -111,6 +115,7 @@ fn parse_id(name: &str, line: usize, what: &str, s: &str, base: u32) -> Result<u
     Ok((v - base as u64) as u32)
 }
 
+/// A CSV graph (`from,to,weight` header, 0-based ids); `name` names the file in errors.
 pub fn parse_csv(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph> {
     let mut lines = text
         .lines()
@@ -147,6 +152,7 @@ pub fn parse_csv(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph>
     finish(name, raw, vertices)
 }
 
+/// A DIMACS shortest-path graph (`p sp N M`, `a U V W` lines, 1-based ids).
 pub fn parse_dimacs(name: &str, text: &str, vertices: Option<u32>) -> Result<Graph> {
     let mut raw = Raw::new(("tail", "head"), 1);
     let mut declared: Option<u32> = None;

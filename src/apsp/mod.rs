@@ -3,6 +3,8 @@
 //! The CPU loops in [`cpu`] are the references; every GPU memory model in [`gpu`] returns the
 //! same distances and the successor matrix of the reference that relaxes in its order.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod config;
 pub mod cpu;

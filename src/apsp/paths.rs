@@ -10,7 +10,9 @@ use super::weight::Weight;
 /// have run away).
 #[derive(Debug, Clone, PartialEq)]
 pub struct NegativeCycle {
+    /// A vertex whose distance to itself went negative.
     pub vertex: u32,
+    /// The cycle's vertices in order, when it could be traced.
     pub cycle: Option<Vec<u32>>,
 }
 

@@ -51,6 +51,7 @@ impl Solver {
         self
     }
 
+    /// The variant it solves with.
     pub fn config(&self) -> &Config {
         &self.config
     }

@@ -9,6 +9,7 @@ pub trait Weight:
 {
     /// Stored "unreached".
     const INF: Self;
+    /// A vertex's distance to itself.
     const ZERO: Self;
     /// NVRTC define selecting this type in kernels/apsp.cu.
     const KERNEL_FLOAT: bool;
@@ -26,6 +27,7 @@ pub trait Weight:
             Self::INF
         }
     }
+    /// As f64 (`INF` as +inf).
     fn to_f64(self) -> f64;
 }
 

@@ -12,6 +12,7 @@ use super::solve;
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
+/// `gpu_planning polyline`'s flags: an image, the two ends, the problem's shape and caps.
 #[derive(Debug, Args)]
 pub struct PolylineArgs {
     /// Image file (PNG, PGM/PPM): gray, or colour converted with 0.299 R + 0.587 G + 0.114 B.
@@ -41,6 +42,7 @@ pub struct PolylineArgs {
     /// Largest --points accepted (the node's max_points_per_guide).
     #[arg(long, default_value_t = g::DEFAULT_MAX_POINTS_PER_GUIDE)]
     pub max_points: u32,
+    /// auto (CUDA when a device is there), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of text.
@@ -60,6 +62,7 @@ fn parse_point(field: &str, s: &str) -> Result<(f64, f64)> {
     ))
 }
 
+/// Reads the image, solves the problem, prints the polyline (and draws it with `--png`).
 pub fn run(a: PolylineArgs) -> Result<()> {
     let problem = Problem {
         a: parse_point("--a", &a.a)?,

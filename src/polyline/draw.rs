@@ -10,6 +10,7 @@ use super::geometry::{Problem, Pt};
 use super::image::Gray;
 use crate::error::{Error, Result};
 
+/// Draws the image, every guide's points and the polyline into a PNG at `out`.
 pub fn draw(gray: &Gray, p: &Problem, r: &Polyline, out: &Path) -> Result<()> {
     let (w, h) = (gray.width, gray.height);
     let scale = (768 / w.max(h).max(1)).clamp(1, 8);

@@ -61,6 +61,7 @@ impl Extractor {
         })
     }
 
+    /// The image's gradient, on the host.
     pub fn gradient(&self) -> &Gradient {
         &self.grad
     }

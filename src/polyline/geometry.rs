@@ -3,23 +3,30 @@
 
 use crate::error::{Error, Result};
 
+/// A point (x, y) in pixels, x right, y down.
 pub type Pt = (f64, f64);
 
-/// What a request leaves out is taken from these (the node's parameters and the CLI's flags
-/// default to them): guides m, points per guide d, the guides' half width in pixels, the
-/// turning limit in degrees.
+/// Interior guides m when a request leaves them out (the node's `guides`, the CLI's
+/// `--guides`).
 pub const DEFAULT_GUIDES: u32 = 8;
+/// Points per guide d when a request leaves them out.
 pub const DEFAULT_POINTS: u32 = 64;
+/// The guides' half width in pixels when a request leaves it out.
 pub const DEFAULT_HALF_WIDTH: f64 = 10.0;
+/// The turning limit in degrees when a request leaves it out.
 pub const DEFAULT_MAX_ANGLE_DEGREES: f64 = 30.0;
-/// The largest problem taken unless told: its DP's table grows with guides x points^2.
+/// The most guides a problem may have unless told: the DP's table grows with guides x
+/// points^2.
 pub const DEFAULT_MAX_GUIDES: u32 = 256;
+/// The most points per guide unless told.
 pub const DEFAULT_MAX_POINTS_PER_GUIDE: u32 = 4096;
 
 /// One extraction request, validated.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Problem {
+    /// The polyline's first end.
     pub a: Pt,
+    /// Its last end.
     pub b: Pt,
     /// Interior guides m.
     pub guides: u32,
@@ -32,6 +39,7 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// Checks every field's range; the error names the field and the value.
     pub fn validate(&self) -> Result<()> {
         for (f, v) in [
             ("a.x", self.a.0),
@@ -170,6 +178,7 @@ pub fn turn_ok(p: Pt, q: Pt, r: Pt, cos_max: f64) -> bool {
     dot >= cos_max * (nu * nv)
 }
 
+/// The answer: the best polyline, or that none keeps within the turning limit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Polyline {
     /// False when no polyline keeps every turn within the limit (points then empty).

@@ -12,12 +12,12 @@ use crate::compute::kernels::POLYLINE;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
-/// An image's gradient on the device, uploaded once and reused by every request on it.
 /// The module the polyline DP uses, for a node's start-up warm-up.
 pub fn modules() -> Vec<Module> {
     vec![Module::new(POLYLINE, &[])]
 }
 
+/// An image's gradient on the device, uploaded once and reused by every request on it.
 pub struct DeviceGradient {
     rt: Arc<CudaRuntime>,
     width: u32,
@@ -43,6 +43,7 @@ impl Drop for DeviceGradient {
 }
 
 impl DeviceGradient {
+    /// Uploads `g` on `rt`'s stream.
     pub fn upload(rt: &Arc<CudaRuntime>, g: &Gradient) -> Result<DeviceGradient> {
         Ok(DeviceGradient {
             rt: rt.clone(),

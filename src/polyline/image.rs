@@ -5,8 +5,11 @@ use crate::error::{Error, Result};
 /// Row-major grayscale, x right, y down.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gray {
+    /// Pixels per row.
     pub width: u32,
+    /// Rows.
     pub height: u32,
+    /// Gray values, row-major, finite.
     pub data: Vec<f64>,
 }
 
@@ -16,6 +19,8 @@ pub fn luma(r: f64, g: f64, b: f64) -> f64 {
 }
 
 impl Gray {
+    /// An image of `width` x `height` values; refused when the count differs or a value is
+    /// not finite.
     pub fn new(width: u32, height: u32, data: Vec<f64>) -> Result<Gray> {
         let n = width as u64 * height as u64;
         if data.len() as u64 != n {
@@ -70,13 +75,18 @@ impl Gray {
 /// Unnormalised 3x3 Sobel gradient: gx grows to the right, gy downwards.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Gradient {
+    /// Pixels per row.
     pub width: u32,
+    /// Rows.
     pub height: u32,
+    /// Horizontal derivative per pixel, row-major.
     pub gx: Vec<f64>,
+    /// Vertical derivative per pixel, row-major.
     pub gy: Vec<f64>,
 }
 
 impl Gradient {
+    /// The Sobel gradient of `img` (edge pixels repeat their border).
     pub fn sobel(img: &Gray) -> Gradient {
         let (w, h) = (img.width as i64, img.height as i64);
         let mut gx = Vec::with_capacity((w * h) as usize);

@@ -8,6 +8,8 @@
 //! stops at the first one within the turning limit, which is the DP's choice. The `polyline`
 //! node (src/nodes/polyline.rs) serves it over ROS 2.
 
+#![warn(missing_docs)]
+
 pub mod cli;
 pub mod cpu;
 pub mod draw;
