@@ -6,6 +6,8 @@ use crate::error::{Error, Result};
 /// a22 a23 a33, and the weight of each in q^T A q (off-diagonal terms appear twice).
 pub const WEIGHTS: [f64; 10] = [1.0, 2.0, 2.0, 2.0, 1.0, 2.0, 2.0, 1.0, 2.0, 1.0];
 
+/// Constraints on unit quaternions q, each a symmetric 4 x 4 matrix A: a sample's bit for
+/// a constraint is set where q^T A q >= 0, and its vector of bits names its cell.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arrangement {
     /// Upper triangles row by row, 10 per constraint.
@@ -75,10 +77,12 @@ impl Arrangement {
         Self::from_unique(count, &unique)
     }
 
+    /// The number of constraints l.
     pub fn len(&self) -> usize {
         self.coefficients.len()
     }
 
+    /// Whether there are no constraints.
     pub fn is_empty(&self) -> bool {
         self.coefficients.is_empty()
     }

@@ -5,20 +5,26 @@ use rayon::prelude::*;
 
 use super::classify::Bits;
 
+/// The distinct bit vectors the samples fell in, sorted: one cell each.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Cells {
     /// Constraints l.
     pub constraints: usize,
+    /// Each cell's bit vector (row i is cell i).
     pub bits: Bits,
+    /// Samples per cell.
     pub counts: Vec<u32>,
+    /// A sample of each cell (its first in input order).
     pub representatives: Vec<u32>,
 }
 
 impl Cells {
+    /// The number of cells.
     pub fn len(&self) -> usize {
         self.counts.len()
     }
 
+    /// Whether there are no cells (no samples).
     pub fn is_empty(&self) -> bool {
         self.counts.is_empty()
     }

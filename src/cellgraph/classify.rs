@@ -21,15 +21,19 @@ pub fn bit_keys(l: usize) -> Vec<u64> {
 /// Bit vectors of many samples, row-major.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Bits {
+    /// u64 words per row (l bits rounded up).
     pub words: usize,
+    /// Rows of `words` words each.
     pub data: Vec<u64>,
 }
 
 impl Bits {
+    /// Row i's words.
     pub fn row(&self, i: usize) -> &[u64] {
         &self.data[i * self.words..(i + 1) * self.words]
     }
 
+    /// The number of rows.
     pub fn rows(&self) -> usize {
         self.data.len().checked_div(self.words).unwrap_or(0)
     }

@@ -13,6 +13,7 @@ use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::npy::read_f64_nd;
 
+/// `gpu_planning cell-graph`'s flags: constraints, samples, the algorithm and its shape.
 #[derive(Debug, Args)]
 pub struct CellGraphArgs {
     /// (l, 4, 4) float64 symmetric matrices, .npy.
@@ -24,12 +25,14 @@ pub struct CellGraphArgs {
     /// Instead of --samples: this many Shoemake uniform rotations.
     #[arg(long)]
     pub random_samples: Option<usize>,
+    /// Seed of the random samples.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// Refuse more samples than this (the node's max_samples; 32 bytes each, and more per
     /// sample while building).
     #[arg(long, default_value_t = DEFAULT_MAX_SAMPLES as usize)]
     pub max_samples: usize,
+    /// How cells at Hamming distance 1 are found.
     #[arg(long, value_enum, default_value_t = Config::default().algorithm)]
     pub algorithm: Algorithm,
     /// Tree arity 2^r (tree).
@@ -38,6 +41,7 @@ pub struct CellGraphArgs {
     /// Pivots (heuristic).
     #[arg(long, default_value_t = Config::default().h)]
     pub h: u32,
+    /// auto (CUDA when a device is there), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of a summary.
@@ -63,6 +67,7 @@ pub fn hex(row: &[u64], l: usize) -> String {
         .collect()
 }
 
+/// Reads the constraints and samples, builds the graph, prints its cells and edges.
 pub fn run(a: CellGraphArgs) -> Result<()> {
     let (shape, m) = read(&a.constraints)?;
     let name = a.constraints.display().to_string();

@@ -4,6 +4,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// How the edges (cells whose vectors differ in one bit) are found; every algorithm gives the
+/// same edges.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Algorithm {
@@ -16,6 +18,7 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// The name parameters and flags give it.
     pub fn name(self) -> &'static str {
         match self {
             Algorithm::Heuristic => "heuristic",
@@ -24,6 +27,7 @@ impl Algorithm {
         }
     }
 
+    /// The algorithm of a name; the error names the parameter and the value.
     pub fn parse(s: &str) -> Result<Algorithm> {
         match s {
             "heuristic" => Ok(Algorithm::Heuristic),
@@ -37,8 +41,10 @@ impl Algorithm {
     }
 }
 
+/// What selects a build: the algorithm and its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
+    /// See [`Algorithm`].
     pub algorithm: Algorithm,
     /// Tree arity 2^r, r in 1..=8.
     pub r: u32,
@@ -61,6 +67,7 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Checks r and h against their ranges; the error names the field and the value.
     pub fn validate(&self) -> Result<()> {
         if !(1..=8).contains(&self.r) {
             return Err(Error::invalid("r", format!("{} is not in 1..=8", self.r)));

@@ -8,18 +8,24 @@ use rayon::prelude::*;
 use super::cells::Cells;
 use super::classify::{bit_keys, hash};
 
+/// The graph's edges, each once (from < to), sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Edges {
+    /// Each edge's lower cell.
     pub from: Vec<u32>,
+    /// Each edge's higher cell.
     pub to: Vec<u32>,
+    /// The constraint whose bit the two cells differ in.
     pub bit: Vec<u32>,
 }
 
 impl Edges {
+    /// The number of edges.
     pub fn len(&self) -> usize {
         self.from.len()
     }
 
+    /// Whether there are no edges.
     pub fn is_empty(&self) -> bool {
         self.from.is_empty()
     }

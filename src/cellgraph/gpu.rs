@@ -40,6 +40,8 @@ pub fn modules() -> Vec<Module> {
     all
 }
 
+/// Classifies `samples` and builds cells and edges on the device: the same cells and edges
+/// as [`super::cpu::build`], and the seconds spent classifying and building.
 pub fn build(
     rt: &Arc<CudaRuntime>,
     arr: &Arrangement,

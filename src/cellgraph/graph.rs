@@ -10,23 +10,31 @@ use super::edges::Edges;
 use super::samples::{normalised, UnitSamples};
 use crate::error::{Error, Result};
 
+/// The cell graph of an arrangement over a sample set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CellGraph {
+    /// The cells the samples fell in.
     pub cells: Cells,
+    /// Cells at Hamming distance 1.
     pub edges: Edges,
     /// The samples, normalised (representatives index them).
     pub samples: UnitSamples,
+    /// The constraints it was built over.
     pub arrangement: Arrangement,
+    /// The algorithm that found the edges.
     pub algorithm: Algorithm,
     /// Seconds spent classifying, and building cells and edges.
     pub classify_s: f64,
+    /// See `classify_s`.
     pub graph_s: f64,
 }
 
 /// A path of cells between two rotations.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RotationPath {
+    /// Whether the goal's cell is reachable from the start's.
     pub reachable: bool,
+    /// The cells from the start's to the goal's, both included.
     pub cells: Vec<u32>,
     /// A representative sample of each cell.
     pub waypoints: Vec<[f64; 4]>,

@@ -6,6 +6,8 @@
 //! Forms are evaluated in f64 in one fixed order ([`arrangement::form`]) on every backend, so
 //! the CPU and CUDA paths classify every sample identically.
 
+#![warn(missing_docs)]
+
 pub mod arrangement;
 pub mod builder;
 pub mod cells;

@@ -18,6 +18,8 @@ struct Node {
     digit: u32,
 }
 
+/// The 2^r-ary search tree over the sorted cells' bit vectors (seed algorithms 3-4): a
+/// node per run of cells sharing a prefix of r-bit digits.
 pub struct Tree {
     r: u32,
     l: usize,
@@ -125,6 +127,7 @@ impl Tree {
             .collect()
     }
 
+    /// The number of nodes.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
     }

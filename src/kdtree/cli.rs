@@ -14,6 +14,7 @@ use super::{
 use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 
+/// `gpu_planning knn`'s flags: points, queries, k or a radius, the metric and the caps.
 #[derive(Debug, Args)]
 pub struct KnnArgs {
     /// Points: .npy (N, D) float32/float64, or .pcd / .ply / .las / .laz (x, y, z).
@@ -28,6 +29,7 @@ pub struct KnnArgs {
     /// With --radius: report at most this many per query, nearest first (0 = all).
     #[arg(long, default_value_t = 0)]
     pub max_count: usize,
+    /// euclidean, or so3 for 4-D unit quaternions.
     #[arg(long, value_enum, default_value = "euclidean")]
     pub metric: Metric,
     /// How the GPU's k-nearest search rules out a far side: by the split plane, by the far
@@ -42,6 +44,7 @@ pub struct KnnArgs {
     /// --max-count, 0 counting as every point): the node's max_results.
     #[arg(long, default_value_t = DEFAULT_MAX_RESULTS)]
     pub max_results: u64,
+    /// auto (CUDA when a device is there), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Print one JSON object instead of a summary.
@@ -53,6 +56,7 @@ pub struct KnnArgs {
     pub out: Option<PathBuf>,
 }
 
+/// Reads points and queries, builds the index, prints (or writes) the answers.
 pub fn run(a: KnnArgs) -> Result<()> {
     let (dims, coords) = read_points(&a.points)?;
     let mut cloud = FiniteRows::new(dims, coords);

@@ -9,9 +9,11 @@ pub const DEFAULT_K: usize = 1;
 /// `max_results`): answers are allocated in full, 8 bytes a neighbour.
 pub const DEFAULT_MAX_RESULTS: u64 = 1 << 26;
 
+/// How distance is measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Metric {
+    /// Straight-line distance.
     Euclidean,
     /// Quaternions (x, y, z, w): min(|p - q|, |p + q|), so q and -q are one rotation.
     So3,

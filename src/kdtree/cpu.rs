@@ -69,6 +69,8 @@ pub fn level_ranges(n: usize, level: usize) -> Vec<(usize, usize)> {
     ranges
 }
 
+/// The reference build: dedupe, then split each range at its median by the super key of
+/// the level's dimension.
 pub fn build(p: &Points) -> KdTree {
     let dims = p.dims;
     let (coords, original) = dedupe(p);

@@ -41,17 +41,24 @@ const THREADS: u32 = 256;
 /// Milliseconds of each build phase (synchronised), for the benchmark.
 #[derive(Debug, Clone, Default)]
 pub struct BuildTimes {
+    /// Sorting the points by each dimension's super key.
     pub sort_ms: f64,
+    /// Removing copies.
     pub dedupe_ms: f64,
+    /// The breadth-first partition into the tree layout.
     pub build_ms: f64,
 }
 
 /// k nearest of many queries as row-major arrays (k per query).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KnnRows {
+    /// Neighbours per query (min(k, distinct points)).
     pub k: usize,
+    /// Queries.
     pub rows: usize,
+    /// rows x k distances, nearest first per row.
     pub distances: Vec<f32>,
+    /// rows x k input indices, as `distances`.
     pub indices: Vec<u32>,
 }
 
@@ -62,6 +69,7 @@ pub struct KnnTimes {
     pub device_ms: f64,
     /// The queries' upload and the answers' download, host clock.
     pub upload_ms: f64,
+    /// See `upload_ms`.
     pub download_ms: f64,
 }
 
@@ -75,6 +83,7 @@ impl KnnRows {
         }
     }
 
+    /// One vector per query.
     pub fn nested(&self) -> Vec<Neighbors> {
         (0..self.rows)
             .map(|r| {
@@ -100,6 +109,7 @@ pub struct PinnedKnn {
 }
 
 impl PinnedKnn {
+    /// No buffers yet: the first call sizes them.
     pub fn new() -> PinnedKnn {
         PinnedKnn::default()
     }
@@ -161,7 +171,9 @@ impl PinnedKnn {
 /// A tree's arrays on the device.
 pub struct DeviceTree {
     rt: Arc<CudaRuntime>,
+    /// Coordinates per point.
     pub dims: usize,
+    /// Distinct points.
     pub len: usize,
     coords: CudaSlice<f32>,
     order: CudaSlice<u32>,
@@ -238,6 +250,7 @@ impl Sorter<'_> {
     }
 }
 
+/// Builds on the device and downloads the tree (equal to [`super::cpu::build`]'s).
 pub fn build(rt: &Arc<CudaRuntime>, p: &Points) -> Result<KdTree> {
     let (t, _) = build_timed(rt, p)?;
     Ok(t)
@@ -309,6 +322,7 @@ pub fn modules(k: usize, traversal: Traversal) -> Vec<Module> {
 }
 
 impl DeviceTree {
+    /// Builds the tree on the device and keeps it there, with each phase's time.
     pub fn build(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(DeviceTree, BuildTimes)> {
         let dims = p.dims;
         let n = p.len();
@@ -435,6 +449,7 @@ impl DeviceTree {
         self.traversal.store(traversal as u8, Ordering::Relaxed);
     }
 
+    /// The traversal k-nearest queries take now.
     pub fn traversal(&self) -> Traversal {
         match self.traversal.load(Ordering::Relaxed) {
             x if x == Traversal::Plane as u8 => Traversal::Plane,
@@ -443,6 +458,7 @@ impl DeviceTree {
         }
     }
 
+    /// Uploads a tree built elsewhere (the host's, or one read back).
     pub fn upload(rt: &Arc<CudaRuntime>, t: &KdTree) -> Result<DeviceTree> {
         let nz = |v: &[u32]| if v.is_empty() { vec![0] } else { v.to_vec() };
         let coords = if t.coords.is_empty() {
@@ -473,6 +489,7 @@ impl DeviceTree {
         })
     }
 
+    /// The tree on the host; `input_len` is the input's point count, copies included.
     pub fn download(&self, input_len: usize) -> Result<KdTree> {
         let u = self.len;
         let get_u32 = |s: &CudaSlice<u32>| {

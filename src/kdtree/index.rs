@@ -13,6 +13,7 @@ use crate::error::Result;
 /// How an index is built and answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexConfig {
+    /// How distance is measured.
     pub metric: Metric,
     /// How the device's k-nearest search rules out far sides (the CPU's answers are the
     /// same whichever).
@@ -39,8 +40,11 @@ impl Default for IndexConfig {
 /// nearest arrive flat and stay so (a vector per query cost an allocation per query).
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlatNeighbors {
+    /// The neighbours' input indices.
     pub indices: Vec<u32>,
+    /// Their distances, as `indices`.
     pub distances: Vec<f32>,
+    /// Query i's neighbours are `offsets[i]..offsets[i + 1]`.
     pub offsets: Vec<u32>,
     /// The backend that answered ([`Backend::name`]).
     pub backend: &'static str,
@@ -157,6 +161,7 @@ impl Index {
         &self.host
     }
 
+    /// How it measures distance.
     pub fn metric(&self) -> Metric {
         self.config.metric
     }

@@ -101,6 +101,8 @@ fn xyz_columns(name: &str, fields: &[String]) -> Result<[usize; 3]> {
     Ok([col("x")?, col("y")?, col("z")?])
 }
 
+/// x, y, z of every point of a PCD file (ascii, binary or binary_compressed), row-major;
+/// `name` names the file in errors.
 pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     let (head, body) = header(name, bytes, "DATA")?;
     let get = |key: &str| -> Vec<String> {
@@ -290,6 +292,7 @@ pub fn read_pcd(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     Ok(out)
 }
 
+/// x, y, z of every vertex of a PLY file (ascii or binary_little_endian), row-major.
 pub fn read_ply(name: &str, bytes: &[u8]) -> Result<Vec<f32>> {
     let (head, body) = header(name, bytes, "end_header")?;
     if head.first().map(String::as_str) != Some("ply") {

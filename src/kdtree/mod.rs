@@ -5,6 +5,8 @@
 //! distinct point once. Distances are Euclidean (or the SO(3) distance between quaternions),
 //! summed in f32 in dimension order on every backend; ties go to the smaller input index.
 
+#![warn(missing_docs)]
+
 pub mod brute;
 pub mod cli;
 pub mod config;

@@ -3,17 +3,23 @@
 
 use crate::error::{Error, Result};
 
+/// The fewest coordinates a point may have.
 pub const MIN_DIMS: usize = 2;
+/// The most.
 pub const MAX_DIMS: usize = 8;
 
+/// Checked input points.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Points {
+    /// Coordinates per point.
     pub dims: usize,
     /// Row-major, n * dims.
     pub coords: Vec<f32>,
 }
 
 impl Points {
+    /// Points of `dims` coordinates from row-major `coords`; refused when dims is out of range,
+    /// the length is not a multiple of it, or a coordinate is not finite.
     pub fn new(dims: usize, mut coords: Vec<f32>) -> Result<Points> {
         if !(MIN_DIMS..=MAX_DIMS).contains(&dims) {
             return Err(Error::invalid(
@@ -45,14 +51,17 @@ impl Points {
         Ok(Points { dims, coords })
     }
 
+    /// The number of points.
     pub fn len(&self) -> usize {
         self.coords.len() / self.dims
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.coords.is_empty()
     }
 
+    /// Point i's coordinates.
     pub fn point(&self, i: usize) -> &[f32] {
         &self.coords[i * self.dims..(i + 1) * self.dims]
     }
@@ -74,6 +83,7 @@ pub struct FiniteRows {
 }
 
 impl FiniteRows {
+    /// The finite rows of `coords` (rows of `dims`).
     pub fn new(dims: usize, coords: Vec<f32>) -> FiniteRows {
         let finite = |r: &[f32]| r.iter().all(|v| v.is_finite());
         if dims == 0 || coords.chunks(dims).all(finite) {

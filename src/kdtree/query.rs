@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 /// One query's answer: (distance, input index), nearest first.
 pub type Neighbors = Vec<(f32, u32)>;
 
+/// Squared Euclidean distance, summed in dimension order (as on the device).
 #[inline]
 pub fn dist2(a: &[f32], b: &[f32]) -> f32 {
     let mut s = 0.0f32;
@@ -20,6 +21,8 @@ pub fn dist2(a: &[f32], b: &[f32]) -> f32 {
     s
 }
 
+/// Refuses k = 0, queries that are not whole rows of the tree's dimension, a non-finite
+/// coordinate, and SO(3) queries that are not 4-D.
 pub fn check_query(t: &KdTree, queries: &[f32], k: usize, metric: Metric) -> Result<()> {
     check_query_dims(t.dims, queries, k, metric)
 }
@@ -90,11 +93,14 @@ pub fn check_result_size(
 /// What a query asks for, for [`check_result_size`].
 #[derive(Debug, Clone, Copy)]
 pub enum ResultSize {
+    /// k nearest.
     Nearest {
+        /// Neighbours per query.
         k: usize,
     },
     /// `max_count` 0 means every point within the radius.
     Radius {
+        /// The most per query.
         max_count: usize,
     },
 }

@@ -5,8 +5,10 @@
 
 use super::points::{cmp_super, Points};
 
+/// A balanced k-d tree over distinct points (the layout above).
 #[derive(Debug, Clone, PartialEq)]
 pub struct KdTree {
+    /// Coordinates per point.
     pub dims: usize,
     /// Distinct points, row-major (the tree's coordinates, in `order`'s terms).
     pub coords: Vec<f32>,
@@ -25,14 +27,17 @@ pub fn mid(lo: usize, hi: usize) -> usize {
 }
 
 impl KdTree {
+    /// Distinct points.
     pub fn len(&self) -> usize {
         self.order.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.order.is_empty()
     }
 
+    /// Distinct point `id`'s coordinates.
     pub fn point(&self, id: u32) -> &[f32] {
         &self.coords[id as usize * self.dims..(id as usize + 1) * self.dims]
     }
@@ -78,6 +83,7 @@ impl KdTree {
         Ok(())
     }
 
+    /// The distinct points, in id order.
     pub fn points(&self) -> Points {
         Points {
             dims: self.dims,
