@@ -14,7 +14,9 @@ pub enum BackendKind {
     /// CUDA when a usable device is present, otherwise the CPU (one log line says why).
     #[default]
     Auto,
+    /// The CPU, always there.
     Cpu,
+    /// CUDA, or an error saying why it cannot be used.
     Cuda,
 }
 
@@ -47,7 +49,9 @@ impl fmt::Display for BackendKind {
 /// of the process (one context, one compiled-kernel cache).
 #[derive(Clone)]
 pub enum Backend {
+    /// The CPU reference paths.
     Cpu,
+    /// A CUDA device, through this runtime's context and stream.
     Cuda(Arc<CudaRuntime>),
 }
 
@@ -96,6 +100,7 @@ impl Backend {
         }
     }
 
+    /// "cpu" or "cuda", as results and statuses report it.
     pub fn name(&self) -> &'static str {
         match self {
             Self::Cpu => "cpu",

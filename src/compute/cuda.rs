@@ -44,26 +44,35 @@ const STRIDE_ITEMS_PER_THREAD: usize = 16;
 /// A kernel source file from `kernels/`, embedded in the binary.
 #[derive(Debug, Clone, Copy)]
 pub struct KernelSource {
+    /// The file's name without `.cu` (the compiled-kernel cache's key).
     pub name: &'static str,
+    /// The CUDA C++ source.
     pub code: &'static str,
 }
 
 /// What `gpu_planning info` shows about the device.
 #[derive(Debug, Clone)]
 pub struct DeviceInfo {
+    /// The device's name.
     pub name: String,
+    /// (major, minor).
     pub compute_capability: (i32, i32),
+    /// Bytes of device memory.
     pub total_memory: usize,
+    /// Streaming multiprocessors.
     pub multiprocessors: i32,
     /// CPU and GPU share one memory (Jetson): host-device copies stay within it.
     pub integrated: bool,
     /// Most shared memory one block may opt into, in bytes (48 KiB without opting in).
     pub max_shared_per_block_optin: i32,
+    /// The driver's CUDA version (major x 1000 + minor x 10).
     pub driver_version: i32,
+    /// NVRTC's version (major, minor).
     pub nvrtc_version: (i32, i32),
 }
 
 impl DeviceInfo {
+    /// The NVRTC architecture flag of the device (`sm_90`, `sm_87`, ...).
     pub fn arch(&self) -> String {
         format!(
             "sm_{}{}",
@@ -167,6 +176,7 @@ impl CudaRuntime {
         })
     }
 
+    /// What the device is.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
@@ -267,10 +277,12 @@ impl CudaRuntime {
         self.priority
     }
 
+    /// The stream this view's work runs on.
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 
+    /// The process's one CUDA context.
     pub fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
@@ -422,6 +434,7 @@ impl CudaRuntime {
         self.stream.alloc::<T>(n).map_err(|e| alloc_err::<T>(e, n))
     }
 
+    /// `len` zeroed values on the device; out of memory is [`crate::error::Error::OutOfMemory`].
     pub fn alloc_zeros<T: DeviceRepr + ValidAsZeroBits>(&self, len: usize) -> Result<CudaSlice<T>> {
         let n = len.max(1);
         injected_limit::<T>(n)?;
@@ -430,6 +443,7 @@ impl CudaRuntime {
             .map_err(|e| alloc_err::<T>(e, n))
     }
 
+    /// A device copy of `host`, on this view's stream.
     pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
         if host.is_empty() {
             // SAFETY: nothing to read from an empty buffer.
@@ -639,6 +653,7 @@ impl CudaRuntime {
         copied.and(synced)
     }
 
+    /// Waits for everything on this view's stream.
     pub fn synchronize(&self) -> Result<()> {
         self.stream.synchronize().map_err(gpu_err)
     }

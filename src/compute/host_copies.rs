@@ -19,6 +19,7 @@ pub const HOST_COPIES_ENV: &str = crate::env::HOST_COPIES.name;
 /// system calls) or splitting a copy over threads costs more than a small buffer's copy.
 pub const REGISTER_FROM_BYTES: usize = 1 << 20;
 
+/// How host memory reaches the device (`GPU_PLANNING_HOST_COPIES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HostCopies {
     /// Large copies through the stream's own pinned chunks, overlapped (discrete GPUs).
@@ -63,6 +64,7 @@ impl HostCopies {
         self == HostCopies::Pinned && bytes >= REGISTER_FROM_BYTES
     }
 
+    /// The variable's value for it.
     pub fn name(self) -> &'static str {
         match self {
             HostCopies::Pinned => "pinned (the stream's own chunks, overlapped)",

@@ -2,6 +2,8 @@
 //! GPU) and CUDA through `cudarc` with the driver and NVRTC loaded at run time, so one binary
 //! runs on machines with and without CUDA.
 
+#![warn(missing_docs)]
+
 mod backend;
 pub mod cuda;
 pub mod driver_error;

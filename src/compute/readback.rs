@@ -41,6 +41,7 @@ impl Readback {
         Ok(Readback { buf: Some(buf) })
     }
 
+    /// The page-locked buffer, to read once the copy into it was waited for.
     pub fn as_mut_slice(&mut self) -> Result<&mut [u32]> {
         match self.buf.as_mut() {
             Some(b) => b.as_mut_slice().map_err(gpu_err),

@@ -40,8 +40,11 @@ const CHUNKS: usize = 4;
 /// One part of a download in parts ([`Staging::download_parts`]): `bytes` bytes at device
 /// address `src`, which may be read once `ready`, recorded on another stream, has passed.
 pub struct Part<'e> {
+    /// Where the part starts on the device.
     pub src: sys::CUdeviceptr,
+    /// Its length.
     pub bytes: usize,
+    /// An event to wait for before reading it.
     pub ready: Option<&'e CudaEvent>,
 }
 
@@ -50,7 +53,7 @@ pub fn fits(parts: &[Part], slices: &[&mut [u8]]) -> bool {
     slices.len() == parts.len() && slices.iter().zip(parts).all(|(s, p)| s.len() == p.bytes)
 }
 
-/// [`CHUNKS`] pinned chunks, made on first use by a stream's runtime view.
+/// Four (`CHUNKS`) pinned chunks, made on first use by a stream's runtime view.
 pub struct Staging {
     chunks: [Chunk; CHUNKS],
     /// The chunk the next piece goes through: consecutive copies (a kNN call's distances, then
@@ -60,6 +63,7 @@ pub struct Staging {
 }
 
 impl Staging {
+    /// Allocates the pinned chunks in `ctx`.
     pub fn new(ctx: &Arc<CudaContext>) -> Result<Staging> {
         let chunk = || -> Result<Chunk> {
             Ok(Chunk {

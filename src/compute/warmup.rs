@@ -13,11 +13,14 @@ use super::Backend;
 /// the algorithm's launch code passes to `CudaRuntime::function_with`).
 #[derive(Debug, Clone)]
 pub struct Module {
+    /// The source file.
     pub source: KernelSource,
+    /// `-D` definitions it is compiled with.
     pub defines: Vec<(&'static str, String)>,
 }
 
 impl Module {
+    /// A module of `source` compiled with `defines`.
     pub fn new(source: KernelSource, defines: &[(&'static str, String)]) -> Module {
         Module {
             source,

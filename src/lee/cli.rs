@@ -12,6 +12,7 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, Args)]
 // One of the three grids is needed: the error names all of them, not --elevation alone.
+/// `gpu_planning lee`'s flags: a grid from a file, the ends, the cost model and its settings.
 #[command(group(clap::ArgGroup::new("grid").required(true).args(["elevation", "map", "heightmap"])))]
 pub struct LeeArgs {
     /// Elevation grid: 2-D float32/float64 .npy, shape (rows, cols), C order; NaN = blocked.
@@ -44,10 +45,13 @@ pub struct LeeArgs {
     /// CUDA variant: bitwave (default), global, shared or texture.
     #[arg(long, default_value = Config::default().memory_model.name())]
     pub memory_model: String,
+    /// CUDA block width (threads per block with bitwave: block_x x block_y).
     #[arg(long, default_value_t = Config::default().block_x)]
     pub block_x: u32,
+    /// CUDA block height.
     #[arg(long, default_value_t = Config::default().block_y)]
     pub block_y: u32,
+    /// auto (CUDA when a device is there), cpu or cuda.
     #[arg(long, default_value = "auto")]
     pub backend: BackendKind,
     /// Robot radius in metres: cells within it of an obstacle are blocked (0: none).
@@ -110,6 +114,7 @@ fn parse_point(field: &str, s: &str) -> Result<(i64, i64)> {
     ))
 }
 
+/// Reads the grid, plans from start to goal, prints the plan (and draws it with `--png`).
 pub fn run(a: LeeArgs) -> Result<()> {
     let start = parse_point("--start", &a.start)?;
     let goal = parse_point("--goal", &a.goal)?;

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 
+/// How the CUDA wave runs (every model gives the CPU BFS's labels).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MemoryModel {
@@ -57,8 +58,11 @@ impl std::str::FromStr for MemoryModel {
 /// block (rounded up to whole warps, at most 4, halved while a block would not fit an SM).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
+    /// The device variant ([`MemoryModel`]).
     pub memory_model: MemoryModel,
+    /// Tile or block width.
     pub block_x: u32,
+    /// Tile or block height.
     pub block_y: u32,
     /// Device memory (MiB) bitwave's portal tables may take for one map. None: the
     /// `GPU_PLANNING_LEE_PORTAL_MIB` variable, else 1024 (at most a sixteenth of the device);
@@ -78,6 +82,7 @@ impl Default for Config {
 }
 
 impl Config {
+    /// Checks the launch shape; the error names the field and the value.
     pub fn validate(&self) -> Result<()> {
         let threads = self.block_x as u64 * self.block_y as u64;
         if self.block_x == 0 || self.block_y == 0 || threads > 1024 {

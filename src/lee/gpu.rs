@@ -247,6 +247,9 @@ struct TileBuffers {
     hop_cap: usize,
 }
 
+/// A grid on the device with its scratch: the wave's labels, the field's goal, bitwave's tiles
+/// and portal tables, and the descent's buffers. One query at a time ([`super::Planner`] takes
+/// turns).
 pub struct DeviceGrid {
     rt: Arc<CudaRuntime>,
     width: u32,
@@ -299,6 +302,7 @@ impl Drop for DeviceGrid {
 }
 
 impl DeviceGrid {
+    /// Uploads `grid`'s move masks on `rt`'s stream.
     pub fn upload(rt: &Arc<CudaRuntime>, grid: &Grid) -> Result<DeviceGrid> {
         let defines = kernel_defines();
         let f = |name: &str| rt.function_with(&LEE, &defines, name);
@@ -1033,6 +1037,7 @@ impl DeviceGrid {
             .load(std::sync::atomic::Ordering::Relaxed)
     }
 
+    /// Waits for every launch on the grid's stream.
     pub fn synchronize(&self) -> Result<()> {
         self.rt.synchronize()
     }

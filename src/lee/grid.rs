@@ -36,6 +36,7 @@ pub const fn opposite(k: usize) -> usize {
     }
 }
 
+/// The moves between neighbouring cells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 pub enum Connectivity {
     /// Von Neumann neighbourhood, as the seed.
@@ -48,6 +49,7 @@ pub enum Connectivity {
 }
 
 impl Connectivity {
+    /// 4 or 8; anything else is refused, naming the parameter.
     pub fn from_number(n: u32) -> Result<Self> {
         match n {
             4 => Ok(Self::Four),
@@ -71,6 +73,7 @@ impl Connectivity {
         }
     }
 
+    /// The number of moves: the first this many of [`DIRECTIONS`].
     pub fn directions(self) -> usize {
         match self {
             Self::Four => 4,
@@ -79,10 +82,15 @@ impl Connectivity {
     }
 }
 
+/// A grid of cells and the moves allowed between them, row-major, x right, y down (row 0
+/// first).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
+    /// Cells per row.
     pub width: u32,
+    /// Rows.
     pub height: u32,
+    /// The moves a path may take.
     pub connectivity: Connectivity,
     /// Bit k set: the move in `DIRECTIONS[k]` from this cell is allowed. Symmetric: a move is
     /// allowed from a to b exactly when it is from b to a (every constructor makes it so; the
@@ -223,14 +231,17 @@ impl Grid {
         self
     }
 
+    /// The number of cells.
     pub fn len(&self) -> usize {
         self.masks.len()
     }
 
+    /// Whether there are none.
     pub fn is_empty(&self) -> bool {
         self.masks.is_empty()
     }
 
+    /// The row-major index of cell (x, y).
     pub fn index(&self, x: u32, y: u32) -> usize {
         y as usize * self.width as usize + x as usize
     }

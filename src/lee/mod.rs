@@ -3,6 +3,8 @@
 //! them from a start. The CPU BFS in [`cpu`] is the reference; every GPU memory model in
 //! [`gpu`] must return identical labels.
 
+#![warn(missing_docs)]
+
 pub mod clearance;
 pub mod cli;
 pub mod config;
@@ -24,8 +26,10 @@ use crate::error::{Error, PathEnd, Result};
 // The dispatch: the planner a node holds, the current grid (on the device when the backend is
 // CUDA, uploaded once per map) and queries that send only a start and a goal.
 
+/// A plan's answer.
 #[derive(Debug, Clone)]
 pub struct Plan {
+    /// Whether any path joins the ends.
     pub reachable: bool,
     /// Moves from start to goal (the start's label) when reachable.
     pub length: Option<u32>,
@@ -85,6 +89,8 @@ fn build_portal_tables(device: Option<&gpu::DeviceGrid>, config: &Config) -> Res
     }
 }
 
+/// The unit-mode planner of one grid: the Lee wave from each goal, on the CPU or the
+/// device, and the descent from each start ([`RobotPlanner`] wraps it for robots).
 pub struct Planner {
     grid: Grid,
     config: Config,
@@ -149,14 +155,17 @@ impl Planner {
         self.device_turn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// The grid it plans on.
     pub fn grid(&self) -> &Grid {
         &self.grid
     }
 
+    /// Its device variant.
     pub fn config(&self) -> &Config {
         &self.config
     }
 
+    /// Where plans run: "cuda" while the grid is on the device, else "cpu".
     pub fn backend_name(&self) -> &'static str {
         if self.device.is_some() {
             "cuda"

@@ -16,6 +16,7 @@ use crate::error::{PathEnd, Result};
 /// What makes a map into a [`RobotPlanner`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct RobotConfig {
+    /// Moves or nav2's costs ([`CostModel`]).
     pub cost_model: CostModel,
     /// The wave's device variant (unit mode).
     pub planner: Config,
@@ -152,6 +153,7 @@ impl RobotPlanner {
         }
     }
 
+    /// The cost model it plans by.
     pub fn cost_model(&self) -> CostModel {
         match self.kind {
             Kind::Unit(_) => CostModel::Unit,

@@ -2,6 +2,7 @@
 
 use rayon::slice::ParallelSliceMut;
 
+/// Each value replaced by the sum of those before it (wrapping), and the total.
 pub fn exclusive_scan(input: &[u32]) -> (Vec<u32>, u32) {
     let mut out = Vec::with_capacity(input.len());
     let mut acc = 0u32;
@@ -12,6 +13,7 @@ pub fn exclusive_scan(input: &[u32]) -> (Vec<u32>, u32) {
     (out, acc)
 }
 
+/// The values whose flag is not 0, in order.
 pub fn compact(values: &[u32], flags: &[u8]) -> Vec<u32> {
     values
         .iter()

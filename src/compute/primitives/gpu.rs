@@ -52,6 +52,7 @@ impl Default for SortConfig {
     }
 }
 
+/// The device primitives on one runtime view: each call runs on its stream.
 pub struct Primitives {
     rt: Arc<CudaRuntime>,
     sort_tile: usize,
@@ -116,10 +117,12 @@ fn cfg(grid: u32) -> LaunchConfig {
 }
 
 impl Primitives {
+    /// The primitives with the default sort.
     pub fn new(rt: &Arc<CudaRuntime>) -> Result<Self> {
         Self::with_config(rt, SortConfig::default())
     }
 
+    /// The primitives with a sort of this shape (benchmarks).
     pub fn with_config(rt: &Arc<CudaRuntime>, sort: SortConfig) -> Result<Self> {
         if !(1..=18).contains(&sort.items_per_thread) || !(1..=8).contains(&sort.min_blocks_per_sm)
         {
@@ -147,6 +150,7 @@ impl Primitives {
         })
     }
 
+    /// The runtime view they run on.
     pub fn runtime(&self) -> &Arc<CudaRuntime> {
         &self.rt
     }
@@ -250,6 +254,7 @@ impl Primitives {
         self.sort_pairs_with(keys, values, n, SortMethod::Auto)
     }
 
+    /// [`Primitives::sort_pairs`] by a chosen method.
     pub fn sort_pairs_with(
         &self,
         keys: &mut CudaSlice<u64>,
@@ -443,6 +448,7 @@ impl Primitives {
         Ok(())
     }
 
+    /// [`super::cpu::exclusive_scan`] on the device, from and to host memory.
     pub fn exclusive_scan_host(&self, input: &[u32]) -> Result<(Vec<u32>, u32)> {
         if input.is_empty() {
             return Ok((Vec::new(), 0));
@@ -454,6 +460,7 @@ impl Primitives {
         Ok((out, total))
     }
 
+    /// [`super::cpu::compact`] on the device, from and to host memory.
     pub fn compact_host(&self, values: &[u32], flags: &[u8]) -> Result<Vec<u32>> {
         let n = values.len();
         let v = self.rt.upload(values)?;
@@ -462,10 +469,12 @@ impl Primitives {
         self.rt.download(&out, count)
     }
 
+    /// Sorts (key, value) pairs by key, stably, from and to host memory.
     pub fn sort_pairs_host(&self, keys: &[u64], values: &[u32]) -> Result<(Vec<u64>, Vec<u32>)> {
         self.sort_pairs_host_with(keys, values, SortMethod::Auto)
     }
 
+    /// [`Primitives::sort_pairs_host`] by a chosen method.
     pub fn sort_pairs_host_with(
         &self,
         keys: &[u64],

@@ -5,7 +5,9 @@ use crate::error::{Error, Result};
 
 /// nav2_costmap_2d's special values.
 pub const LETHAL: u8 = 254;
+/// Within the robot's radius of an obstacle: blocked.
 pub const INSCRIBED: u8 = 253;
+/// Unknown: blocked unless `unknown_is_free`.
 pub const NO_INFORMATION: u8 = 255;
 /// The largest value an inflated (non-lethal, non-inscribed) cell gets.
 pub const MAX_NON_OBSTACLE: u8 = 252;
@@ -14,8 +16,10 @@ pub const MAX_NON_OBSTACLE: u8 = 252;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum CostModel {
+    /// Moves counted, as the seed's Lee wave.
     #[default]
     Unit,
+    /// nav2's cell costs, least total cost (NavFn's).
     Costmap,
 }
 
@@ -49,9 +53,12 @@ impl std::str::FromStr for CostModel {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PathShape {
+    /// Smooth in costmap mode, grid in unit mode.
     #[default]
     Auto,
+    /// The least-cost cells' centres.
     Grid,
+    /// The grid path shortened along lines of sight (costmap mode).
     Smooth,
 }
 
@@ -110,9 +117,11 @@ impl Default for CostParams {
 
 /// Bounds that keep every path's total far inside a u64 (2^32 cells x the dearest step).
 pub const MAX_NEUTRAL_COST: u32 = 10_000;
+/// The largest `cost_factor`.
 pub const MAX_COST_FACTOR: u32 = 100_000;
 
 impl CostParams {
+    /// Checks every field's range; the error names the field and the value.
     pub fn validate(&self) -> Result<()> {
         if self.neutral_cost == 0 || self.neutral_cost > MAX_NEUTRAL_COST {
             return Err(Error::invalid(

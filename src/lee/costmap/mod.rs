@@ -32,6 +32,7 @@ pub use cpu::CellPath;
 /// A least-cost plan.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CostPlan {
+    /// Whether any path joins the ends.
     pub reachable: bool,
     /// The total cost (sum of the step costs) when reachable.
     pub cost: Option<u64>,
@@ -155,6 +156,7 @@ impl CostPlanner {
         })
     }
 
+    /// The grid planned on (cells the costs block are blocked in it).
     pub fn grid(&self) -> &Grid {
         &self.grid
     }
@@ -170,6 +172,7 @@ impl CostPlanner {
         smooth::densify(cells, &smooth::shorten(&costs, cells))
     }
 
+    /// Where plans run: "cuda" while the costs are on the device, else "cpu".
     pub fn backend_name(&self) -> &'static str {
         if self.device.is_some() {
             "cuda"

@@ -102,6 +102,7 @@ impl Queue {
 /// changes it by no more than that move's least cost.
 #[derive(Debug, Clone, Copy)]
 pub struct Heuristic {
+    /// 4 or 8: the moves it bounds.
     pub directions: usize,
     straight: u64,
     diagonal: u64,
@@ -228,7 +229,7 @@ impl GoalSearch {
     /// is settled (or every reachable cell is, when `start` is not reachable), over the
     /// grid's [`cell_words`]; nothing to do when the last search had the same ends (then
     /// `Ok(true)`: the field is reused). Looks at the cancel flag of the calling scope every
-    /// [`POPS_PER_CHECK`] cells; a search cut short keeps no ends.
+    /// `POPS_PER_CHECK` cells; a search cut short keeps no ends.
     pub fn settle(
         &mut self,
         width: u32,

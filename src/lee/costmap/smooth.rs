@@ -19,6 +19,7 @@
 
 /// The cells a segment may cross and what crossing each costs.
 pub struct Costs<'a> {
+    /// Cells per row.
     pub width: u32,
     /// Cells the robot may occupy (row-major).
     pub free: &'a [bool],

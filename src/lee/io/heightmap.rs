@@ -6,13 +6,18 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// A Gazebo heightmap as heights per pixel, with the size and position its world gives it.
 #[derive(Debug, Clone)]
 pub struct Heightmap {
+    /// Pixels per row.
     pub width: u32,
+    /// Rows.
     pub height: u32,
     /// Heights in metres, row-major, row 0 = the image's top row (the world's maximum y).
     pub heights: Vec<f32>,
+    /// Metres the image spans: x, y, and z (a white pixel's height).
     pub size: [f64; 3],
+    /// Where its centre stands in the world.
     pub pos: [f64; 3],
 }
 

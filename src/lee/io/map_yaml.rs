@@ -7,15 +7,23 @@ use serde::Deserialize;
 
 use crate::error::{Error, Result};
 
+/// A map_server map's YAML, as nav2's map_server reads it.
 #[derive(Debug, Clone, Deserialize)]
 pub struct MapYaml {
+    /// The image file, relative to the YAML's folder.
     pub image: String,
+    /// Metres per pixel.
     pub resolution: f64,
+    /// The lower-left pixel's pose: x, y, yaw.
     pub origin: [f64; 3],
+    /// 1: white is occupied.
     #[serde(default)]
     pub negate: i32,
+    /// Occupancy above this is occupied.
     pub occupied_thresh: f64,
+    /// Occupancy below this is free.
     pub free_thresh: f64,
+    /// trinary (the default), scale or raw.
     #[serde(default = "trinary")]
     pub mode: String,
 }
@@ -28,12 +36,17 @@ fn trinary() -> String {
 /// row (the CLI's y axis points down the picture).
 #[derive(Debug, Clone)]
 pub struct LoadedMap {
+    /// Cells per row.
     pub width: u32,
+    /// Rows.
     pub height: u32,
+    /// Occupancy per cell, row-major.
     pub data: Vec<i8>,
+    /// The YAML it came from.
     pub meta: MapYaml,
 }
 
+/// Loads a map_server YAML and its image as map_server does.
 pub fn load(yaml_path: &Path) -> Result<LoadedMap> {
     let name = yaml_path.display().to_string();
     let text = std::fs::read_to_string(yaml_path).map_err(|e| Error::io(&name, e))?;
