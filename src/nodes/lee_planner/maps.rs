@@ -6,6 +6,8 @@ use crate::error::{Error, Result};
 use crate::lee::costmap::CostModel;
 use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, RobotPlanner};
+
+use super::planner::GridPlanner;
 use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
 use crate::nodes::lee_planner::LeeParams;
 use crate::ros::msg::geometry_msgs::{Point, Pose, Quaternion};
@@ -15,7 +17,8 @@ use crate::ros::msg::nav_msgs::OccupancyGrid;
 
 /// One map, replaced whole: a query holds its own Arc, so it never sees a half-updated grid.
 pub(super) struct MapState {
-    pub(super) planner: RobotPlanner,
+    /// The map's planner, as the planner server sees it.
+    pub(super) planner: Box<dyn GridPlanner>,
     pub(super) frame: CellFrame,
     pub(super) frame_id: String,
 }
@@ -94,7 +97,7 @@ pub(super) fn occupancy_state(
         height: i.height,
     };
     Ok(MapState {
-        planner: planner(backend, p, fallback, grid, frame.resolution)?,
+        planner: Box::new(planner(backend, p, fallback, grid, frame.resolution)?),
         frame,
         frame_id: map.header.frame_id,
     })
@@ -139,7 +142,7 @@ pub(super) fn costmap_state(
         &p.robot_config(fallback),
     )?;
     Ok(MapState {
-        planner,
+        planner: Box::new(planner),
         frame,
         frame_id: map.header.frame_id,
     })
@@ -154,7 +157,7 @@ pub(super) fn elevation_state(
     let (grid, frame) = grid_from_gridmap(&map, &p.layer, p.max_step as f32, connectivity(p)?)?;
     check_cells(p, "elevation_map.info.length", frame.width, frame.height)?;
     Ok(MapState {
-        planner: planner(backend, p, fallback, grid, frame.resolution)?,
+        planner: Box::new(planner(backend, p, fallback, grid, frame.resolution)?),
         frame,
         frame_id: map.header.frame_id,
     })
@@ -192,7 +195,7 @@ pub(super) fn heightmap_state(
         height: m.height,
     };
     Ok(MapState {
-        planner: planner(backend, p, fallback, grid, frame.resolution)?,
+        planner: Box::new(planner(backend, p, fallback, grid, frame.resolution)?),
         frame,
         frame_id: p.heightmap_frame.clone(),
     })

@@ -19,6 +19,7 @@ mod actions;
 mod maps;
 pub mod params;
 mod plan;
+mod planner;
 
 pub use params::{LeeParams, LEE_GPU_PRIORITY, MAX_VIAPOINTS, NODE_NAME};
 

@@ -3,7 +3,7 @@
 //! returned as poses that point along the path. A failure carries nav2's error code.
 
 use crate::error::{Error, PathEnd, Result};
-use crate::lee::costmap::CostPlanner;
+
 use crate::nodes::grid_convert::CellFrame;
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
@@ -11,6 +11,7 @@ use crate::ros::tf::{Rigid, TfBuffer};
 
 use super::maps::MapState;
 use super::params::NODE_NAME;
+use super::planner::{Ends, GridPlanner};
 
 /// What went wrong, in nav2's terms (the action results' error codes; GetPlan and the topics
 /// only log it).
@@ -220,8 +221,8 @@ fn cell(map: &MapState, end: PathEnd, p: &Point) -> std::result::Result<(i64, i6
 }
 
 /// Step two, blocking: the path from the start through every goal. A blocked start is
-/// planned from in costmap mode (NavFn's rule: [`crate::lee::RobotPlanner::navfn_ends`]) and
-/// in unit mode escapes to the nearest open cell within the tolerance; a blocked or
+/// planned from where the planner takes NavFn's ends ([`Ends::NavFn`]: costmap mode) and
+/// otherwise escapes to the nearest open cell within the tolerance; a blocked or
 /// unreachable goal is replaced by the reachable cell nearest to it within the tolerance.
 /// Each moved end is logged.
 pub(crate) fn solve(
@@ -232,7 +233,7 @@ pub(crate) fn solve(
 ) -> std::result::Result<Planned, Failure> {
     let tol = placed.tolerance;
     let mut s = cell(map, PathEnd::Start, &placed.start.position)?;
-    if !map.planner.is_open(s) && tol > 0.0 && map.planner.navfn_ends().is_none() {
+    if !map.planner.is_open(s) && tol > 0.0 && map.planner.ends() == Ends::Escape {
         if let Some((c, d)) = nearest(&map.frame, &placed.start.position, s, tol, |c| {
             map.planner.is_open(c)
         }) {
@@ -286,9 +287,9 @@ pub(crate) fn solve(
                         }
                     }
                     return Err(match first {
-                        Err(e) => match map.planner.navfn_ends() {
-                            Some(costs) => navfn_goal_failure(e, tol, costs, g),
-                            None => occupied(e),
+                        Err(e) => match map.planner.ends() {
+                            Ends::NavFn => navfn_goal_failure(e, tol, map.planner.as_ref(), g),
+                            Ends::Escape => occupied(e),
                         },
                         Ok(_) if tol > 0.0 => Failure::new(
                             Code::NoValidPath,
@@ -352,11 +353,11 @@ pub(crate) fn solve(
 
 /// A refused goal as NavFn fails it: GOAL_OCCUPIED when lethal with no tolerance, otherwise
 /// NO_VALID_PATH (NavFn finds no reachable point within the tolerance).
-fn navfn_goal_failure(e: Error, tol: f64, costs: &CostPlanner, g: (i64, i64)) -> Failure {
+fn navfn_goal_failure(e: Error, tol: f64, planner: &dyn GridPlanner, g: (i64, i64)) -> Failure {
     match e {
         Error::EndRefused {
             end: PathEnd::Goal, ..
-        } if tol == 0.0 && costs.is_lethal(g) => Failure::new(Code::GoalOccupied, e),
+        } if tol == 0.0 && planner.is_lethal(g) => Failure::new(Code::GoalOccupied, e),
         Error::EndRefused {
             end: PathEnd::Goal,
             reason,
@@ -500,6 +501,101 @@ fn facing(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A second grid planner in a few lines, planned through by the server's own `solve`:
+    /// every cell open but column 0 of row 0, paths along x then along y, no field, no costs.
+    struct Manhattan;
+
+    impl GridPlanner for Manhattan {
+        fn backend_name(&self) -> &'static str {
+            "cpu"
+        }
+        fn ends(&self) -> Ends {
+            Ends::Escape
+        }
+        fn is_open(&self, c: (i64, i64)) -> bool {
+            c != (0, 0)
+        }
+        fn is_lethal(&self, _: (i64, i64)) -> bool {
+            false
+        }
+        fn reachable_from(&self, _: (i64, i64)) -> Result<Vec<bool>> {
+            Ok(vec![true; 100])
+        }
+        fn plan(&self, s: (i64, i64), g: (i64, i64), _: bool) -> Result<crate::lee::Plan> {
+            let mut path = vec![(s.0 as u32, s.1 as u32)];
+            let (mut x, mut y) = s;
+            while (x, y) != g {
+                if x != g.0 {
+                    x += (g.0 - x).signum();
+                } else {
+                    y += (g.1 - y).signum();
+                }
+                path.push((x as u32, y as u32));
+            }
+            Ok(crate::lee::Plan {
+                reachable: true,
+                length: Some(path.len() as u32 - 1),
+                cost: Some(path.len() as u64 - 1),
+                path,
+                labels: None,
+                backend: "cpu",
+            })
+        }
+        fn smooth(&self, _: &[(u32, u32)]) -> Option<Vec<(f64, f64)>> {
+            None
+        }
+        fn cost_values(&self) -> Option<&[u8]> {
+            None
+        }
+    }
+
+    /// The server's side works with any planner: a blocked start escapes within the
+    /// tolerance (the planner says `Ends::Escape`), legs join at a via-point, and the poses
+    /// are the planner's cells.
+    #[test]
+    fn the_server_plans_through_any_grid_planner() {
+        let frame = CellFrame {
+            origin: Pose::default(),
+            resolution: 1.0,
+            width: 10,
+            height: 10,
+        };
+        let map = MapState {
+            planner: Box::new(Manhattan),
+            frame,
+            frame_id: "map".into(),
+        };
+        let at = |x: f64, y: f64| Pose {
+            position: Point { x, y, z: 0.0 },
+            orientation: Quaternion::identity(),
+        };
+        let placed = Placed {
+            start: at(0.5, 0.5),
+            goals: vec![at(3.5, 0.5), at(3.5, 2.5)],
+            tolerance: 1.0,
+            final_approach: false,
+            empty_when_unreachable: false,
+        };
+        let planned = solve(&map, &placed, false, false).unwrap();
+        let cells: Vec<(f64, f64)> = planned
+            .poses
+            .iter()
+            .map(|p| (p.position.x, p.position.y))
+            .collect();
+        // (0, 0) is blocked: the start moves to the nearest open cell, (1, 0) before (0, 1).
+        let want = [(1.5, 0.5), (2.5, 0.5), (3.5, 0.5), (3.5, 1.5), (3.5, 2.5)];
+        assert_eq!(cells, want);
+        assert_eq!(planned.backend, "cpu");
+        // Without a tolerance the blocked start is the planner's to refuse; Manhattan plans
+        // from it anyway, so the path starts there.
+        let exact = Placed {
+            tolerance: 0.0,
+            ..placed
+        };
+        let planned = solve(&map, &exact, false, false).unwrap();
+        assert_eq!(planned.poses[0].position.x, 0.5);
+    }
 
     /// Any finite tolerance searches at most the whole map: 3.4e38 m finds the nearest open
     /// cell as 1e6 m does.
