@@ -60,11 +60,7 @@ impl RobotConfig {
 
 enum Kind {
     Unit(Box<Planner>),
-    /// The cell values are kept for what the node publishes (`~/costmap`) and draws.
-    Costmap {
-        planner: Box<CostPlanner>,
-        values: Vec<u8>,
-    },
+    Costmap(Box<CostPlanner>),
 }
 
 /// One map's planner under one cost model, on its backend.
@@ -157,7 +153,7 @@ impl RobotPlanner {
     pub fn cost_model(&self) -> CostModel {
         match self.kind {
             Kind::Unit(_) => CostModel::Unit,
-            Kind::Costmap { .. } => CostModel::Costmap,
+            Kind::Costmap(_) => CostModel::Costmap,
         }
     }
 
@@ -166,7 +162,7 @@ impl RobotPlanner {
     pub fn backend_name(&self) -> &'static str {
         match &self.kind {
             Kind::Unit(p) => p.backend_name(),
-            Kind::Costmap { planner, .. } => planner.backend_name(),
+            Kind::Costmap(planner) => planner.backend_name(),
         }
     }
 
@@ -174,7 +170,7 @@ impl RobotPlanner {
     pub fn grid(&self) -> &Grid {
         match &self.kind {
             Kind::Unit(p) => p.grid(),
-            Kind::Costmap { planner, .. } => planner.grid(),
+            Kind::Costmap(planner) => planner.grid(),
         }
     }
 
@@ -182,7 +178,7 @@ impl RobotPlanner {
     pub fn cost_values(&self) -> Option<&[u8]> {
         match &self.kind {
             Kind::Unit(_) => None,
-            Kind::Costmap { values, .. } => Some(values),
+            Kind::Costmap(planner) => Some(planner.values()),
         }
     }
 
@@ -190,7 +186,7 @@ impl RobotPlanner {
     pub fn unit(&self) -> Option<&Planner> {
         match &self.kind {
             Kind::Unit(p) => Some(p),
-            Kind::Costmap { .. } => None,
+            Kind::Costmap(_) => None,
         }
     }
 
@@ -200,7 +196,7 @@ impl RobotPlanner {
     pub fn navfn_ends(&self) -> Option<&CostPlanner> {
         match &self.kind {
             Kind::Unit(_) => None,
-            Kind::Costmap { planner, .. } => Some(planner),
+            Kind::Costmap(planner) => Some(planner),
         }
     }
 
@@ -209,7 +205,7 @@ impl RobotPlanner {
     pub fn is_open(&self, c: (i64, i64)) -> bool {
         match &self.kind {
             Kind::Unit(p) => p.grid().check_cell(PathEnd::Start, c).is_ok(),
-            Kind::Costmap { planner, .. } => planner.check_cell(PathEnd::Start, c).is_ok(),
+            Kind::Costmap(planner) => planner.check_cell(PathEnd::Start, c).is_ok(),
         }
     }
 
@@ -222,7 +218,7 @@ impl RobotPlanner {
                 .into_iter()
                 .map(|l| l != UNREACHED)
                 .collect(),
-            Kind::Costmap { planner, .. } => planner.reachable_from_robot_cell(start)?,
+            Kind::Costmap(planner) => planner.reachable_from_robot_cell(start)?,
         })
     }
 
@@ -231,7 +227,7 @@ impl RobotPlanner {
     pub fn smooth(&self, cells: &[(u32, u32)]) -> Option<Vec<(f64, f64)>> {
         match &self.kind {
             Kind::Unit(_) => None,
-            Kind::Costmap { planner, .. } => Some(planner.smooth(cells)),
+            Kind::Costmap(planner) => Some(planner.smooth(cells)),
         }
     }
 
@@ -239,7 +235,7 @@ impl RobotPlanner {
     pub fn fields_reused(&self) -> u64 {
         match &self.kind {
             Kind::Unit(p) => p.fields_reused(),
-            Kind::Costmap { planner, .. } => planner.fields_reused(),
+            Kind::Costmap(planner) => planner.fields_reused(),
         }
     }
 
@@ -253,7 +249,7 @@ impl RobotPlanner {
     pub fn plan(&self, start: (i64, i64), goal: (i64, i64), with_field: bool) -> Result<Plan> {
         match &self.kind {
             Kind::Unit(p) => p.plan(start, goal, with_field),
-            Kind::Costmap { planner, .. } => {
+            Kind::Costmap(planner) => {
                 let c = planner.plan_from_robot_cell(start, goal)?;
                 Ok(Plan {
                     reachable: c.reachable,
@@ -284,10 +280,7 @@ fn cost_kind(backend: &Backend, grid: Grid, values: Vec<u8>, config: &RobotConfi
     } else {
         CostPlanner::new(backend, grid, &values, &config.costs)?
     };
-    Ok(Kind::Costmap {
-        planner: Box::new(planner),
-        values,
-    })
+    Ok(Kind::Costmap(Box::new(planner)))
 }
 
 #[cfg(test)]

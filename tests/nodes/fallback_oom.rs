@@ -22,37 +22,61 @@ use crate::bad_input::{call, call_until, occupancy, pose};
 use crate::common;
 use crate::nearest_neighbors_node::cloud;
 
+/// A `gpu_planning run` on CUDA whose device allocations above 4 KiB fail, its log echoed as
+/// it comes (so a failure shows why) and kept for the checks.
+struct OomRun {
+    child: std::process::Child,
+    log: std::sync::Arc<std::sync::Mutex<String>>,
+    echo: std::thread::JoinHandle<()>,
+}
+
+impl OomRun {
+    fn start(domain: u16, args: &[&str]) -> OomRun {
+        let mut child = Command::new(common::executable())
+            .args(["run", "--backend", "cuda"])
+            .args(args)
+            .args(["--domain-id", &domain.to_string()])
+            .env(gpu_planning::env::DEVICE_ALLOC_LIMIT.name, "4096")
+            .env("RUST_LOG", "info")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let echo = {
+            let (log, mut err) = (log.clone(), child.stderr.take().unwrap());
+            std::thread::spawn(move || {
+                let mut buf = [0u8; 4096];
+                while let Ok(n) = err.read(&mut buf) {
+                    if n == 0 {
+                        break;
+                    }
+                    let text = String::from_utf8_lossy(&buf[..n]).to_string();
+                    eprint!("{text}");
+                    log.lock().unwrap().push_str(&text);
+                }
+            })
+        };
+        OomRun { child, log, echo }
+    }
+
+    /// Stops the process and returns its whole log.
+    fn finish(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = self.echo.join();
+        let log = self.log.lock().unwrap().clone();
+        log
+    }
+}
+
 #[test]
 fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
     if cuda_or_skip("every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory").is_none() {
         return;
     }
     let domain = common::unique_domain();
-    let mut child = Command::new(common::executable())
-        .args(["run", "--backend", "cuda", "--duration-s", "90"])
-        .args(["--domain-id", &domain.to_string()])
-        .env(gpu_planning::env::DEVICE_ALLOC_LIMIT.name, "4096")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // The child's log, echoed as it comes (so a failure shows why) and kept for the checks.
-    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let echo = {
-        let (log, mut err) = (log.clone(), child.stderr.take().unwrap());
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let text = String::from_utf8_lossy(&buf[..n]).to_string();
-                eprint!("{text}");
-                log.lock().unwrap().push_str(&text);
-            }
-        })
-    };
+    let run = OomRun::start(domain, &["--duration-s", "90"]);
     let client_rt =
         RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
     let mut peer = NodeContext::new(&client_rt, "oom_peer").unwrap();
@@ -186,10 +210,7 @@ fn every_node_falls_back_to_the_cpu_when_the_device_is_out_of_memory() {
         assert_eq!(found.expect("a neighbour").neighbors.indices, vec![7]);
     });
     client_rt.shutdown().trigger();
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = echo.join();
-    let log = log.lock().unwrap().clone();
+    let log = run.finish();
     for (node, needles) in [
         ("lee_planner", ["lee: the grid: ", "(cpu_fallback)"]),
         ("apsp", ["apsp: graph of 40 vertices", "(cpu_fallback)"]),
@@ -224,33 +245,18 @@ fn the_costmap_planner_falls_back_to_the_cpu_when_the_device_is_out_of_memory() 
         "lee_planner:\n  ros__parameters:\n    cost_model: costmap\n    robot_radius: 0.1\n",
     )
     .unwrap();
-    let mut child = Command::new(common::executable())
-        .args(["run", "--backend", "cuda", "--duration-s", "60"])
-        .args(["--nodes", "lee_planner"])
-        .arg("--params")
-        .arg(&params)
-        .args(["--domain-id", &domain.to_string()])
-        .env(gpu_planning::env::DEVICE_ALLOC_LIMIT.name, "4096")
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let echo = {
-        let (log, mut err) = (log.clone(), child.stderr.take().unwrap());
-        std::thread::spawn(move || {
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = err.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                let text = String::from_utf8_lossy(&buf[..n]).to_string();
-                eprint!("{text}");
-                log.lock().unwrap().push_str(&text);
-            }
-        })
-    };
+    let params_arg = params.display().to_string();
+    let run = OomRun::start(
+        domain,
+        &[
+            "--duration-s",
+            "60",
+            "--nodes",
+            "lee_planner",
+            "--params",
+            &params_arg,
+        ],
+    );
     let client_rt =
         RosRuntime::new(RosArgs::default(), ParamsFile::default(), Some(domain)).unwrap();
     let mut peer = NodeContext::new(&client_rt, "oom_costmap_peer").unwrap();
@@ -283,10 +289,7 @@ fn the_costmap_planner_falls_back_to_the_cpu_when_the_device_is_out_of_memory() 
         call_until(&plan, req, |r| !r.plan.poses.is_empty(), || {}).await
     });
     client_rt.shutdown().trigger();
-    let _ = child.kill();
-    let _ = child.wait();
-    let _ = echo.join();
-    let log = log.lock().unwrap().clone();
+    let log = run.finish();
     let _ = std::fs::remove_file(&params);
     let poses = got.expect("a plan").plan.poses;
     let at = |i: usize| (poses[i].pose.position.x, poses[i].pose.position.y);

@@ -156,6 +156,11 @@ impl CostPlanner {
         })
     }
 
+    /// The cells' cost values it plans on.
+    pub fn values(&self) -> &[u8] {
+        &self.values
+    }
+
     /// The grid planned on (cells the costs block are blocked in it).
     pub fn grid(&self) -> &Grid {
         &self.grid
