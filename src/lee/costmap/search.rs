@@ -228,8 +228,8 @@ impl GoalSearch {
     /// Searches from `goal` until every cell that could lie on a least-cost path from `start`
     /// is settled (or every reachable cell is, when `start` is not reachable), over the
     /// grid's [`cell_words`]; nothing to do when the last search had the same ends (then
-    /// `Ok(true)`: the field is reused). Looks at the cancel flag of the calling scope every
-    /// `POPS_PER_CHECK` cells; a search cut short keeps no ends.
+    /// `Ok(true)`: the field is reused). Looks at the cancel flag of the calling scope before it
+    /// starts and every `POPS_PER_CHECK` cells; a search cut short keeps no ends.
     pub fn settle(
         &mut self,
         width: u32,
@@ -241,6 +241,8 @@ impl GoalSearch {
         if self.ends == Some((goal, start)) {
             return Ok(true);
         }
+        // A plan cancelled before it began does no work, however few pops its search needs.
+        crate::cancel::checkpoint()?;
         self.restart(goal, heuristic.to(goal, width, start));
         self.ends = None;
         let s = start as usize;
