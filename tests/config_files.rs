@@ -197,14 +197,21 @@ fn rviz_view_shows_only_topics_the_nodes_use() {
         }
         let (node, rest) = t.split_once('/').unwrap_or(("", t));
         assert!(NODES.contains(&node), "/{t}: no node '{node}'");
-        // A node is one file, or a folder whose mod.rs declares its topics.
+        // A node is one file, or a folder whose mod.rs declares its topics; a node that
+        // runs the planner server declares the server's through it.
         let file = root().join(format!("src/nodes/{node}.rs"));
         let file = if file.exists() {
             file
         } else {
             root().join(format!("src/nodes/{node}/mod.rs"))
         };
-        let src = std::fs::read_to_string(&file).unwrap();
+        let mut src = std::fs::read_to_string(&file).unwrap();
+        if src.contains("planner_server::") {
+            let server = root().join("src/nodes/planner_server");
+            for f in std::fs::read_dir(server).unwrap() {
+                src += &std::fs::read_to_string(f.unwrap().path()).unwrap();
+            }
+        }
         assert!(
             src.contains(&format!("\"~/{rest}\"")),
             "/{t}: {node} has no ~/{rest}"

@@ -13,6 +13,7 @@ pub mod lifecycle;
 pub mod map_summary;
 pub mod markers;
 pub mod nearest_neighbors;
+pub mod planner_server;
 pub mod polyline;
 pub mod runtime;
 pub mod serve;

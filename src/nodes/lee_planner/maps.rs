@@ -7,21 +7,13 @@ use crate::lee::costmap::CostModel;
 use crate::lee::io::heightmap;
 use crate::lee::{Connectivity, Grid, RobotPlanner};
 
-use super::planner::GridPlanner;
 use crate::nodes::grid_convert::{check_pose, grid_from_gridmap, CellFrame};
 use crate::nodes::lee_planner::LeeParams;
+use crate::nodes::planner_server::MapState;
 use crate::ros::msg::geometry_msgs::{Point, Pose, Quaternion};
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav2_msgs::Costmap;
 use crate::ros::msg::nav_msgs::OccupancyGrid;
-
-/// One map, replaced whole: a query holds its own Arc, so it never sees a half-updated grid.
-pub(super) struct MapState {
-    /// The map's planner, as the planner server sees it.
-    pub(super) planner: Box<dyn GridPlanner>,
-    pub(super) frame: CellFrame,
-    pub(super) frame_id: String,
-}
 
 fn connectivity(p: &LeeParams) -> Result<Connectivity> {
     Connectivity::for_model(p.connectivity, p.cost_model == CostModel::Costmap)

@@ -1,4 +1,4 @@
-//! nav2's planner actions on this node: `compute_path_to_pose` and
+//! nav2's planner actions on the planner server's node: `compute_path_to_pose` and
 //! `compute_path_through_poses`, as planner_server serves them to bt_navigator. Goals are
 //! taken one at a time and a new goal preempts the running one (planner_server's simple
 //! action server does the same: bt_navigator replans by sending goal after goal); each
@@ -20,30 +20,14 @@ use crate::ros::msg::nav2_msgs::{
 use crate::ros::msg::nav_msgs::Path;
 
 use crate::cancel::CancelFlag;
-use crate::nodes::lee_planner::LeeParams;
 use crate::nodes::lifecycle::Lifecycle;
 use crate::nodes::serve::within;
 use crate::ros::action::ActionServer;
 use crate::ros::live_params::Live;
 use crate::ros::node_params::ServiceParams;
 
-use super::params::NODE_NAME;
-use super::plan::{Code, Failure, Query};
-
-/// nav2's error codes of one action (ComputePathToPose counts from 200, ThroughPoses from 300).
-pub(super) fn error_code(base: u16, code: Code) -> u16 {
-    base + match code {
-        Code::Unknown => 0,
-        Code::TfError => 2,
-        Code::StartOutsideMap => 3,
-        Code::GoalOutsideMap => 4,
-        Code::StartOccupied => 5,
-        Code::GoalOccupied => 6,
-        Code::Timeout => 7,
-        Code::NoValidPath => 8,
-        Code::NoViapointsGiven => 9,
-    }
-}
+use super::failure::{Failure, Refusal};
+use super::plan::{Query, SettingsFn};
 
 /// What a goal asks for, as a [`Query`].
 pub(super) trait PlanGoal: Message + Clone + Send + Sync + 'static {
@@ -92,13 +76,14 @@ fn duration(d: Duration) -> RosDuration {
     }
 }
 
-/// Serves `server` until the node stops: each goal becomes a query for `plan`, stopped with
-/// TIMEOUT after the node's `request_timeout_s` (or by a cancel request).
+/// Serves `server` for node `node` until it stops: each goal becomes a query for `plan`,
+/// stopped with TIMEOUT after the node's `request_timeout_s` (or by a cancel request).
 pub(super) async fn serve<G, R, P, Fut>(
     server: ActionServer<G, R, EmptyFeedback>,
+    node: &'static str,
     life: Arc<Lifecycle>,
     what: &'static str,
-    params: Live<LeeParams>,
+    settings: SettingsFn,
     limits: Live<ServiceParams>,
     plan: P,
 ) where
@@ -111,13 +96,13 @@ pub(super) async fn serve<G, R, P, Fut>(
     // Goals run one at a time; those waiting are bounded as a service's pending requests are.
     // The bounds, tolerance and deadline in effect when a goal comes are the ones it gets.
     let admit = |goal: &G, queued: usize| {
-        let max_viapoints = params.get().max_viapoints as usize;
+        let max_viapoints = settings().max_viapoints as usize;
         let max_queued = limits.get().max_pending_requests as usize;
-        admission(&life, goal, queued, max_viapoints, max_queued)
+        admission(node, &life, goal, queued, max_viapoints, max_queued)
     };
     let execute = |goal: G, cancel: CancelFlag| {
-        let p = params.get();
-        let (tolerance, final_approach) = (p.tolerance, p.use_final_approach_orientation);
+        let p = settings();
+        let (tolerance, final_approach) = (p.tolerance, p.final_approach);
         let work = plan(goal.query(tolerance, final_approach), cancel.clone());
         let limits = limits.get();
         async move {
@@ -145,15 +130,15 @@ pub(super) async fn serve<G, R, P, Fut>(
             match outcome {
                 Ok(path) => Ok(R::from_parts(path, planning_time, 0, String::new())),
                 Err(f) => {
-                    let code = error_code(G::CODE_BASE, f.code);
-                    if matches!(f.error, crate::error::Error::Cancelled) {
+                    let code = f.why.nav2_code(G::CODE_BASE);
+                    if f.why == Refusal::Cancelled {
                         // Asked for (a cancel, or a newer goal): not a planning failure.
                         tracing::info!(
-                            "{NODE_NAME}: {what}: stopped after {:.1} ms (canceled or preempted)",
+                            "{node}: {what}: stopped after {:.1} ms (canceled or preempted)",
                             began.elapsed().as_secs_f64() * 1e3
                         );
                     } else {
-                        tracing::warn!("{NODE_NAME}: {what}: no path, error_code {code}: {f}");
+                        tracing::warn!("{node}: {what}: no path, error_code {code}: {f}");
                     }
                     Err(R::from_parts(
                         Path::default(),
@@ -171,6 +156,7 @@ pub(super) async fn serve<G, R, P, Fut>(
 /// Whether a goal is taken: the node active, its poses within `max_viapoints`, fewer than
 /// `max_queued` goals waiting.
 fn admission<G: PlanGoal>(
+    node: &str,
     life: &Lifecycle,
     goal: &G,
     queued: usize,
@@ -186,6 +172,6 @@ fn admission<G: PlanGoal>(
             "overloaded: {queued} goals wait to run (max_pending_requests); try again later"
         )),
         true => Ok(()),
-        false => Err(life.inactive_error(NODE_NAME).to_string()),
+        false => Err(life.inactive_error(node).to_string()),
     }
 }

@@ -9,54 +9,8 @@ use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
 use crate::ros::tf::{Rigid, TfBuffer};
 
-use super::maps::MapState;
-use super::params::NODE_NAME;
-use super::planner::{Ends, GridPlanner};
-
-/// What went wrong, in nav2's terms (the action results' error codes; GetPlan and the topics
-/// only log it).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Code {
-    Unknown,
-    TfError,
-    StartOutsideMap,
-    GoalOutsideMap,
-    StartOccupied,
-    GoalOccupied,
-    Timeout,
-    NoValidPath,
-    /// ComputePathThroughPoses with an empty list of goals.
-    NoViapointsGiven,
-}
-
-#[derive(Debug)]
-pub(crate) struct Failure {
-    pub code: Code,
-    pub error: Error,
-}
-
-impl Failure {
-    fn new(code: Code, error: Error) -> Failure {
-        Failure { code, error }
-    }
-}
-
-impl From<Error> for Failure {
-    fn from(error: Error) -> Failure {
-        let code = match &error {
-            Error::Transform(_) => Code::TfError,
-            Error::DeadlineExceeded { .. } | Error::Cancelled => Code::Timeout,
-            _ => Code::Unknown,
-        };
-        Failure { code, error }
-    }
-}
-
-impl std::fmt::Display for Failure {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.error.fmt(f)
-    }
-}
+use super::failure::{Failure, Refusal};
+use super::planner::{Ends, GridPlanner, MapState};
 
 /// How poses reach the map's frame (the node's TF parameters).
 #[derive(Debug, Clone)]
@@ -67,15 +21,25 @@ pub(crate) struct Frames {
     pub transform_tolerance: f64,
 }
 
-impl Frames {
-    pub(crate) fn of(p: &crate::nodes::lee_planner::LeeParams) -> Frames {
-        Frames {
-            global_frame: p.global_frame.clone(),
-            robot_base_frame: p.robot_base_frame.clone(),
-            transform_tolerance: p.transform_tolerance,
-        }
-    }
+/// What the server reads of its node's parameters, as they are when a query comes (several
+/// are dynamic).
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub frames: Frames,
+    /// Metres the actions may move a blocked or unreachable goal, or a blocked start.
+    pub tolerance: f64,
+    /// The last pose keeps the approach direction (use_final_approach_orientation).
+    pub final_approach: bool,
+    /// A compute_path_through_poses goal with more poses is rejected.
+    pub max_viapoints: u32,
+    /// ~/distance_field with every plan, even without a reader.
+    pub publish_distance_field: bool,
+    /// Paths go out smoothed, where the planner has costs to price a shortcut.
+    pub smooth: bool,
 }
+
+/// The node's [`Settings`] as they are now.
+pub(crate) type SettingsFn = std::sync::Arc<dyn Fn() -> Settings + Send + Sync>;
 
 /// A query: from `start` (None: the robot's pose) through each of `goals`.
 #[derive(Debug, Clone)]
@@ -153,7 +117,7 @@ pub(crate) fn place(
     }
     if q.goals.is_empty() {
         return Err(Failure::new(
-            Code::NoViapointsGiven,
+            Refusal::NoGoals,
             Error::invalid("goals", "no goal given"),
         ));
     }
@@ -196,8 +160,8 @@ pub(crate) struct Planned {
 /// The cell of `p`, which must be on the map as path end `end`.
 fn cell(map: &MapState, end: PathEnd, p: &Point) -> std::result::Result<(i64, i64), Failure> {
     let code = match end {
-        PathEnd::Start => Code::StartOutsideMap,
-        PathEnd::Goal => Code::GoalOutsideMap,
+        PathEnd::Start => Refusal::StartOffMap,
+        PathEnd::Goal => Refusal::GoalOffMap,
     };
     let what = end.to_string();
     let c = map
@@ -226,6 +190,7 @@ fn cell(map: &MapState, end: PathEnd, p: &Point) -> std::result::Result<(i64, i6
 /// unreachable goal is replaced by the reachable cell nearest to it within the tolerance.
 /// Each moved end is logged.
 pub(crate) fn solve(
+    node: &str,
     map: &MapState,
     placed: &Placed,
     with_field: bool,
@@ -238,7 +203,7 @@ pub(crate) fn solve(
             map.planner.is_open(c)
         }) {
             tracing::info!(
-                "{NODE_NAME}: start cell ({}, {}) is blocked; starting from ({}, {}), {d:.3} m away (tolerance {tol} m)",
+                "{node}: start cell ({}, {}) is blocked; starting from ({}, {}), {d:.3} m away (tolerance {tol} m)",
                 s.0, s.1, c.0, c.1
             );
             s = c;
@@ -264,7 +229,7 @@ pub(crate) fn solve(
                     }
                 ) =>
             {
-                return Err(occupied(e));
+                return Err(e.into());
             }
             first => {
                 let moved = if tol > 0.0 {
@@ -289,10 +254,10 @@ pub(crate) fn solve(
                     return Err(match first {
                         Err(e) => match map.planner.ends() {
                             Ends::NavFn => navfn_goal_failure(e, tol, map.planner.as_ref(), g),
-                            Ends::Escape => occupied(e),
+                            Ends::Escape => e.into(),
                         },
                         Ok(_) if tol > 0.0 => Failure::new(
-                            Code::NoValidPath,
+                            Refusal::Unreachable,
                             Error::invalid(
                                 "goal",
                                 format!(
@@ -302,7 +267,7 @@ pub(crate) fn solve(
                             ),
                         ),
                         Ok(_) => Failure::new(
-                            Code::NoValidPath,
+                            Refusal::Unreachable,
                             Error::invalid(
                                 "goal",
                                 format!("no path from cell ({}, {}) to ({}, {})", s.0, s.1, g.0, g.1),
@@ -311,7 +276,7 @@ pub(crate) fn solve(
                     });
                 };
                 tracing::info!(
-                    "{NODE_NAME}: goal cell ({}, {}) is blocked or unreachable; planning to ({}, {}), {d:.3} m from the goal (tolerance {tol} m)",
+                    "{node}: goal cell ({}, {}) is blocked or unreachable; planning to ({}, {}), {d:.3} m from the goal (tolerance {tol} m)",
                     g.0, g.1, c.0, c.1
                 );
                 map.planner.plan(s, c, field)?
@@ -357,35 +322,19 @@ fn navfn_goal_failure(e: Error, tol: f64, planner: &dyn GridPlanner, g: (i64, i6
     match e {
         Error::EndRefused {
             end: PathEnd::Goal, ..
-        } if tol == 0.0 && planner.is_lethal(g) => Failure::new(Code::GoalOccupied, e),
+        } if tol == 0.0 && planner.is_lethal(g) => Failure::new(Refusal::GoalBlocked, e),
         Error::EndRefused {
             end: PathEnd::Goal,
             reason,
         } => Failure::new(
-            Code::NoValidPath,
+            Refusal::Unreachable,
             Error::invalid(
                 "goal",
                 format!("no path: {reason}, and no cell reachable from the start within tolerance {tol} m"),
             ),
         ),
-        other => occupied(other),
+        other => other.into(),
     }
-}
-
-/// A planner's refusal of an end (blocked, inflated, lethal) as nav2's *_OCCUPIED code.
-fn occupied(e: Error) -> Failure {
-    let code = match &e {
-        Error::EndRefused {
-            end: PathEnd::Start,
-            ..
-        } => Code::StartOccupied,
-        Error::EndRefused {
-            end: PathEnd::Goal, ..
-        } => Code::GoalOccupied,
-        Error::DeadlineExceeded { .. } | Error::Cancelled => Code::Timeout,
-        _ => Code::Unknown,
-    };
-    Failure::new(code, e)
 }
 
 /// The cell within `tol` metres of `p` (cell `at`) whose centre is nearest to it among those
@@ -577,7 +526,7 @@ mod tests {
             final_approach: false,
             empty_when_unreachable: false,
         };
-        let planned = solve(&map, &placed, false, false).unwrap();
+        let planned = solve("test", &map, &placed, false, false).unwrap();
         let cells: Vec<(f64, f64)> = planned
             .poses
             .iter()
@@ -593,7 +542,7 @@ mod tests {
             tolerance: 0.0,
             ..placed
         };
-        let planned = solve(&map, &exact, false, false).unwrap();
+        let planned = solve("test", &map, &exact, false, false).unwrap();
         assert_eq!(planned.poses[0].position.x, 0.5);
     }
 

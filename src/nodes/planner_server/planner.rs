@@ -1,9 +1,11 @@
 //! The seam between the planner server (nav2's side: ends, tolerance, frames, error codes,
 //! actions) and a grid planner. The server plans only through [`GridPlanner`]; the Lee
-//! planner is one implementation of it, and another grid planner would be one more file.
+//! planner (`nodes/lee_planner/grid_planner.rs`) is one implementation of it, and another
+//! grid planner would be one more file.
 
 use crate::error::Result;
-use crate::lee::{Plan, RobotPlanner};
+use crate::lee::Plan;
+use crate::nodes::grid_convert::CellFrame;
 
 /// How a planner takes a blocked start and refuses a goal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,39 +40,10 @@ pub(crate) trait GridPlanner: Send + Sync {
     fn cost_values(&self) -> Option<&[u8]>;
 }
 
-impl GridPlanner for RobotPlanner {
-    fn backend_name(&self) -> &'static str {
-        RobotPlanner::backend_name(self)
-    }
-
-    fn ends(&self) -> Ends {
-        match self.navfn_ends() {
-            Some(_) => Ends::NavFn,
-            None => Ends::Escape,
-        }
-    }
-
-    fn is_open(&self, c: (i64, i64)) -> bool {
-        RobotPlanner::is_open(self, c)
-    }
-
-    fn is_lethal(&self, c: (i64, i64)) -> bool {
-        self.navfn_ends().is_some_and(|costs| costs.is_lethal(c))
-    }
-
-    fn reachable_from(&self, start: (i64, i64)) -> Result<Vec<bool>> {
-        RobotPlanner::reachable_from(self, start)
-    }
-
-    fn plan(&self, start: (i64, i64), goal: (i64, i64), with_field: bool) -> Result<Plan> {
-        RobotPlanner::plan(self, start, goal, with_field)
-    }
-
-    fn smooth(&self, cells: &[(u32, u32)]) -> Option<Vec<(f64, f64)>> {
-        RobotPlanner::smooth(self, cells)
-    }
-
-    fn cost_values(&self) -> Option<&[u8]> {
-        RobotPlanner::cost_values(self)
-    }
+/// One map, replaced whole: a query holds its own Arc, so it never sees a half-updated grid.
+pub(crate) struct MapState {
+    /// The map's planner, as the planner server sees it.
+    pub planner: Box<dyn GridPlanner>,
+    pub frame: CellFrame,
+    pub frame_id: String,
 }
