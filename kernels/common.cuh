@@ -13,7 +13,7 @@ __device__ __forceinline__ u64 grid_first() { return (u64)blockIdx.x * blockDim.
 __device__ __forceinline__ u64 grid_step() { return (u64)gridDim.x * blockDim.x; }
 #define GRID_STRIDE(i, n) for (u64 i = grid_first(); i < (u64)(n); i += grid_step())
 
-// Descent windows (lee.cu, costfield.cu): a path is followed from the start down a field by one
+// Descent windows (lee/descent.cu, costfield.cu): a path is followed from the start down a field by one
 // block that stages a DW x DW window of the field in shared memory, finds every window cell's
 // successor at once, and walks them with one shared load per step; the window then moves.
 #define DW 64

@@ -422,10 +422,10 @@ fn every_nodes_start_up_kernels_compile_once() {
     ];
     for m in lists.iter().flatten() {
         rt.prepare(&m.source, &m.defines)
-            .unwrap_or_else(|e| panic!("kernels/{}.cu {:?}: {e}", m.source.name, m.defines));
+            .unwrap_or_else(|e| panic!("kernel module {} {:?}: {e}", m.source.name, m.defines));
         assert!(
             !rt.prepare(&m.source, &m.defines).unwrap(),
-            "kernels/{}.cu {:?} compiled twice",
+            "kernel module {} {:?} compiled twice",
             m.source.name,
             m.defines
         );

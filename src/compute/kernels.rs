@@ -8,10 +8,24 @@ pub const PRIMITIVES: KernelSource = KernelSource {
     code: include_str!("../../kernels/primitives.cu"),
 };
 
-/// `kernels/lee.cu`: the Lee wave: sweeps, bitwave, portals and the descent.
+/// `kernels/lee/`: the Lee wave, one module from one file per family: the shared
+/// definitions, the seed's sweeps and tiles, bitwave (rounds and the work queue), the
+/// portals, the descent.
 pub const LEE: KernelSource = KernelSource {
     name: "lee",
-    code: include_str!("../../kernels/lee.cu"),
+    // NVRTC's messages name each part's own file and line.
+    code: concat!(
+        "#line 1 \"lee/wave.cu\"\n",
+        include_str!("../../kernels/lee/wave.cu"),
+        "#line 1 \"lee/sweeps.cu\"\n",
+        include_str!("../../kernels/lee/sweeps.cu"),
+        "#line 1 \"lee/bitwave.cu\"\n",
+        include_str!("../../kernels/lee/bitwave.cu"),
+        "#line 1 \"lee/portals.cu\"\n",
+        include_str!("../../kernels/lee/portals.cu"),
+        "#line 1 \"lee/descent.cu\"\n",
+        include_str!("../../kernels/lee/descent.cu"),
+    ),
 };
 
 /// `kernels/clearance.cu`: the exact distance transform and the robot-radius blocking.

@@ -19,7 +19,7 @@ pub enum MemoryModel {
     /// multi-source BFS with shifts and shuffles; the wave crosses each tile in one step
     /// through a table of the distances between its border cells where the tables fit,
     /// else rounds run only the tiles whose border improved and a narrow (corridor) wave
-    /// goes on on a work queue (kernels/lee.cu, lee::gpu::Schedule). Fastest measured
+    /// goes on on a work queue (kernels/lee/bitwave.cu, lee::gpu::Schedule). Fastest measured
     /// (BENCHMARKS.md).
     #[default]
     Bitwave,

@@ -1,4 +1,4 @@
-//! The grid on the device and the four memory models (see kernels/lee.cu).
+//! The grid on the device and the four memory models (see kernels/lee/).
 
 use std::sync::{Arc, Mutex};
 
@@ -70,7 +70,7 @@ const STATE_SLOTS: usize = 9;
 /// far, tiles queued or running, tickets issued.
 const BWQ_HEAD: usize = 0;
 const BWQ_VISITS: usize = 1;
-/// Pending and tail are the low and high halves of one 64-bit word (kernels/lee.cu).
+/// Pending and tail are the low and high halves of one 64-bit word (kernels/lee/bitwave.cu).
 const BWQ_PENDING: usize = 2;
 const BWQ_TAIL: usize = 3;
 const BWQ_SLOTS: usize = 4;
@@ -126,7 +126,7 @@ fn jumps_for(steps: u32) -> u32 {
     (32 - steps.max(1).leading_zeros()).div_ceil(2)
 }
 
-/// The constants above, for kernels/lee.cu (NVRTC -D): one definition for both sides.
+/// The constants above, for kernels/lee/ (NVRTC -D): one definition for both sides.
 fn kernel_defines() -> [(&'static str, String); 23] {
     [
         ("DT", DESCENT_TILE.to_string()),
@@ -771,7 +771,7 @@ impl DeviceGrid {
         }
     }
 
-    /// The path of `len` moves from `start` by pointer jumping (kernels/lee.cu, "Long
+    /// The path of `len` moves from `start` by pointer jumping (kernels/lee/descent.cu, "Long
     /// paths"): leaves path[0..=len] and the status in the scratch. Needs three grids of u32
     /// for the moment it runs (the next cells and two jump tables).
     fn jump_descent(&self, scratch: &mut Scratch, start: u64, len: u32) -> Result<()> {
@@ -851,7 +851,7 @@ impl DeviceGrid {
         })
     }
 
-    /// The path of `len` moves from `start` over the tiles it crosses (kernels/lee.cu, "Long
+    /// The path of `len` moves from `start` over the tiles it crosses (kernels/lee/descent.cu, "Long
     /// paths over tiles"): leaves path[0..=len] and the status in the scratch. Keeps the
     /// border cells' exits and two jump tables over them (each 252/4096 of the grid's cells),
     /// and the visits and their checkpoints (at most len + 1 each), for the next long path.

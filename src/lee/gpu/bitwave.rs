@@ -1,4 +1,4 @@
-//! Bitwave's schedules (kernels/lee.cu): rounds behind a grid barrier, the work queue, the
+//! Bitwave's schedules (kernels/lee/bitwave.cu): rounds behind a grid barrier, the work queue, the
 //! portals (src/lee/gpu/portals.rs), and the adaptive default: the portals where their tables
 //! fit, else rounds that hand a narrow wave to the queue.
 
@@ -59,7 +59,7 @@ fn parse_narrow(v: &str) -> Option<(u32, u32)> {
     Some((t.trim().parse().ok()?, r.trim().parse().ok()?))
 }
 
-/// How bitwave orders its tile runs (kernels/lee.cu).
+/// How bitwave orders its tile runs (kernels/lee/bitwave.cu).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Schedule {
     /// The default: the portals where their tables fit the grid's cap (set where they stop
@@ -109,7 +109,7 @@ impl Schedule {
 }
 
 /// The fields both bitwave kernels' arguments start with: the grid's bit planes and labels
-/// and its shape. Nested here, flat in kernels/lee.cu: a #[repr(C)] struct of two pointers and
+/// and its shape. Nested here, flat in kernels/lee/bitwave.cu: a #[repr(C)] struct of two pointers and
 /// six u32 is 40 bytes aligned to 8, so the fields after it sit where the flat C ones do.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -124,7 +124,7 @@ pub(super) struct BitwaveGrid {
     tiles_y: u32,
 }
 
-/// lee_bitwave_rounds' one argument (kernels/lee.cu's BitwaveArgs: the same fields, in the
+/// lee_bitwave_rounds' one argument (kernels/lee/bitwave.cu's BitwaveArgs: the same fields, in the
 /// same order, so the C layout matches): device pointers as CUdeviceptr.
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -145,7 +145,7 @@ struct BitwaveArgs {
 // launch (their buffers live in the grid and its scratch, guarded above the launch).
 unsafe impl DeviceRepr for BitwaveArgs {}
 
-/// lee_bitwave_queue's one argument (kernels/lee.cu's BitwaveQueueArgs, the same fields in the
+/// lee_bitwave_queue's one argument (kernels/lee/bitwave.cu's BitwaveQueueArgs, the same fields in the
 /// same order).
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -306,7 +306,7 @@ impl DeviceGrid {
         Ok(())
     }
 
-    /// Bitwave on the work queue until no tile is queued or running (kernels/lee.cu), from
+    /// Bitwave on the work queue until no tile is queued or running (kernels/lee/bitwave.cu), from
     /// the tiles on the rounds' list for round `next`.
     fn bitwave_queue(
         &self,
@@ -497,7 +497,7 @@ impl DeviceGrid {
         Ok(())
     }
 
-    /// Bitwave rounds until a round queues no tile (kernels/lee.cu); the adaptive schedule
+    /// Bitwave rounds until a round queues no tile (kernels/lee/bitwave.cu); the adaptive schedule
     /// (on a grid whose portal tables do not fit) goes on with the work queue once rounds
     /// run narrow.
     fn bitwave_rounds(

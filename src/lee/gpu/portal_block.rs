@@ -1,4 +1,4 @@
-//! Bitwave's portal wave in one block (kernels/lee.cu's lee_portal_block): where every
+//! Bitwave's portal wave in one block (kernels/lee/portals.cu's lee_portal_block): where every
 //! portal's label fits one SM's shared memory (a maze of up to about 50,000 portals: the
 //! 1000² maze has 23,000), the wave's claims, labels, offers and fences stay inside the SM
 //! instead of crossing L2 for each tile crossed. The links it needs (which portal each move
@@ -26,7 +26,7 @@ const PB_MAX_PORTALS: u32 = 1 << 29;
 /// queue; the 1000² maze (2,100 a tile) 3.72 against 5.9 (BENCHMARKS.md, fifteenth part).
 const PB_ENTRIES_PER_TILE: u64 = 64 * 64;
 
-/// The links of one grid's portals for the one-block wave (kernels/lee.cu describes each).
+/// The links of one grid's portals for the one-block wave (kernels/lee/portals.cu describes each).
 pub(super) struct PortalBlock {
     poff: CudaSlice<u32>,
     plink: CudaSlice<u32>,
@@ -35,7 +35,7 @@ pub(super) struct PortalBlock {
     smem_bytes: u32,
 }
 
-/// lee_portal_block's one argument (kernels/lee.cu's PortalBlockArgs, the same fields in the
+/// lee_portal_block's one argument (kernels/lee/portals.cu's PortalBlockArgs, the same fields in the
 /// same order).
 #[repr(C)]
 #[derive(Clone, Copy)]

@@ -1,4 +1,4 @@
-//! Bitwave's portal schedule (kernels/lee.cu): the wave over the cells with a move out of
+//! Bitwave's portal schedule (kernels/lee/portals.cu): the wave over the cells with a move out of
 //! their tile, each tile crossed in one step through a table of the distances inside it,
 //! then every tile filled from its border. The tables depend on the map only: they are built
 //! once per grid (by the planner when it takes the map, else by the first query) and kept
@@ -38,7 +38,7 @@ const PT_WARPS: u32 = 4;
 /// block that fits, 120 with 2 per SM and 118-120 with 1; the 1000² maze's 7.9 ms either way.
 const PT_QUEUE_PER_SM: u32 = 1;
 
-/// One grid's portals and their tables (kernels/lee.cu describes each buffer).
+/// One grid's portals and their tables (kernels/lee/portals.cu describes each buffer).
 pub(super) struct Portals {
     pub(super) pcount: CudaSlice<u32>,
     pub(super) doff: CudaSlice<u64>,
@@ -79,7 +79,7 @@ fn table_mib(entries: u64) -> u64 {
     entries.saturating_mul(2) >> 20
 }
 
-/// lee_portal_queue's one argument (kernels/lee.cu's PortalArgs: the queue's arguments, then
+/// lee_portal_queue's one argument (kernels/lee/portals.cu's PortalArgs: the queue's arguments, then
 /// the portals' buffers, in the same order).
 #[repr(C)]
 #[derive(Clone, Copy)]
