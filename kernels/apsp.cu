@@ -17,6 +17,8 @@
 // "unreached" at the end.
 //
 // Kernels:
+//   apsp_init, apsp_edges                      the start matrices from the edge list (the host's
+//                                              src/apsp/graph.rs dense, on the device)
 //   apsp_linear, apsp_coalesced, apsp_shared   one launch per k (the per-k memory models)
 //   apsp_phase1, apsp_phase2, apsp_phase3      the blocked models' three phases per k-block
 
@@ -59,6 +61,50 @@ __device__ __forceinline__ void relax(W &d, u32 &h, W a, W b, u32 ha) {
     d = lt ? c : d;
     h = lt ? ha : h;
 #endif
+}
+
+// ---- The start matrices: the edge list's cells on an unreached matrix. ----------------------
+
+#if APSP_FLOAT
+#define UNREACHED_W __int_as_float(0x7f800000)
+#else
+#define UNREACHED_W INF_OP
+#endif
+
+// Every cell unreached with no successor, but the diagonal: 0, itself (padding vertices too).
+extern "C" __global__ void apsp_init(W *d, u32 *h, int np) {
+    GRID_STRIDE(c, (u64)np * np) {
+        bool diagonal = c / (u64)np == c % (u64)np;
+        d[c] = diagonal ? (W)0 : UNREACHED_W;
+        h[c] = diagonal ? (u32)(c % (u64)np) : 0xffffffffu;
+    }
+}
+
+// d = min(d, x) by one atomic: as the host's `x < d` decides (strict, so a -0 weight is stored
+// as 0, which the host never replaces 0 with). A float's bits order as a signed int when it is
+// not negative and as an unsigned int in reverse when it is, so one integer atomic does it.
+__device__ __forceinline__ void lower(W *d, W x) {
+#if APSP_FLOAT
+    if (x == 0.0f) x = 0.0f;
+    if (x >= 0.0f) atomicMin((int *)d, __float_as_int(x));
+    else atomicMax((unsigned int *)d, __float_as_uint(x));
+#else
+    atomicMin(d, x);
+#endif
+}
+
+// Edge e lowers d[from][to] to its weight: parallel edges keep the lightest. Every edge u -> v
+// (u != v) has successor v, so the successor is v whichever of them lands; a self loop keeps
+// the diagonal's successor (it matters only when negative, and then it is a negative cycle).
+// Ids are below np (checked on the host).
+extern "C" __global__ void apsp_edges(const u32 *__restrict__ from, const u32 *__restrict__ to,
+                                      const W *__restrict__ w, u64 m, W *d, u32 *h, int np) {
+    GRID_STRIDE(e, m) {
+        u32 u = from[e], v = to[e];
+        u64 c = (u64)u * np + v;
+        lower(&d[c], w[e]);
+        if (u != v) h[c] = v;
+    }
 }
 
 // ---- The seed's per-k models: one launch per k, one thread per cell. ----------------------

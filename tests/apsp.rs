@@ -704,3 +704,78 @@ fn the_default_shape_is_the_same_for_a_graph_and_its_padded_matrix() {
     .validate()
     .is_err());
 }
+
+/// The start matrices built on the device from the edge list equal the host's `dense`, bit
+/// for bit: parallel edges (the lightest kept), self loops (negative, zero, -0.0, positive),
+/// padding vertices, both weight kinds, every graph on fresh random edges.
+#[test]
+fn gpu_start_matrices_from_edges_equal_the_hosts() {
+    use gpu_planning::apsp::gpu::DeviceMatrices;
+    let Some(rt) = cuda_or_skip("gpu_start_matrices_from_edges_equal_the_hosts") else {
+        return;
+    };
+    fn check<T: Weight>(
+        rt: &std::sync::Arc<gpu_planning::compute::cuda::CudaRuntime>,
+        g: &Graph,
+        w: &[T],
+        np: usize,
+        what: &str,
+    ) {
+        let n = g.vertices as usize;
+        let (d0, h0) = dense(n, np, &g.from, &g.to, w);
+        let m = DeviceMatrices::from_edges(rt, &Config::default(), np, &g.from, &g.to, w)
+            .expect("from_edges");
+        let (mut d, mut h) = (vec![T::ZERO; np * np], vec![0u32; np * np]);
+        m.download(&mut d, &mut h).expect("download");
+        let bits = |d: &[T]| d.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+        let c = (0..np * np).find(|&c| bits(&d0[c..=c]) != bits(&d[c..=c]) || h0[c] != h[c]);
+        assert!(
+            c.is_none(),
+            "{what}: first difference at {c:?}: host {:?}/{:?} device {:?}/{:?}",
+            c.map(|c| d0[c]),
+            c.map(|c| h0[c]),
+            c.map(|c| d[c]),
+            c.map(|c| h[c])
+        );
+    }
+    let seed = gpu_planning::compute::testing::seed(0xa95d);
+    for (i, (n, density, pad)) in [
+        (1u32, 1.0, 0usize),
+        (37, 0.3, 27),
+        (200, 0.05, 0),
+        (301, 0.8, 19),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut g = random_graph(n, density, -5, 40, 0, seed ^ i as u64);
+        // Parallel copies of some edges with other weights, and self loops of every sign.
+        let Weights::Int(w) = &mut g.weights else {
+            unreachable!()
+        };
+        let m = g.from.len();
+        for e in (0..m).step_by(3) {
+            let (u, v, x) = (g.from[e], g.to[e], w[e]);
+            g.from.push(u);
+            g.to.push(v);
+            w.push(x + (e as i32 % 5) - 2);
+        }
+        for (k, x) in [-1, 0, 3].into_iter().enumerate() {
+            let u = (k as u32 * 7) % n;
+            g.from.push(u);
+            g.to.push(u);
+            w.push(x);
+        }
+        let np = n as usize + pad;
+        let Weights::Int(wi) = &g.weights else {
+            unreachable!()
+        };
+        check(&rt, &g, wi, np, &format!("int n {n}"));
+        let mut wf: Vec<f32> = wi.iter().map(|&x| x as f32 * 0.25).collect();
+        // A -0.0 self loop and a -0.0 edge: the host keeps 0 on the diagonal.
+        g.from.extend([0, 0]);
+        g.to.extend([0, n - 1]);
+        wf.extend([-0.0f32, -0.0]);
+        check(&rt, &g, &wf, np, &format!("float n {n}"));
+    }
+}

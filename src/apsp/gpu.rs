@@ -85,6 +85,70 @@ impl<T: Weight> DeviceMatrices<T> {
         })
     }
 
+    /// The start matrices of the graph with `np` vertices (padding included) and edges
+    /// `from[e] -> to[e]` of weight `w[e]`, built on the device: only the edges cross the bus,
+    /// not the np x np matrices, and no host thread fills or scatters them. Equal to
+    /// uploading [`super::graph::dense`]'s matrices. Ids must be below `np` (a validated
+    /// graph's are). `config` names the kernels' module (the one its solve loads).
+    pub fn from_edges(
+        rt: &Arc<CudaRuntime>,
+        config: &Config,
+        np: usize,
+        from: &[u32],
+        to: &[u32],
+        w: &[T],
+    ) -> Result<Self> {
+        let m = from.len();
+        let edge_bytes = m * (8 + std::mem::size_of::<T>());
+        let need = bytes_needed(np) + edge_bytes;
+        let (free, total) = rt.memory()?;
+        if need + HEADROOM_BYTES > free {
+            return Err(Error::OutOfMemory {
+                requested_bytes: need,
+                detail: format!(
+                    "{np} x {np} distances + successors and {m} edges; {free} of {total} bytes free on {}",
+                    rt.info().name
+                ),
+            });
+        }
+        let npi = i32::try_from(np)
+            .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
+        // SAFETY: apsp_init below writes every one of the np * np cells before anything reads.
+        let mut d = unsafe { rt.alloc::<T>(np * np) }?;
+        // SAFETY: as `d`.
+        let mut h = unsafe { rt.alloc::<u32>(np * np) }?;
+        let (df, dt, dw) = (rt.upload(from)?, rt.upload(to)?, rt.upload(w)?);
+        let defines = kernel_defines::<T>(config, np);
+        let stream = rt.stream().clone();
+        if np > 0 {
+            let init = rt.function_with(&APSP, &defines, "apsp_init")?;
+            let mut b = stream.launch_builder(&init);
+            b.arg(&mut d).arg(&mut h).arg(&npi);
+            // SAFETY: arguments (d, h, np) as apsp_init declares; it writes cells below np * np of d and h, both allocated np * np
+            unsafe { b.launch(rt.grid_stride(np * np, 256)) }.map_err(launch_err("apsp_init"))?;
+        }
+        if m > 0 {
+            let edges = rt.function_with(&APSP, &defines, "apsp_edges")?;
+            let m64 = m as u64;
+            let mut b = stream.launch_builder(&edges);
+            b.arg(&df)
+                .arg(&dt)
+                .arg(&dw)
+                .arg(&m64)
+                .arg(&mut d)
+                .arg(&mut h)
+                .arg(&npi);
+            // SAFETY: arguments (from, to, w, m, d, h, np) as apsp_edges declares; from, to and w hold m entries each, every id is below np (the caller's contract), so each cell written lies inside the np * np matrices
+            unsafe { b.launch(rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_edges"))?;
+        }
+        Ok(DeviceMatrices {
+            rt: rt.clone(),
+            d,
+            h,
+            np,
+        })
+    }
+
     /// The matrices into `d` and `h` (the solve's own start matrices: no fresh vectors).
     pub fn download(&self, d: &mut [T], h: &mut [u32]) -> Result<()> {
         self.rt.download_into(&self.d, 0, d)?;

@@ -1,6 +1,8 @@
 //! Directed weighted graphs as callers give them (edge lists) and as the solvers take them
 //! (dense, padded distance and successor matrices).
 
+use rayon::prelude::*;
+
 use super::weight::{Weight, INT_REACH_LIMIT};
 use crate::compute::staging::host_filled;
 use crate::error::{Error, Result};
@@ -61,8 +63,10 @@ impl Graph {
             ));
         }
         let n = self.vertices;
+        // Over the pool (a node's graph can be millions of edges); the first bad entry is
+        // named, as one pass in order would name it.
         for (field, ids) in [("edge_from", &self.from), ("edge_to", &self.to)] {
-            if let Some((e, &v)) = ids.iter().enumerate().find(|(_, &v)| v >= n) {
+            if let Some((e, &v)) = ids.par_iter().enumerate().find_first(|(_, &v)| v >= n) {
                 return Err(Error::invalid(
                     format!("{field}[{e}]"),
                     format!("vertex {v} is not below vertex_count {n}"),
@@ -71,7 +75,7 @@ impl Graph {
         }
         match &self.weights {
             Weights::Float(w) => {
-                if let Some((e, x)) = w.iter().enumerate().find(|(_, x)| !x.is_finite()) {
+                if let Some((e, x)) = w.par_iter().enumerate().find_first(|(_, x)| !x.is_finite()) {
                     return Err(Error::invalid(
                         format!("weights[{e}]"),
                         format!("{x} is not finite"),
@@ -90,13 +94,36 @@ impl Graph {
 /// by vertex where there are no more vertices than edges (a map per edge took most of a
 /// validation: 3.4M edges at n = 2000), a map otherwise.
 fn check_int_range(n: u32, from: &[u32], w: &[i32]) -> Result<()> {
+    /// Edges per vertex from which the tables are built over the pool: then a table's n
+    /// entries are few beside the edges of the piece it takes.
+    const EDGES_PER_TABLE: usize = 64;
     let widen = |e: &mut (i64, i64), x: i32| {
         e.0 = e.0.max(x as i64);
         e.1 = e.1.min(x as i64);
     };
-    let extremes: Vec<(i64, i64)> = if (n as usize) <= from.len() {
+    // Every id is below n (checked before this); one that were not would not count.
+    let extremes: Vec<(i64, i64)> = if (n as usize) * EDGES_PER_TABLE <= from.len() {
+        // Many edges per vertex: a table per piece of the edges over the pool, merged (a
+        // table of n entries is small beside the edges a piece has).
+        let table = || vec![(0i64, 0i64); n as usize];
+        from.par_chunks(1 << 16)
+            .zip(w.par_chunks(1 << 16))
+            .fold(table, |mut by_vertex, (from, w)| {
+                for (&u, &x) in from.iter().zip(w) {
+                    if let Some(e) = by_vertex.get_mut(u as usize) {
+                        widen(e, x);
+                    }
+                }
+                by_vertex
+            })
+            .reduce(table, |mut a, b| {
+                for (e, &(hi, lo)) in a.iter_mut().zip(&b) {
+                    *e = (e.0.max(hi), e.1.min(lo));
+                }
+                a
+            })
+    } else if (n as usize) <= from.len() {
         let mut by_vertex = vec![(0i64, 0i64); n as usize];
-        // Every id is below n (checked before this); one that were not would not count.
         for (&u, &x) in from.iter().zip(w) {
             if let Some(e) = by_vertex.get_mut(u as usize) {
                 widen(e, x);
@@ -147,7 +174,7 @@ pub fn dense<T: Weight>(
         h[i * np + i] = i as u32;
     }
     for ((&u, &v), &x) in from.iter().zip(to).zip(w) {
-        let (u, v) = (u as usize, v as usize);
+        let (u, v, x) = (u as usize, v as usize, x.canonical());
         debug_assert!(u < n && v < n);
         let c = u * np + v;
         // Parallel edges keep the lightest (the first of equal ones); a self loop matters

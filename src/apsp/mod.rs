@@ -71,8 +71,14 @@ fn solve_typed<T: Weight>(
 ) -> Result<(Vec<T>, Vec<u32>)> {
     let n = graph.vertices as usize;
     let np = padded_size(n, config);
-    let (mut d, mut h) = dense(n, np, &graph.from, &graph.to, w);
-    run(backend, &mut d, &mut h, np, config)?;
+    let (d, h) = match backend {
+        Backend::Cpu => {
+            let (mut d, mut h) = dense(n, np, &graph.from, &graph.to, w);
+            run(backend, &mut d, &mut h, np, config)?;
+            (d, h)
+        }
+        Backend::Cuda(rt) => on_device(rt, graph, w, np, config)?,
+    };
     let (d, mut h) = finish(d, h, n, np);
     let edge = |u, v| lightest_edge(graph, w, u, v);
     if let Some(c) = negative_cycle(&d, &h, n, edge) {
@@ -88,6 +94,27 @@ fn solve_typed<T: Weight>(
     if repaired > 0 {
         tracing::debug!("apsp: rebuilt successors of {repaired} targets on zero-weight cycles");
     }
+    Ok((d, h))
+}
+
+/// The padded solution on the device from the edge list: the start matrices are built there
+/// ([`gpu::DeviceMatrices::from_edges`]), so the host neither fills nor uploads np x np
+/// matrices; the host's vectors for the answer are mapped while the device solves.
+fn on_device<T: Weight>(
+    rt: &std::sync::Arc<crate::compute::cuda::CudaRuntime>,
+    graph: &Graph,
+    w: &[T],
+    np: usize,
+    config: &Config,
+) -> Result<(Vec<T>, Vec<u32>)> {
+    if np == 0 {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let mut m = gpu::DeviceMatrices::from_edges(rt, config, np, &graph.from, &graph.to, w)?;
+    m.solve(config)?;
+    let mut d = host_vec::<T>(np * np);
+    let mut h = host_vec::<u32>(np * np);
+    m.download(&mut d, &mut h)?;
     Ok((d, h))
 }
 

@@ -29,6 +29,12 @@ pub trait Weight:
     }
     /// As f64 (`INF` as +inf).
     fn to_f64(self) -> f64;
+    /// An edge's weight as the start matrix holds it: a zero is +0 (a float's -0 weight
+    /// would otherwise come out as a distance of -0 on one side and 0 on the other,
+    /// depending on which of equal parallel edges came first; kernels/apsp.cu `lower`).
+    fn canonical(self) -> Self {
+        self
+    }
 }
 
 /// Stored "unreached" for i32 (also the largest operand).
@@ -87,6 +93,13 @@ impl Weight for f32 {
     }
     fn to_f64(self) -> f64 {
         self as f64
+    }
+    fn canonical(self) -> f32 {
+        if self == 0.0 {
+            0.0
+        } else {
+            self
+        }
     }
 }
 

@@ -257,8 +257,9 @@ pub fn run(backend: &Backend, o: &Options) -> Result<String> {
 }
 
 /// The default model's whole solve as a node meets it: the graph as an edge list in host
-/// memory to the solution in host memory (`apsp::solve`: validation, the dense start
-/// matrices, their copies, the solve, the cropped results, the cycle checks), its distances
+/// memory to the solution in host memory (`apsp::solve`: validation, the edges' upload and
+/// the start matrices built from them on the device, the solve, the download, the cropped
+/// results, the cycle checks), its distances
 /// checked against the reference's; a row of the table.
 fn whole_solve(
     b: &Backend,
