@@ -87,8 +87,15 @@ pub const SOAK_ROUNDS: Var = Var {
     does: "a number: rounds of the load test's soak (tests/nodes/load.rs; default 1)",
 };
 
+pub const CYCLONE_SECURE_PY: Var = Var {
+    name: "GPU_PLANNING_CYCLONE_SECURE_PY",
+    does: "a folder holding Python `cyclonedds` built on a Cyclone DDS with its DDS Security \
+           plugins (Debian's 0.10.2; .ci/run builds it): the secured Cyclone DDS test's peer \
+           (default: target/cyclone-secure-py)",
+};
+
 /// Every variable above.
-pub const ALL: [Var; 13] = [
+pub const ALL: [Var; 14] = [
     REQUIRE_CUDA,
     REQUIRE_INTEROP,
     TEST_RUN,
@@ -102,6 +109,7 @@ pub const ALL: [Var; 13] = [
     LEE_NARROW,
     LEE_SCHEDULE,
     SOAK_ROUNDS,
+    CYCLONE_SECURE_PY,
 ];
 
 #[cfg(test)]

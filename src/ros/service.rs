@@ -275,8 +275,21 @@ pub fn read_request<Req: Message>(
         RequestLayout::Cyclone => cyclone(),
         RequestLayout::Basic => basic(),
         RequestLayout::Auto if carries_cyclone_header(payload, info) => cyclone(),
+        // Under DDS Security no vendor can be read from the writer's GUID: with no related
+        // identity (which rmw_cyclonedds never sends, and rmw_fastrtps and ros2-client always
+        // do), rmw_cyclonedds's header is tried first, then the bare request.
+        RequestLayout::Auto if is_secured_guid(info) && info.related_request_id().is_none() => {
+            cyclone().or_else(|_| enhanced())
+        }
         RequestLayout::Auto => enhanced(),
     }
+}
+
+/// Whether the writer's GUID prefix is a secured participant's: DDS Security's adjusted prefix
+/// has its first bit set (the rest from the hash of its certificate's subject, 9.3.3), where a
+/// vendor's prefix begins with its vendor id, 0x01 and the vendor's number.
+fn is_secured_guid(info: &MessageInfo) -> bool {
+    GUID::from(info.publisher_gid()).to_bytes()[0] & 0x80 != 0
 }
 
 /// Whether a request came with rmw_cyclonedds's header: it does when its writer is Eclipse
@@ -524,6 +537,20 @@ mod tests {
             let r = read_request::<GetPlanRequest>(RequestLayout::Auto, &le(&payload), &cyclone);
             assert!(r.is_err(), "{what} was read after a header");
         }
+        // A secured participant's writer (no vendor in its GUID) with no related identity:
+        // rmw_cyclonedds's header when the request decodes after it, else the bare request;
+        // neither, refused.
+        let secured = info(gid([0x8c, 0xf3], 0x03), None);
+        let payload = with_header([5; 8], 9, &bare);
+        let (id, req) =
+            read_request::<GetPlanRequest>(RequestLayout::Auto, &le(&payload), &secured).unwrap();
+        assert_eq!((id.layout, req), (RequestLayout::Cyclone, request()));
+        let (id, req) =
+            read_request::<GetPlanRequest>(RequestLayout::Auto, &le(&bare), &secured).unwrap();
+        assert_eq!((id.layout, req), (RequestLayout::Enhanced, request()));
+        assert!(
+            read_request::<GetPlanRequest>(RequestLayout::Auto, &le(&longer), &secured).is_err()
+        );
         // A bare request from a Cyclone writer: the header would be its first 16 bytes.
         let r = read_request::<GetPlanRequest>(RequestLayout::Auto, &le(&bare), &cyclone);
         assert!(r.is_err(), "{:?}", r.map(|x| x.1));

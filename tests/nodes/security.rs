@@ -1,9 +1,9 @@
 //! DDS Security (the `security` feature): keystores laid out as `ros2 security` makes them, by
 //! an independent maker (tests/interop/make_keystore.sh, OpenSSL's command line) or by
 //! `gpu_planning security`; a secured nodes process (`ROS_SECURITY_ENABLE=true`, `Enforce`)
-//! and, in this process or in a Fast DDS peer, participants with and without credentials.
-//! Skips when `openssl` or the Fast DDS peer is missing, unless GPU_PLANNING_REQUIRE_INTEROP=1
-//! (CI).
+//! and, in this process or in a Fast DDS or Cyclone DDS peer, participants with and without
+//! credentials. Skips when `openssl` or a peer is missing, unless
+//! GPU_PLANNING_REQUIRE_INTEROP=1 (CI).
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -430,6 +430,158 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
     let path: RosPath = gpu_planning::bag::cdr::decode("path", &path_cdr).unwrap();
     assert_eq!(positions(&path), want());
     drop(nodes);
+}
+
+/// Where a Python `cyclonedds` on a Cyclone DDS with the DDS Security plugins is, with the
+/// plugins' folder; or why there is none here.
+fn cyclone_secure_peer() -> Result<(PathBuf, PathBuf), String> {
+    let py = gpu_planning::env::CYCLONE_SECURE_PY
+        .get_os()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| gpu_planning::testing::repo().join("target/cyclone-secure-py"));
+    if !py.join("cyclonedds").is_dir() {
+        return Err(format!(
+            "no Python cyclonedds on a secured Cyclone DDS in {} (.ci/run builds it on \
+             Debian's cyclonedds-dev 0.10.2)",
+            py.display()
+        ));
+    }
+    let plugins = ["x86_64", "aarch64"]
+        .iter()
+        .map(|arch| PathBuf::from(format!("/usr/lib/{arch}-linux-gnu/libddsc0debian")))
+        .find(|dir| dir.join("libdds_security_auth.so").is_file())
+        .ok_or("Debian's Cyclone DDS Security plugins (libddsc0debian) are not installed")?;
+    Ok((py, plugins))
+}
+
+/// CYCLONEDDS_URI for a participant of `enclave` with the plugins in `plugins`: an sros2
+/// enclave as rmw_cyclonedds configures it, the handshake's optional fields on or off.
+fn cyclone_security_xml(
+    enclave: &std::path::Path,
+    plugins: &std::path::Path,
+    optional: bool,
+) -> String {
+    let (e, l) = (enclave.display(), plugins.display());
+    format!(
+        r#"<CycloneDDS><Domain id="any"><Security>
+<Authentication>
+ <Library path="{l}/libdds_security_auth.so" initFunction="init_authentication" finalizeFunction="finalize_authentication"/>
+ <IdentityCA>file:{e}/identity_ca.cert.pem</IdentityCA>
+ <IdentityCertificate>file:{e}/cert.pem</IdentityCertificate>
+ <PrivateKey>file:{e}/key.pem</PrivateKey>
+ <IncludeOptionalFields>{optional}</IncludeOptionalFields>
+</Authentication>
+<AccessControl>
+ <Library path="{l}/libdds_security_ac.so" initFunction="init_access_control" finalizeFunction="finalize_access_control"/>
+ <PermissionsCA>file:{e}/permissions_ca.cert.pem</PermissionsCA>
+ <Governance>file:{e}/governance.p7s</Governance>
+ <Permissions>file:{e}/permissions.p7s</Permissions>
+</AccessControl>
+<Cryptographic>
+ <Library path="{l}/libdds_security_crypto.so" initFunction="init_crypto" finalizeFunction="finalize_crypto"/>
+</Cryptographic>
+</Security></Domain></CycloneDDS>"#
+    )
+}
+
+/// The GUID prefix's first six bytes a participant of `enclave` takes under DDS Security
+/// (9.3.3: the first bit set, then the hash of its certificate's subject): the lower prefix
+/// starts the handshake.
+fn secured_prefix(enclave: &std::path::Path) -> [u8; 6] {
+    use sha2::Digest;
+    let pem = std::fs::read(enclave.join("cert.pem")).unwrap();
+    let cert = openssl::x509::X509::from_pem(&pem).unwrap();
+    let hash = sha2::Sha256::digest(cert.subject_name().to_der().unwrap());
+    let v = (u64::from_be_bytes(hash[..8].try_into().unwrap()) >> 1) | (1 << 63);
+    v.to_be_bytes()[..6].try_into().unwrap()
+}
+
+/// 4c, the second independent check: an Eclipse Cyclone DDS participant secured with Cyclone's
+/// own DDS Security plugins (Debian's 0.10.2, through Python `cyclonedds` built on it, running
+/// tests/interop/cyclone_services.py: rmw_cyclonedds's `rt/` topics, `rq/`/`rr/` services and
+/// request header), of an enclave of the same keystore, publishes the map and calls get_plan;
+/// the plan, which comes back encrypted from the nodes, equals the CPU reference. Both sides
+/// start the handshake once (the lower GUID prefix starts it, and a prefix is fixed by the
+/// certificate's subject: `/cyclone`'s is below the nodes', `/cyclone_e`'s above, checked),
+/// each with the handshake's optional fields left out (rmw_cyclonedds's default: a reply
+/// without dh1 and hash_c1, a final message without either hash or DH value) and included;
+/// Cyclone's algorithm names come with their terminating NUL.
+#[test]
+fn security_a_cyclone_participant_of_the_keystore_publishes_a_map_and_gets_its_plan() {
+    let _watchdog = Watchdog::arm(
+        "security_a_cyclone_participant_of_the_keystore_publishes_a_map_and_gets_its_plan",
+        Duration::from_secs(240),
+    );
+    let (py, plugins) = match cyclone_secure_peer() {
+        Ok(found) => found,
+        Err(why) => {
+            gpu_planning::testing::peer_missing("security with cyclone", &why);
+            return;
+        }
+    };
+    if let Err(why) = gpu_planning::testing::python_imports("rosbags.typesys") {
+        gpu_planning::testing::peer_missing("security with cyclone", &why);
+        return;
+    }
+    let ks = Keystore::made_by_cli(&["/gpu_planning", "/cyclone", "/cyclone_e"], &[]);
+    let nodes_prefix = secured_prefix(&ks.enclave("/gpu_planning"));
+    assert!(
+        secured_prefix(&ks.enclave("/cyclone")) < nodes_prefix
+            && nodes_prefix < secured_prefix(&ks.enclave("/cyclone_e")),
+        "the two Cyclone enclaves do not start the handshake one each"
+    );
+    let script = gpu_planning::testing::repo().join("tests/interop/cyclone_services.py");
+    let map = serde_json::to_value(map()).unwrap();
+    let request = serde_json::to_value(request()).unwrap();
+    let runs = [("/cyclone", false), ("/cyclone", true)]
+        .into_iter()
+        .chain([("/cyclone_e", false), ("/cyclone_e", true)]);
+    for (enclave, optional) in runs {
+        let what = format!("{enclave}, optional fields {optional}");
+        let domain = common::unique_domain();
+        let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
+        nodes.wait_running();
+        let job = ks.0.join(format!(
+            "cyclone-job{}-{optional}.json",
+            enclave.replace('/', "-")
+        ));
+        let spec = serde_json::json!({
+            "domain": domain,
+            "publish": [{"topic": "/map", "type": "nav_msgs/msg/OccupancyGrid",
+                         "qos": "latched", "value": map}],
+            "calls": [{"service": "/lee_planner/get_plan", "type": "nav_msgs/srv/GetPlan",
+                       "request": request, "until": "plan.poses"}],
+            "timeout_s": 90,
+        });
+        std::fs::write(&job, spec.to_string()).unwrap();
+        let out = Command::new("python3")
+            .arg(&script)
+            .arg(&job)
+            .env("PYTHONPATH", &py)
+            .env(
+                "CYCLONEDDS_URI",
+                cyclone_security_xml(&ks.enclave(enclave), &plugins, optional),
+            )
+            .env(gpu_planning::env::REPO.name, gpu_planning::testing::repo())
+            .output()
+            .expect("python3 runs");
+        assert!(
+            out.status.success(),
+            "{what}: the secured Cyclone client failed: {}\n{}\nnodes:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            common::tail(&nodes.log(), 40)
+        );
+        let line: serde_json::Value =
+            serde_json::from_slice(out.stdout.split(|&b| b == b'\n').next().unwrap()).unwrap();
+        let hex = line["response"].as_str().unwrap();
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let reply: GetPlanResponse = gpu_planning::bag::cdr::decode("get_plan", &bytes).unwrap();
+        assert_eq!(positions(&reply.plan), want(), "{what}");
+        assert!(!nodes.log().contains("panicked"), "{}", nodes.log());
+    }
 }
 
 /// An sros2 policy: `/map` denied both ways, every other topic and service allowed.

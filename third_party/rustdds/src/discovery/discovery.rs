@@ -1605,8 +1605,17 @@ impl Discovery {
         .into_iterator()
       {
         Ok(dr_iter) => {
-          for msg in dr_iter {
-            security.volatile_message_secure_read(&msg);
+          let firsts: Vec<GuidPrefix> = dr_iter
+            .filter_map(|msg| security.volatile_message_secure_read(&msg))
+            .collect();
+          // gpu_planning patch: our tokens again, now that the remote reads them
+          // (`volatile_message_secure_read`).
+          for remote in firsts {
+            security.start_key_exchange_with_remote_participant(
+              remote,
+              &self.dcps_participant_volatile_message_secure.writer,
+              &self.discovery_db,
+            );
           }
         }
         Err(e) => {

@@ -105,6 +105,9 @@ pub(crate) struct SecureDiscovery {
   stored_authentication_messages: HashMap<GuidPrefix, StoredAuthenticationMessage>,
 
   cached_key_exchange_messages_for_resend: HashSet<ParticipantVolatileMessageSecure>,
+  // gpu_planning patch: the remotes whose participant crypto tokens have come (see
+  // `volatile_message_secure_read`).
+  remotes_with_participant_tokens: HashSet<GuidPrefix>,
 
   // In the key, first GUID is local endpoint's, second is remote endpoint's
   cached_received_key_exchange_messages: HashMap<(GUID, GUID), ParticipantVolatileMessageSecure>,
@@ -254,6 +257,7 @@ impl SecureDiscovery {
       generic_message_helper: ParticipantGenericMessageHelper::new(),
       handshake_states: HashMap::new(),
       cached_key_exchange_messages_for_resend: HashSet::new(),
+      remotes_with_participant_tokens: HashSet::new(),
       stored_authentication_messages: HashMap::new(),
       cached_received_key_exchange_messages: HashMap::new(),
       user_data_endpoints_with_keys_already_sent_to: HashSet::new(),
@@ -1921,7 +1925,17 @@ impl SecureDiscovery {
     }
   }
 
-  pub fn volatile_message_secure_read(&mut self, msg: &ParticipantVolatileMessageSecure) {
+  /// Takes a key exchange message. Returns the remote participant when its participant crypto
+  /// tokens came for the first time (gpu_planning patch): the remote has then authenticated
+  /// us and matched our volatile writer, so our own tokens, written when we authenticated it,
+  /// are sent again. A remote whose handshake completes after ours (we started it: it
+  /// authenticates us on our final message) matches our volatile writer after we wrote them,
+  /// and its volatile reader takes them as history it does not want (Cyclone DDS's did: every
+  /// RTPS message from us then failed to decode there).
+  pub fn volatile_message_secure_read(
+    &mut self,
+    msg: &ParticipantVolatileMessageSecure,
+  ) -> Option<GuidPrefix> {
     // Check is the message meant to us (see 7.4.4.4 Destination of the
     // ParticipantVolatileMessageSecure of the spec)
     let dest_guid = msg.generic.destination_participant_guid;
@@ -1931,7 +1945,7 @@ impl SecureDiscovery {
         "Ignoring ParticipantVolatileMessageSecure message since it's not for us. dest_guid: \
          {dest_guid:?}"
       );
-      return;
+      return None;
     }
 
     // Get crypto tokens from message
@@ -1950,7 +1964,7 @@ impl SecureDiscovery {
         // Make sure destination_participant_guid is correct
         if dest_guid != self.local_participant_guid {
           debug!("Invalid destination participant guid, ignoring participant crypto tokens");
-          return;
+          return None;
         }
 
         let remote_participant_guidp = msg.generic.message_identity.writer_guid.prefix;
@@ -1966,6 +1980,12 @@ impl SecureDiscovery {
           );
         } else {
           info!("Set crypto tokens for remote participant {remote_participant_guidp:?}");
+          if self
+            .remotes_with_participant_tokens
+            .insert(remote_participant_guidp)
+          {
+            return Some(remote_participant_guidp);
+          }
         }
       }
 
@@ -2031,6 +2051,7 @@ impl SecureDiscovery {
         debug!("Unknown message_class_id in a volatile message: {other}");
       }
     }
+    None
   }
 
   fn store_received_volatile_message(&mut self, msg: ParticipantVolatileMessageSecure) {

@@ -497,11 +497,18 @@ impl MessageBuilder {
       sample_size_usize,
     );
 
-    let serialized_payload = Vec::from(
+    let mut serialized_payload = Vec::from(
       cache_change
         .data_value
         .bytes_slice(from_byte, up_to_before_byte),
     );
+    // gpu_planning patch: the final fragment is padded to a multiple of 4 bytes (as Cyclone
+    // DDS pads its own): Cyclone DDS 0.10 takes a DATA_FRAG whose submessage length is not a
+    // multiple of 4 as malformed and drops it, so a fragmented sample (a secured handshake
+    // message, above all) never reaches it. A receiver reads no further than sampleSize.
+    if up_to_before_byte == sample_size_usize {
+      serialized_payload.resize(serialized_payload.len().next_multiple_of(4), 0);
+    }
 
     #[cfg(not(feature = "security"))]
     let encoded_payload = serialized_payload;

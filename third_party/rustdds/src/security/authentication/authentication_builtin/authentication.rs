@@ -29,7 +29,7 @@ use crate::{
 };
 use super::{
   types::{
-    parse_signature_algo_name_to_ring, BuiltinAuthenticatedPeerCredentialToken,
+    algo_name, parse_signature_algo_name_to_ring, BuiltinAuthenticatedPeerCredentialToken,
     BuiltinIdentityToken, DH_MODP_KAGREE_ALGO_NAME, ECDH_KAGREE_ALGO_NAME,
     QOS_IDENTITY_CA_PROPERTY_NAME, QOS_IDENTITY_CERTIFICATE_PROPERTY_NAME,
     QOS_PASSWORD_PROPERTY_NAME, QOS_PRIVATE_KEY_PROPERTY_NAME,
@@ -557,9 +557,10 @@ impl Authentication for AuthenticationBuiltin {
 
     // Check which key agreement algorithm the remote has chosen & generate our own
     // key pair
-    let dh2_keys = if request.c_kagree_algo == *DH_MODP_KAGREE_ALGO_NAME {
+    let requested_kagree = algo_name(&request.c_kagree_algo);
+    let dh2_keys = if requested_kagree == DH_MODP_KAGREE_ALGO_NAME.as_bytes() {
       DHKeys::new_modp_keys()?
-    } else if request.c_kagree_algo == *ECDH_KAGREE_ALGO_NAME {
+    } else if requested_kagree == ECDH_KAGREE_ALGO_NAME.as_bytes() {
       DHKeys::new_ec_keys(&self.secure_random_generator)?
     } else {
       return Err(create_security_error_and_log!(
@@ -893,6 +894,19 @@ impl AuthenticationBuiltin {
           debug!("Cannot compare hashes in process_handshake. Reply did not have any.");
         }
 
+        // DH1 is ours: a reply may repeat it (then it must be ours) or leave it out.
+        let dh1_sent = {
+          let BuiltinHandshakeState::PendingReplyMessage { dh1, .. } = &*state else {
+            unreachable!("matched PendingReplyMessage above")
+          };
+          dh1.public_key_bytes()?
+        };
+        if reply.dh1.as_ref().is_some_and(|d| d != &dh1_sent) {
+          return Err(create_security_error_and_log!(
+            "Diffie-Hellman parameter DH1 mismatch on authentication reply"
+          ));
+        }
+
         // Reconstruct signed data: C2 = Cert2, Perm2, Pdata2, Dsign_algo2, Kagree_algo2
         // Spec: "Sign(Hash(C2) | Challenge2 | DH2 | Challenge1 | DH1 | Hash(C1)) )",
         // see Table 50
@@ -914,7 +928,7 @@ impl AuthenticationBuiltin {
             "challenge1",
             Bytes::copy_from_slice(reply.challenge1.as_ref()),
           ),
-          BinaryProperty::with_propagate("dh1", Bytes::copy_from_slice(reply.dh1.as_ref())),
+          BinaryProperty::with_propagate("dh1", Bytes::copy_from_slice(dh1_sent.as_ref())),
           BinaryProperty::with_propagate("hash_c1", Bytes::copy_from_slice(hash_c1.as_ref())),
         ];
 
@@ -933,9 +947,9 @@ impl AuthenticationBuiltin {
         let BuiltinHandshakeState::PendingReplyMessage { dh1, .. } = &*state else {
           unreachable!("matched PendingReplyMessage above")
         };
-        let kagree_algo_in_reply = reply.c_kagree_algo;
+        let kagree_algo_in_reply = algo_name(&reply.c_kagree_algo);
         let expected_kagree_algo = dh1.kagree_algo_name_str();
-        if kagree_algo_in_reply != expected_kagree_algo {
+        if kagree_algo_in_reply != expected_kagree_algo.as_bytes() {
           return Err(create_security_error_and_log!(
             "Unexpected key agreement algorithm: {kagree_algo_in_reply:?} in \
              HandshakeReplyMessageToken. Expected {expected_kagree_algo}"
@@ -1061,16 +1075,18 @@ impl AuthenticationBuiltin {
           }
         }
 
-        // sanity check
-        if dh1_public != final_token.dh1 {
+        // sanity checks of what a final message may repeat (both optional)
+        if final_token.dh1.as_ref().is_some_and(|d| d != &dh1_public) {
           return Err(create_security_error_and_log!(
             "Diffie-Hellman parameter DH1 mismatch on authentication final receive"
           ));
         }
-
-        // sanity check
         let dh2_public_key = dh2.public_key_bytes()?;
-        if dh2_public_key.as_ref() != final_token.dh2.as_ref() {
+        if final_token
+          .dh2
+          .as_ref()
+          .is_some_and(|d| d.as_ref() != dh2_public_key.as_ref())
+        {
           return Err(create_security_error_and_log!(
             "Diffie-Hellman parameter DH2 mismatch on authentication final receive"
           ));
@@ -1200,7 +1216,10 @@ mod handshake_tests {
     x509::{extension::BasicConstraints, X509NameBuilder, X509},
   };
 
-  use super::*;
+  use super::{
+    super::types::{ECDSA_SIGNATURE_ALGO_NAME, RSA_SIGNATURE_ALGO_NAME},
+    *,
+  };
   use crate::{
     dds::qos::policy, serialization::pl_cdr_adapters::PlCdrSerialize, structure::guid::EntityId,
     test::test_data::spdp_participant_data,
@@ -1304,12 +1323,23 @@ mod handshake_tests {
     *b = Some(Bytes::from(v));
   }
 
-  #[test]
-  fn a_refused_handshake_message_leaves_the_handshake_usable() {
+  /// Two participants of one CA with a handshake begun: the request sent by the one of
+  /// the lower GUID (the initiator, `i`) and answered by the other (`r`).
+  struct Begun {
+    i: Side,
+    r: Side,
+    r_at_i: IdentityHandle,
+    i_at_r: IdentityHandle,
+    i_hs: HandshakeHandle,
+    r_hs: HandshakeHandle,
+    request: HandshakeMessageToken,
+    reply: HandshakeMessageToken,
+  }
+
+  fn begun() -> Begun {
     let ca_key = key();
     let ca = certificate("handshake test CA", &ca_key, None);
     let (a, b) = (side(&ca, &ca_key, "/a", 1), side(&ca, &ca_key, "/b", 2));
-    // The participant of the lower GUID sends the request.
     let (mut i, mut r) = if a.guid.prefix < b.guid.prefix {
       (a, b)
     } else {
@@ -1327,7 +1357,6 @@ mod handshake_tests {
       .validate_remote_identity(None, r.id, i_token, i.guid.prefix)
       .unwrap();
     assert_eq!(outcome, ValidationOutcome::PendingHandshakeMessage);
-
     let (_, i_hs, request) = i
       .auth
       .begin_handshake_request(i.id, r_at_i, i.pdata.clone())
@@ -1336,6 +1365,36 @@ mod handshake_tests {
       .auth
       .begin_handshake_reply(request.clone(), i_at_r, r.id, r.pdata.clone())
       .unwrap();
+    Begun {
+      i,
+      r,
+      r_at_i,
+      i_at_r,
+      i_hs,
+      r_hs,
+      request,
+      reply,
+    }
+  }
+
+  /// Both sides agree on the secret (looked up by the remote's identity handle).
+  fn assert_same_secret(b: &Begun) {
+    let (si, sr) = (
+      b.i.auth.get_shared_secret(b.r_at_i).unwrap(),
+      b.r.auth.get_shared_secret(b.i_at_r).unwrap(),
+    );
+    assert_eq!(si.shared_secret, sr.shared_secret);
+    assert_eq!(
+      (si.challenge1, si.challenge2),
+      (sr.challenge1, sr.challenge2)
+    );
+  }
+
+  #[test]
+  fn a_refused_handshake_message_leaves_the_handshake_usable() {
+    let mut b = begun();
+    let (request, reply, i_hs, r_hs) = (b.request.clone(), b.reply.clone(), b.i_hs, b.r_hs);
+    let (i, r) = (&mut b.i, &mut b.r);
 
     // The initiator, waiting for the reply: a replayed request, a reply without its DH2, a
     // reply whose signature does not verify, a reply to another challenge.
@@ -1376,16 +1435,66 @@ mod handshake_tests {
       .process_handshake(final_token, r_hs)
       .expect("the final message after the refused ones completes the replier's side");
     assert_eq!(outcome, ValidationOutcome::Ok);
+    assert_same_secret(&b);
+  }
 
-    // Both sides agree on the secret (looked up by the remote's identity handle).
-    let (si, sr) = (
-      i.auth.get_shared_secret(r_at_i).unwrap(),
-      r.auth.get_shared_secret(i_at_r).unwrap(),
+  /// As Cyclone DDS sends them by default (IncludeOptionalFields off): a reply without hash_c1
+  /// and dh1, a final message without hash_c1, hash_c2, dh1 and dh2. Both are taken; a reply
+  /// or final message that repeats a DH value other than the handshake's is refused.
+  #[test]
+  fn a_handshake_without_its_optional_fields_completes() {
+    let mut b = begun();
+    let (reply, i_hs, r_hs) = (b.reply.clone(), b.i_hs, b.r_hs);
+    let bare_reply = altered(&reply, |t| {
+      t.hash_c1 = None;
+      t.dh1 = None;
+    });
+    let wrong_dh1 = altered(&reply, |t| flip_last(&mut t.dh1));
+    assert!(
+      b.i.auth.process_handshake(wrong_dh1, i_hs).is_err(),
+      "a reply with another DH1 was taken"
     );
-    assert_eq!(si.shared_secret, sr.shared_secret);
-    assert_eq!(
-      (si.challenge1, si.challenge2),
-      (sr.challenge1, sr.challenge2)
-    );
+    let (outcome, final_token) = b
+      .i
+      .auth
+      .process_handshake(bare_reply, i_hs)
+      .expect("a reply without its optional fields is taken");
+    assert_eq!(outcome, ValidationOutcome::OkFinalMessage);
+    let final_token = final_token.unwrap();
+    let bare_final = altered(&final_token, |t| {
+      t.hash_c1 = None;
+      t.hash_c2 = None;
+      t.dh1 = None;
+      t.dh2 = None;
+    });
+    for wrong in [
+      altered(&final_token, |t| flip_last(&mut t.dh1)),
+      altered(&final_token, |t| flip_last(&mut t.dh2)),
+    ] {
+      assert!(
+        b.r.auth.process_handshake(wrong, r_hs).is_err(),
+        "a final message with another DH value was taken"
+      );
+    }
+    let (outcome, _) = b
+      .r
+      .auth
+      .process_handshake(bare_final, r_hs)
+      .expect("a final message without its optional fields is taken");
+    assert_eq!(outcome, ValidationOutcome::Ok);
+    assert_same_secret(&b);
+  }
+
+  /// Cyclone DDS sends its algorithm names as C strings, with their NUL.
+  #[test]
+  fn algorithm_names_are_taken_with_or_without_a_terminating_nul() {
+    for name in [RSA_SIGNATURE_ALGO_NAME, ECDSA_SIGNATURE_ALGO_NAME] {
+      let with_nul = [name, b"\0"].concat();
+      assert_eq!(algo_name(&with_nul), name);
+      assert!(parse_signature_algo_name_to_ring(&with_nul).is_ok());
+      assert!(parse_signature_algo_name_to_ring(name).is_ok());
+    }
+    assert!(parse_signature_algo_name_to_ring(b"ECDSA-SHA256\0\0").is_err());
+    assert!(parse_signature_algo_name_to_ring(b"ECDSA-SHA25").is_err());
   }
 }

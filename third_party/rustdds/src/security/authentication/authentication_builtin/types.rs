@@ -303,12 +303,20 @@ pub const ECDH_KAGREE_ALGO_NAME: &str = "ECDH+prime256v1-CEUM";
 pub const RSA_SIGNATURE_ALGO_NAME: &[u8] = b"RSASSA-PSS-SHA256";
 pub const ECDSA_SIGNATURE_ALGO_NAME: &[u8] = b"ECDSA-SHA256";
 
+/// An algorithm name as a peer sent it, without the one terminating NUL that
+/// Cyclone DDS's plugins include (they send C strings with their terminator,
+/// Fast DDS and RustDDS without). Hashes and signatures are computed over the
+/// bytes as sent; only names are compared through this.
+pub(crate) fn algo_name(sent: &[u8]) -> &[u8] {
+  sent.strip_suffix(b"\0").unwrap_or(sent)
+}
+
 // Recognize standard string constatns and convert to
 // corresponging algorithm identifiers in ring library.
 pub(crate) fn parse_signature_algo_name_to_ring(
-  algo_name: &[u8],
+  algo_name_sent: &[u8],
 ) -> SecurityResult<&'static dyn ring::signature::VerificationAlgorithm> {
-  match algo_name {
+  match algo_name(algo_name_sent) {
     RSA_SIGNATURE_ALGO_NAME => Ok(&ring::signature::RSA_PSS_2048_8192_SHA256),
     ECDSA_SIGNATURE_ALGO_NAME => Ok(&ring::signature::ECDSA_P256_SHA256_ASN1),
     _other =>
@@ -423,9 +431,9 @@ impl BuiltinHandshakeMessageToken {
       .challenge2
       .ok_or_else(|| create_security_error_and_log!("challenge2 not found"))
       .and_then(|b| Challenge::try_from(b.as_ref()))?;
-    let dh1 = self
-      .dh1
-      .ok_or_else(|| create_security_error_and_log!("dh1 not found"))?;
+    // Optional in a reply (spec Table 50): Cyclone DDS leaves it out unless its
+    // IncludeOptionalFields is on. Where present it must equal ours.
+    let dh1 = self.dh1;
     let dh2 = self
       .dh2
       .ok_or_else(|| create_security_error_and_log!("dh2 not found"))?;
@@ -468,12 +476,8 @@ impl BuiltinHandshakeMessageToken {
       .challenge2
       .ok_or_else(|| create_security_error_and_log!("challenge2 not found"))
       .and_then(|b| Challenge::try_from(b.as_ref()))?;
-    let dh1 = self
-      .dh1
-      .ok_or_else(|| create_security_error_and_log!("dh1 not found"))?;
-    let dh2 = self
-      .dh2
-      .ok_or_else(|| create_security_error_and_log!("dh2 not found"))?;
+    // Both optional in a final message (spec Table 51), as the hashes are.
+    let (dh1, dh2) = (self.dh1, self.dh2);
     let signature = self
       .signature
       .ok_or_else(|| create_security_error_and_log!("signature not found"))?;
@@ -515,7 +519,7 @@ pub(in crate::security) struct HandshakeReply {
   pub hash_c2: Option<Sha256>,
   pub challenge1: Challenge,
   pub challenge2: Challenge,
-  pub dh1: Bytes,
+  pub dh1: Option<Bytes>,
   pub dh2: Bytes,
   pub signature: Bytes,
 }
@@ -526,8 +530,8 @@ pub(in crate::security) struct HandshakeFinal {
   pub hash_c2: Option<Sha256>,
   pub challenge1: Challenge,
   pub challenge2: Challenge,
-  pub dh1: Bytes,
-  pub dh2: Bytes,
+  pub dh1: Option<Bytes>,
+  pub dh2: Option<Bytes>,
   pub signature: Bytes,
 }
 

@@ -290,6 +290,22 @@ impl TryFrom<Vec<CryptoToken>> for KeyMaterial_AES_GCM_GMAC_seq {
 impl TryFrom<KeyMaterial_AES_GCM_GMAC_seq> for Vec<CryptoToken> {
   type Error = SecurityError;
   fn try_from(key_materials: KeyMaterial_AES_GCM_GMAC_seq) -> Result<Self, Self::Error> {
+    // gpu_planning patch: a payload key material of kind NONE (an endpoint whose submessages
+    // are protected and whose payload is not) is not sent. Cyclone DDS refuses a token of
+    // kind NONE for an endpoint whose protection is not NONE ("Invalid Crypto token"), and
+    // sends one token for such an endpoint itself; a receiver takes a payload without a
+    // CryptoHeader as plain where the payload is not protected.
+    let key_materials = match key_materials {
+      KeyMaterial_AES_GCM_GMAC_seq::Two(key_material, payload)
+        if payload.transformation_kind
+          == BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_NONE
+          && key_material.transformation_kind
+            != BuiltinCryptoTransformationKind::CRYPTO_TRANSFORMATION_KIND_NONE =>
+      {
+        KeyMaterial_AES_GCM_GMAC_seq::One(key_material)
+      }
+      other => other,
+    };
     Vec::from(key_materials)
       .iter()
       .map(|key_material| CryptoToken::try_from(key_material.clone()))
