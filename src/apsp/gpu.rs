@@ -63,20 +63,27 @@ impl<T: Weight> Drop for DeviceMatrices<T> {
     }
 }
 
+/// `need` bytes for `what` fit the device beside the headroom; else a clear error with the
+/// bytes.
+fn ensure_room(rt: &CudaRuntime, need: usize, what: &str) -> Result<()> {
+    let (free, total) = rt.memory()?;
+    if need + HEADROOM_BYTES > free {
+        return Err(Error::OutOfMemory {
+            requested_bytes: need,
+            detail: format!("{what}; {free} of {total} bytes free on {}", rt.info().name),
+        });
+    }
+    Ok(())
+}
+
 impl<T: Weight> DeviceMatrices<T> {
     /// Uploads start matrices; too large for the device is a clear error with the bytes.
     pub fn upload(rt: &Arc<CudaRuntime>, d: &[T], h: &[u32], np: usize) -> Result<Self> {
-        let need = bytes_needed(np);
-        let (free, total) = rt.memory()?;
-        if need + HEADROOM_BYTES > free {
-            return Err(Error::OutOfMemory {
-                requested_bytes: need,
-                detail: format!(
-                    "{np} x {np} distances + successors; {free} of {total} bytes free on {}",
-                    rt.info().name
-                ),
-            });
-        }
+        ensure_room(
+            rt,
+            bytes_needed(np),
+            &format!("{np} x {np} distances + successors"),
+        )?;
         Ok(DeviceMatrices {
             rt: rt.clone(),
             d: rt.upload(d)?,
@@ -100,17 +107,11 @@ impl<T: Weight> DeviceMatrices<T> {
     ) -> Result<Self> {
         let m = from.len();
         let edge_bytes = m * (8 + std::mem::size_of::<T>());
-        let need = bytes_needed(np) + edge_bytes;
-        let (free, total) = rt.memory()?;
-        if need + HEADROOM_BYTES > free {
-            return Err(Error::OutOfMemory {
-                requested_bytes: need,
-                detail: format!(
-                    "{np} x {np} distances + successors and {m} edges; {free} of {total} bytes free on {}",
-                    rt.info().name
-                ),
-            });
-        }
+        ensure_room(
+            rt,
+            bytes_needed(np) + edge_bytes,
+            &format!("{np} x {np} distances + successors and {m} edges"),
+        )?;
         let npi = i32::try_from(np)
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
         // SAFETY: apsp_init below writes every one of the np * np cells before anything reads.

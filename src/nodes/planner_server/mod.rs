@@ -38,7 +38,7 @@ use crate::ros::distro::RosDistro;
 use crate::ros::live_params::Live;
 use crate::ros::msg::geometry_msgs::PoseStamped;
 use crate::ros::msg::nav2_msgs::{
-    humble, jazzy, ComputePathThroughPosesGoal, ComputePathToPoseGoal, EmptyFeedback,
+    humble, jazzy, ComputePathThroughPosesGoal, ComputePathToPoseGoal, EmptyFeedback, PlanResult,
 };
 use crate::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, GetPlanResponse, OccupancyGrid, Path};
 use crate::ros::msg::std_msgs::Header;
@@ -214,36 +214,33 @@ impl ActionServers {
                 futures::future::join(a, b).await;
             })
         }
-        let one = |what: &'static str| {
-            let s = server.clone();
-            let plan = move |q: Query, cancel: CancelFlag| {
-                let s = s.clone();
-                async move { s.run(q, &cancel).await }
-            };
-            let (node, life) = (server.node, server.life.clone());
-            (
-                node,
-                life,
-                what,
-                server.settings.clone(),
-                limits.clone(),
-                plan,
-            )
-        };
-        macro_rules! serve_both {
-            ($x:expr, $y:expr) => {{
-                let (n, l, w, s, lim, p) = one(TO_POSE);
-                let a = actions::serve($x, n, l, w, s, lim, p);
-                let (n, l, w, s, lim, p) = one(THROUGH_POSES);
-                let b = actions::serve($y, n, l, w, s, lim, p);
-                both(a, b)
-            }};
-        }
         match self {
-            ActionServers::Humble(x, y) => serve_both!(x, y),
-            ActionServers::Jazzy(x, y) => serve_both!(x, y),
+            ActionServers::Humble(x, y) => both(
+                serve_one(x, server, TO_POSE, limits),
+                serve_one(y, server, THROUGH_POSES, limits),
+            ),
+            ActionServers::Jazzy(x, y) => both(
+                serve_one(x, server, TO_POSE, limits),
+                serve_one(y, server, THROUGH_POSES, limits),
+            ),
         }
     }
+}
+
+/// One action server's loop (`what`: its name), planning with `server`.
+fn serve_one<G: actions::PlanGoal, R: PlanResult>(
+    action: ActionServer<G, R, EmptyFeedback>,
+    server: &Arc<Server>,
+    what: &'static str,
+    limits: &Live<ServiceParams>,
+) -> impl Future<Output = ()> + Send + 'static {
+    let planner = server.clone();
+    let plan = move |q: Query, cancel: CancelFlag| {
+        let s = planner.clone();
+        async move { s.run(q, &cancel).await }
+    };
+    let (node, life, settings) = (server.node, server.life.clone(), server.settings.clone());
+    actions::serve(action, node, life, what, settings, limits.clone(), plan)
 }
 
 /// A planner server's endpoints, declared on its node before the node is shared.
