@@ -1,6 +1,6 @@
-//! Bitwave's schedules (kernels/lee/bitwave.cu): rounds behind a grid barrier, the work queue, the
-//! portals (src/lee/gpu/portals.rs), and the adaptive default: the portals where their tables
-//! fit, else rounds that hand a narrow wave to the queue.
+//! Bitwave's tile schedules (kernels/lee/bitwave.cu): rounds behind a grid barrier and the work
+//! queue, and the launches the portals (portals.rs) share with them. Which schedule a query
+//! runs is chosen by the grid's face (lee/gpu.rs, `DeviceGrid::bitwave`; schedule.rs).
 
 use cudarc::driver::sys;
 use cudarc::driver::{
@@ -8,14 +8,15 @@ use cudarc::driver::{
     PushKernelArg, SyncOnDrop,
 };
 
-use super::{
-    DescentHeader, DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS,
-    BW_SMEM_PER_WARP, BW_TILE_H, BW_TILE_W, STATE_ROUND, STATE_SWITCH,
+use super::descent::DescentHeader;
+use super::device::{
+    DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP, BW_TILE_H,
+    BW_TILE_W, STATE_ROUND, STATE_SWITCH,
 };
+use super::schedule::Schedule;
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
 use crate::lee::config::Config;
-use crate::sync::lock;
 
 /// Most warps (tiles at once) of a bitwave block.
 const BW_MAX_WARPS: u32 = 4;
@@ -24,89 +25,6 @@ const BW_MAX_WARPS: u32 = 4;
 const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
 /// The same bound for the work queue: tiles one launch may take.
 const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
-
-/// Where the portals' tables do not fit, the adaptive schedule hands the wave to the queue
-/// after this many rounds in a row that queued at most this many tiles
-/// (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides both, for benchmarks). An open wave
-/// grows past them within a few rounds of its start and stays wide; a maze's wave stays
-/// narrow. Measured on the H100 (BENCHMARKS.md): with 64:32,
-/// 32:64 or 16:64 nav2's depot map (x10) handed some queries over and lost 4-6 % per query
-/// to rounds alone; 8:64 keeps it at the rounds' time and the mazes at the queue's.
-const BW_NARROW_TILES: u32 = 8;
-const BW_NARROW_ROUNDS: u32 = 64;
-
-/// (tiles, rounds) of the adaptive schedule's hand-over: the constants above or the override
-/// (a value that does not parse is logged and ignored).
-pub(super) fn narrow_from_env() -> (u32, u32) {
-    let default = (BW_NARROW_TILES, BW_NARROW_ROUNDS);
-    match crate::env::LEE_NARROW.get() {
-        None => default,
-        Some(v) => parse_narrow(&v).unwrap_or_else(|| {
-            tracing::warn!(
-                "{}: '{v}' is not TILES:ROUNDS; using {}:{}",
-                crate::env::LEE_NARROW.name,
-                default.0,
-                default.1
-            );
-            default
-        }),
-    }
-}
-
-/// "TILES:ROUNDS" as numbers.
-fn parse_narrow(v: &str) -> Option<(u32, u32)> {
-    let (t, r) = v.split_once(':')?;
-    Some((t.trim().parse().ok()?, r.trim().parse().ok()?))
-}
-
-/// How bitwave orders its tile runs (kernels/lee/bitwave.cu).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Schedule {
-    /// The default: the portals where their tables fit the grid's cap (set where they stop
-    /// beating the rounds on open maps, src/lee/gpu/portals.rs); else rounds while the wave
-    /// is wide and the work queue once rounds run narrow (corridors, mazes).
-    Adaptive,
-    /// Rounds behind a grid barrier only: a round runs the tiles the previous one queued.
-    Rounds,
-    /// The work queue only: a warp takes the next queued tile as soon as it is free.
-    Queue,
-    /// The goal's tile, then the portals (src/lee/gpu/portals.rs) where their tables fit,
-    /// else the work queue; the portals' wave in one block where its labels fit one block
-    /// (src/lee/gpu/portal_block.rs), as in the default.
-    Portals,
-    /// The portals with their wave always on the device-wide queue (for benchmarks and tests
-    /// that compare the two).
-    PortalQueue,
-}
-
-impl Schedule {
-    /// The schedule the grid starts with: `GPU_PLANNING_LEE_SCHEDULE` = rounds, queue, portals
-    /// or portal-queue (for benchmarks that compare them); unset or adaptive, adaptive
-    /// (anything else is logged).
-    pub fn from_env() -> Schedule {
-        let v = crate::env::LEE_SCHEDULE.get().unwrap_or_default();
-        Schedule::parse(&v).unwrap_or_else(|| {
-            tracing::warn!(
-                "{}: '{v}' is not adaptive, rounds, queue, portals or \
-                 portal-queue; using adaptive",
-                crate::env::LEE_SCHEDULE.name
-            );
-            Schedule::Adaptive
-        })
-    }
-
-    /// adaptive (or empty), rounds, queue, portals, portal-queue.
-    fn parse(v: &str) -> Option<Schedule> {
-        match v {
-            "" | "adaptive" => Some(Schedule::Adaptive),
-            "rounds" => Some(Schedule::Rounds),
-            "queue" => Some(Schedule::Queue),
-            "portals" => Some(Schedule::Portals),
-            "portal-queue" => Some(Schedule::PortalQueue),
-            _ => None,
-        }
-    }
-}
 
 /// The fields both bitwave kernels' arguments start with: the grid's bit planes and labels
 /// and its shape. Nested here, flat in kernels/lee/bitwave.cu: a #[repr(C)] struct of two pointers and
@@ -179,47 +97,6 @@ pub(super) fn per_tile_launch(ntiles: u32) -> LaunchConfig {
 }
 
 impl DeviceGrid {
-    /// Bitwave's field from `goal_idx` on the grid's schedule, with the descent from `start`
-    /// queued behind it; returns the descent's (status, length) when it ran.
-    pub(super) fn bitwave(
-        &self,
-        scratch: &mut Scratch,
-        goal_idx: u64,
-        config: &Config,
-        start: Option<u64>,
-    ) -> Result<Option<DescentHeader>> {
-        let schedule = *lock(&self.schedule);
-        self.rounds.store(0, std::sync::atomic::Ordering::Relaxed);
-        self.tile_runs
-            .store(0, std::sync::atomic::Ordering::Relaxed);
-        self.portals_used
-            .store(false, std::sync::atomic::Ordering::Relaxed);
-        self.portal_block_used
-            .store(false, std::sync::atomic::Ordering::Relaxed);
-        // The portals' tables are built here when no query (nor the planner) has yet.
-        let portals = match schedule {
-            Schedule::Adaptive | Schedule::Portals | Schedule::PortalQueue => {
-                self.portals_fit(scratch)?
-            }
-            Schedule::Rounds | Schedule::Queue => false,
-        };
-        self.bitwave_init(scratch, goal_idx)?;
-        if portals {
-            let in_block = schedule != Schedule::PortalQueue;
-            return self.portal_field(scratch, goal_idx, config, start, in_block);
-        }
-        match schedule {
-            // Round 1's list holds the goal's tile: the queue starts from it (the portal
-            // schedule too where the tables do not fit).
-            Schedule::Queue | Schedule::Portals | Schedule::PortalQueue => {
-                self.bitwave_queue(scratch, goal_idx, config, start, 1)
-            }
-            Schedule::Adaptive | Schedule::Rounds => {
-                self.bitwave_rounds(scratch, goal_idx, config, start, schedule)
-            }
-        }
-    }
-
     /// The kernels' view of the grid (see [`BitwaveGrid`]).
     pub(super) fn bitwave_grid(
         &self,
@@ -291,7 +168,7 @@ impl DeviceGrid {
     }
 
     /// Empties the rounds' lists and puts the goal's tile on round 1's.
-    fn bitwave_init(&self, scratch: &mut Scratch, goal_idx: u64) -> Result<()> {
+    pub(super) fn bitwave_init(&self, scratch: &mut Scratch, goal_idx: u64) -> Result<()> {
         let (goal_tile, tiles) = self.bitwave_tiles(goal_idx);
         let ntiles = tiles.0 * tiles.1;
         let stream = self.rt.stream().clone();
@@ -308,7 +185,7 @@ impl DeviceGrid {
 
     /// Bitwave on the work queue until no tile is queued or running (kernels/lee/bitwave.cu), from
     /// the tiles on the rounds' list for round `next`.
-    fn bitwave_queue(
+    pub(super) fn bitwave_queue(
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,
@@ -500,7 +377,7 @@ impl DeviceGrid {
     /// Bitwave rounds until a round queues no tile (kernels/lee/bitwave.cu); the adaptive schedule
     /// (on a grid whose portal tables do not fit) goes on with the work queue once rounds
     /// run narrow.
-    fn bitwave_rounds(
+    pub(super) fn bitwave_rounds(
         &self,
         scratch: &mut Scratch,
         goal_idx: u64,
@@ -556,27 +433,5 @@ impl DeviceGrid {
             round = next;
             crate::cancel::checkpoint()?;
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn schedules_and_hand_overs_parse_as_documented() {
-        assert_eq!(Schedule::parse(""), Some(Schedule::Adaptive));
-        assert_eq!(Schedule::parse("adaptive"), Some(Schedule::Adaptive));
-        assert_eq!(Schedule::parse("rounds"), Some(Schedule::Rounds));
-        assert_eq!(Schedule::parse("queue"), Some(Schedule::Queue));
-        assert_eq!(Schedule::parse("portals"), Some(Schedule::Portals));
-        assert_eq!(Schedule::parse("portal-queue"), Some(Schedule::PortalQueue));
-        assert_eq!(Schedule::parse("regions"), None);
-        assert_eq!(Schedule::parse("Queue"), None);
-        assert_eq!(parse_narrow("8:64"), Some((8, 64)));
-        assert_eq!(parse_narrow(" 16 : 128 "), Some((16, 128)));
-        assert_eq!(parse_narrow("8"), None);
-        assert_eq!(parse_narrow("8:-1"), None);
-        assert_eq!(parse_narrow("x:64"), None);
     }
 }

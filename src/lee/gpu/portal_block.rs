@@ -10,8 +10,7 @@ use cudarc::driver::sys;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, LaunchConfig, PushKernelArg};
 
 use super::bitwave::per_tile_launch;
-use super::portals::Portals;
-use super::{DeviceGrid, Scratch, PB_THREADS, PT_MAX};
+use super::device::{DeviceGrid, PortalBlock, Portals, Scratch, PB_THREADS, PT_MAX};
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
 
@@ -25,15 +24,6 @@ const PB_MAX_PORTALS: u32 = 1 << 29;
 /// portals, 25,400 entries a tile) took 0.61 ms a query in one block against 0.40 on the
 /// queue; the 1000² maze (2,100 a tile) 3.72 against 5.9 (BENCHMARKS.md, fifteenth part).
 const PB_ENTRIES_PER_TILE: u64 = 64 * 64;
-
-/// The links of one grid's portals for the one-block wave (kernels/lee/portals.cu describes each).
-pub(super) struct PortalBlock {
-    poff: CudaSlice<u32>,
-    plink: CudaSlice<u32>,
-    pcell: CudaSlice<u64>,
-    total: u32,
-    smem_bytes: u32,
-}
 
 /// lee_portal_block's one argument (kernels/lee/portals.cu's PortalBlockArgs, the same fields in the
 /// same order).
@@ -137,15 +127,14 @@ impl DeviceGrid {
         }))
     }
 
-    /// The wave over the portals in one block, from the labels the goal's round left, then
-    /// every tile filled and the descent queued, as [`DeviceGrid::portal_field`] does on the
-    /// device-wide queue.
+    /// The wave over the portals in one block, from the labels the goal's round left; after
+    /// each of its launches, `then` (the caller's tile fill and descent, as
+    /// `DeviceGrid::portal_field` runs them after the device-wide queue).
     pub(super) fn portal_block_wave(
         &self,
         scratch: &mut Scratch,
-        goal_idx: u64,
         tiles: (u32, u32),
-        start: Option<u64>,
+        mut then: impl FnMut(&mut Scratch) -> Result<()>,
     ) -> Result<()> {
         let stream = self.rt.stream().clone();
         stream.memset_zeros(&mut scratch.ctl).map_err(gpu_err)?;
@@ -177,8 +166,7 @@ impl DeviceGrid {
                 // control words
                 unsafe { b.launch(launch) }.map_err(launch_err("lee_portal_block"))?;
             }
-            self.portal_fill(scratch, goal_idx, tiles)?;
-            self.queue_descent(scratch, start, goal_idx)
+            then(scratch)
         })?;
         self.portal_block_used.store(true, Ordering::Relaxed);
         Ok(())

@@ -13,9 +13,9 @@ use cudarc::driver::{
 };
 
 use super::bitwave::{per_tile_launch, BitwaveQueueArgs};
-use super::portal_block::PortalBlock;
-use super::{
-    DescentHeader, DeviceGrid, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM,
+use super::descent::DescentHeader;
+use super::device::{
+    DeviceGrid, Portals, Scratch, BW_SMEM_PER_WARP, PT_DIST_THREADS, PT_MAX, PT_WARP_SMEM,
 };
 use crate::compute::cuda::{gpu_err, launch_err};
 use crate::error::{Error, Result};
@@ -37,18 +37,6 @@ const PT_WARPS: u32 = 4;
 /// waits slowed their atomics. On the H100 the 4000² maze's field took 129-144 ms with every
 /// block that fits, 120 with 2 per SM and 118-120 with 1; the 1000² maze's 7.9 ms either way.
 const PT_QUEUE_PER_SM: u32 = 1;
-
-/// One grid's portals and their tables (kernels/lee/portals.cu describes each buffer).
-pub(super) struct Portals {
-    pub(super) pcount: CudaSlice<u32>,
-    pub(super) doff: CudaSlice<u64>,
-    pinfo: CudaSlice<u32>,
-    pub(super) dist: CudaSlice<u16>,
-    /// Per query: the label each portal had when a run last applied it.
-    mark: CudaSlice<u32>,
-    /// The one-block wave's links, where its labels fit one block (portal_block.rs).
-    pub(super) block: Option<PortalBlock>,
-}
 
 /// The table entries a grid's portals may take on a device of `device_bytes`:
 /// [`PORTAL_MIB_VAR`] in MiB, else the default.
@@ -276,7 +264,10 @@ impl DeviceGrid {
         self.rounds.store(1, Ordering::Relaxed);
         self.portals_used.store(true, Ordering::Relaxed);
         if in_block && matches!(&scratch.portals, Some(Some(p)) if p.block.is_some()) {
-            self.portal_block_wave(scratch, goal_idx, tiles, start)?;
+            self.portal_block_wave(scratch, tiles, |scratch| {
+                self.portal_fill(scratch, goal_idx, tiles)?;
+                self.queue_descent(scratch, start, goal_idx)
+            })?;
             return self.descent_header(scratch, start);
         }
         {
