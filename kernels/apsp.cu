@@ -17,8 +17,12 @@
 // "unreached" at the end.
 //
 // Kernels:
+//   apsp_check_edges                           the edge list's checks (src/apsp/graph.rs validate)
 //   apsp_init, apsp_edges                      the start matrices from the edge list (the host's
 //                                              src/apsp/graph.rs dense, on the device)
+//   apsp_zero_cycle, apsp_finish               after the solve: whether an edge closes a cycle of
+//                                              weight <= 0 (src/apsp/paths.rs), and the answer as
+//                                              the host reports it (src/apsp/mod.rs finish)
 //   apsp_linear, apsp_coalesced, apsp_shared   one launch per k (the per-k memory models)
 //   apsp_phase1, apsp_phase2, apsp_phase3      the blocked models' three phases per k-block
 
@@ -71,6 +75,45 @@ __device__ __forceinline__ void relax(W &d, u32 &h, W a, W b, u32 ha) {
 #define UNREACHED_W INF_OP
 #endif
 
+// The edge list's checks, as src/apsp/graph.rs `Graph::validate` makes them on the host: the
+// first edge whose from id (bad[0]) or to id (bad[1]) is not below n, the first weight that is not
+// finite (bad[2], float weights); for integer weights each vertex's largest positive and smallest
+// negative out-weight (hi, lo: zero where it has none), which the host sums for the range check.
+// bad[] starts at ~0 (none), hi and lo at 0. The lanes of a warp on one vertex (a sorted edge
+// list's common case) merge their values before one atomic.
+extern "C" __global__ void apsp_check_edges(const u32 *__restrict__ from, const u32 *__restrict__ to,
+                                            const W *__restrict__ w, u64 m, u32 n, u64 *bad,
+                                            int *hi, int *lo) {
+    // Whole warps step together (the block is whole warps), so every lane takes part in the
+    // warp's merge; a lane past the end holds no edge.
+    u32 lane = threadIdx.x & 31;
+    for (u64 base = grid_first() - lane; base < m; base += grid_step()) {
+        u64 e = base + lane;
+        bool in = e < m;
+        u32 u = in ? from[e] : 0xffffffffu, v = in ? to[e] : 0;
+        W x = in ? w[e] : (W)0;
+        if (in && u >= n) atomicMin(&bad[0], e);
+        if (in && v >= n) atomicMin(&bad[1], e);
+#if APSP_FLOAT
+        if (in && !isfinite(x)) atomicMin(&bad[2], e);
+#else
+        int up = x > 0 ? x : 0, down = x < 0 ? x : 0;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+        u32 peers = __match_any_sync(0xffffffffu, u);
+        up = __reduce_max_sync(peers, up);
+        down = __reduce_min_sync(peers, down);
+        bool leader = lane == (u32)(__ffs(peers) - 1);
+#else
+        bool leader = true;
+#endif
+        if (in && leader && u < n) {
+            if (up > 0) atomicMax(&hi[u], up);
+            if (down < 0) atomicMin(&lo[u], down);
+        }
+#endif
+    }
+}
+
 // Every cell unreached with no successor, but the diagonal: 0, itself (padding vertices too).
 extern "C" __global__ void apsp_init(W *d, u32 *h, int np) {
     GRID_STRIDE(c, (u64)np * np) {
@@ -104,6 +147,51 @@ extern "C" __global__ void apsp_edges(const u32 *__restrict__ from, const u32 *_
         u64 c = (u64)u * np + v;
         lower(&d[c], w[e]);
         if (u != v) h[c] = v;
+    }
+}
+
+// ---- After the solve. ------------------------------------------------------------------------
+
+__device__ __forceinline__ bool reached(W x) {
+#if APSP_FLOAT
+    return x < __int_as_float(0x7f800000);
+#else
+    return x < REACH_LIMIT;
+#endif
+}
+
+// found = 1 when an edge u -> v (u != v) and the path v -> u make a cycle of weight <= 0 (a float
+// sum within 1e-5 of it): src/apsp/paths.rs `has_zero_weight_cycle`, on the solved matrix, whose
+// reached values are those the host reads. Ids are below n <= np (checked first).
+extern "C" __global__ void apsp_zero_cycle(const u32 *__restrict__ from, const u32 *__restrict__ to,
+                                           const W *__restrict__ w, u64 m, const W *__restrict__ d,
+                                           int np, u32 *found) {
+    GRID_STRIDE(e, m) {
+        u32 u = from[e], v = to[e];
+        if (u == v) continue;
+        W back = d[(u64)v * np + u];
+        if (!reached(back)) continue;
+#if APSP_FLOAT
+        // One rounded f32 add, as the host's, then compared in double.
+        if ((double)__fadd_rn(w[e], back) <= 1e-5) *found = 1;
+#else
+        // The host's wrapping i32 add.
+        if ((int)((u32)w[e] + (u32)back) <= 0) *found = 1;
+#endif
+    }
+}
+
+// The answer as the host reports it (src/apsp/mod.rs `finish`): the n x n corner of the np x np
+// matrices, every unreached cell INF with no successor. In place when np == n (each cell is read
+// and written by one thread), else into other buffers.
+extern "C" __global__ void apsp_finish(const W *d, const u32 *h, int np, W *od, u32 *oh, int n) {
+    GRID_STRIDE(c, (u64)n * n) {
+        u64 s = c / (u64)n * np + c % (u64)n;
+        W x = d[s];
+        u32 y = h[s];
+        bool r = reached(x);
+        od[c] = r ? x : UNREACHED_W;
+        oh[c] = r ? y : 0xffffffffu;
     }
 }
 

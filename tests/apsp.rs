@@ -723,7 +723,7 @@ fn gpu_start_matrices_from_edges_equal_the_hosts() {
     ) {
         let n = g.vertices as usize;
         let (d0, h0) = dense(n, np, &g.from, &g.to, w);
-        let m = DeviceMatrices::from_edges(rt, &Config::default(), np, &g.from, &g.to, w)
+        let m = DeviceMatrices::from_edges(rt, &Config::default(), n, np, &g.from, &g.to, w)
             .expect("from_edges");
         let (mut d, mut h) = (vec![T::ZERO; np * np], vec![0u32; np * np]);
         m.download(&mut d, &mut h).expect("download");
@@ -777,5 +777,152 @@ fn gpu_start_matrices_from_edges_equal_the_hosts() {
         g.to.extend([0, n - 1]);
         wf.extend([-0.0f32, -0.0]);
         check(&rt, &g, &wf, np, &format!("float n {n}"));
+    }
+}
+
+/// The whole solve's checks and endings on the device: the edges' errors equal the host's
+/// (`Graph::validate`: the first bad id of each side, the first non-finite weight, the integer
+/// range from each vertex's extreme out-weights, with many edges of one vertex in a warp), and
+/// after the solve the zero-weight-cycle test and the finished n x n answer equal
+/// `has_zero_weight_cycle` and `finish` on the host's matrices, padded or not, for graphs with
+/// and without zero-weight cycles.
+#[test]
+fn gpu_edge_checks_and_finished_answers_equal_the_hosts() {
+    use gpu_planning::apsp::gpu::DeviceMatrices;
+    use gpu_planning::apsp::paths::has_zero_weight_cycle;
+    let Some(rt) = cuda_or_skip("gpu_edge_checks_and_finished_answers_equal_the_hosts") else {
+        return;
+    };
+    let cuda = Backend::Cuda(rt.clone());
+    let errors = |g: &Graph, what: &str| {
+        let host = solve(&Backend::Cpu, g, &Config::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        let device = solve(&cuda, g, &Config::default())
+            .map(|_| ())
+            .map_err(|e| e.to_string());
+        assert_eq!(host, device, "{what}");
+        host
+    };
+    let seed = gpu_planning::compute::testing::seed(0x0ed9);
+    // Ids: a later bad id on each side, and a bad `to` before a bad `from` (from is named).
+    let g = random_graph(300, 0.2, 1, 9, 0, seed);
+    let m = g.from.len();
+    for (k, &e) in [m / 3, m / 2, m - 1].iter().enumerate() {
+        let mut b = g.clone();
+        b.from[e] = 300 + k as u32;
+        b.from[m - 1] = u32::MAX;
+        b.to[e / 2] = 301;
+        let named = format!("edge_from[{e}]");
+        assert!(errors(&b, "bad ids").is_err_and(|t| t.contains(&named)));
+        let mut b = g.clone();
+        b.to[e] = 300 + k as u32;
+        b.to[m - 1] = 300;
+        let named = format!("edge_to[{e}]");
+        assert!(errors(&b, "bad heads").is_err_and(|t| t.contains(&named)));
+    }
+    // Weights that are not finite: the first is named, whichever kind.
+    for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        let mut b = to_float(&g);
+        let Weights::Float(w) = &mut b.weights else {
+            unreachable!()
+        };
+        w[m / 4] = bad;
+        w[m / 2] = f32::NAN;
+        assert!(
+            errors(&b, "bad weights").is_err_and(|e| e.contains(&format!("weights[{}]", m / 4)))
+        );
+    }
+    // The integer range: 2000 vertices of 40 out-edges each (to 40 sinks: no cycles), their
+    // largest (smallest) weight summing to just inside and just outside the exact range, both
+    // signs.
+    let (n, per) = (2000u32, 40u32);
+    let limit = 1i64 << 29;
+    for (sum, sign) in [(limit - 1, 1i64), (limit, 1), (limit - 1, -1), (limit, -1)] {
+        let (mut from, mut to, mut w) = (Vec::new(), Vec::new(), Vec::new());
+        let share = sum / n as i64;
+        for u in 0..n {
+            let top = share + if (u as i64) < sum % n as i64 { 1 } else { 0 };
+            for k in 0..per {
+                from.push(u);
+                to.push(n + k);
+                // The vertex's extreme weight on one lane of its warp, lesser ones beside it.
+                let x = if k == (u * 7) % per {
+                    top
+                } else {
+                    top / 2 + k as i64
+                };
+                w.push((sign * x) as i32);
+            }
+        }
+        let b = Graph {
+            vertices: n + per,
+            from,
+            to,
+            weights: Weights::Int(w),
+        };
+        let got = errors(&b, &format!("range {sum} sign {sign}"));
+        assert_eq!(
+            got.is_err_and(|e| e.contains("integer_weights")),
+            sum >= limit,
+            "range {sum} sign {sign}"
+        );
+    }
+    // After the solve, on graphs with zero-weight cycles (weights 0..2 and a 0-weight back
+    // edge on each) and without (weights 1..9), padded and not.
+    for (i, (n, density, lo, hi)) in [
+        (1u32, 1.0, 0, 2),
+        (37, 0.3, 0, 2),
+        (64, 0.2, 1, 9),
+        (200, 0.05, 0, 2),
+        (301, 0.4, 1, 9),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let config = Config::default();
+        let g = random_graph(n, density, lo, hi, 0, seed ^ (i as u64 + 1));
+        let np = padded_size(n as usize, &config);
+        let Weights::Int(wi) = &g.weights else {
+            unreachable!()
+        };
+        check_after_solve(&rt, &g, wi, &config, np, &format!("int n {n}"));
+        let gf = to_float(&g);
+        let Weights::Float(wf) = &gf.weights else {
+            unreachable!()
+        };
+        check_after_solve(&rt, &gf, wf, &config, np, &format!("float n {n}"));
+    }
+    fn check_after_solve<T: Weight>(
+        rt: &std::sync::Arc<gpu_planning::compute::cuda::CudaRuntime>,
+        g: &Graph,
+        w: &[T],
+        config: &Config,
+        np: usize,
+        what: &str,
+    ) {
+        let n = g.vertices as usize;
+        let (mut d0, mut h0) = dense(n, np, &g.from, &g.to, w);
+        run(&Backend::Cuda(rt.clone()), &mut d0, &mut h0, np, config).expect("host-built solve");
+        let (d0, h0) = finish(d0, h0, n, np);
+        let z0 = has_zero_weight_cycle(&g.from, &g.to, w, &d0, n);
+        let mut m =
+            DeviceMatrices::from_edges(rt, config, n, np, &g.from, &g.to, w).expect("from_edges");
+        m.solve(config).expect("solve");
+        let z = m.zero_weight_cycle(config).expect("zero_weight_cycle");
+        let (mut d, mut h) = (vec![T::ZERO; n * n], vec![0u32; n * n]);
+        m.download_finished(config, n, &mut d, &mut h)
+            .expect("download_finished");
+        assert_eq!(z, z0, "{what}: zero-weight cycle");
+        let bits = |d: &[T]| d.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
+        let c = (0..n * n).find(|&c| bits(&d0[c..=c]) != bits(&d[c..=c]) || h0[c] != h[c]);
+        assert!(
+            c.is_none(),
+            "{what}: first difference at {c:?}: host {:?}/{:?} device {:?}/{:?}",
+            c.map(|c| d0[c]),
+            c.map(|c| h0[c]),
+            c.map(|c| d[c]),
+            c.map(|c| h[c])
+        );
     }
 }

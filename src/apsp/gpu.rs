@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
 
 use super::config::{Config, MemoryModel, AUTO_LARGE_FROM};
+use super::graph::{bad_vertex, bad_weight, check_reach};
 use super::weight::Weight;
 use crate::compute::cuda::{launch_err, CudaRuntime};
 use crate::compute::kernels::APSP;
@@ -21,6 +22,16 @@ pub struct DeviceMatrices<T: Weight> {
     d: CudaSlice<T>,
     h: CudaSlice<u32>,
     np: usize,
+    /// The edge list the matrices were built from, kept for the checks after the solve.
+    edges: Option<Edges<T>>,
+}
+
+/// An edge list on the device: `m` edges (the buffers hold at least one entry).
+struct Edges<T> {
+    m: usize,
+    from: CudaSlice<u32>,
+    to: CudaSlice<u32>,
+    w: CudaSlice<T>,
 }
 
 /// The NVRTC definitions of a solve: the weight kind and the blocked shape.
@@ -89,38 +100,94 @@ impl<T: Weight> DeviceMatrices<T> {
             d: rt.upload(d)?,
             h: rt.upload(h)?,
             np,
+            edges: None,
         })
     }
 
-    /// The start matrices of the graph with `np` vertices (padding included) and edges
+    /// The start matrices of a graph of `n` vertices, padded to `np`, with edges
     /// `from[e] -> to[e]` of weight `w[e]`, built on the device: only the edges cross the bus,
     /// not the np x np matrices, and no host thread fills or scatters them. Equal to
-    /// uploading [`super::graph::dense`]'s matrices. Ids must be below `np` (a validated
-    /// graph's are). `config` names the kernels' module (the one its solve loads).
+    /// uploading [`super::graph::dense`]'s matrices. The edges are checked there first, as
+    /// [`super::Graph::validate`] checks them on the host and with its errors (an id not
+    /// below `n`, a weight that is not finite, integer weights whose paths could leave the
+    /// exact range); they are kept for [`DeviceMatrices::zero_weight_cycle`]. `config` names
+    /// the kernels' module (the one its solve loads).
     pub fn from_edges(
         rt: &Arc<CudaRuntime>,
         config: &Config,
+        n: usize,
         np: usize,
         from: &[u32],
         to: &[u32],
         w: &[T],
     ) -> Result<Self> {
         let m = from.len();
-        let edge_bytes = m * (8 + std::mem::size_of::<T>());
+        if to.len() != m || w.len() != m || n > np {
+            return Err(Error::invalid(
+                "edges",
+                format!(
+                    "{m} tails, {} heads and {} weights for {n} vertices padded to {np}",
+                    to.len(),
+                    w.len()
+                ),
+            ));
+        }
+        let edge_bytes = m * (8 + std::mem::size_of::<T>()) + n * 8;
+        let answer_bytes = if np == n { 0 } else { n * n * 8 };
         ensure_room(
             rt,
-            bytes_needed(np) + edge_bytes,
+            bytes_needed(np) + edge_bytes + answer_bytes,
             &format!("{np} x {np} distances + successors and {m} edges"),
         )?;
         let npi = i32::try_from(np)
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
+        let nu =
+            u32::try_from(n).map_err(|_| Error::invalid("vertices", format!("{n} is too many")))?;
+        let edges = Edges {
+            m,
+            from: rt.upload(from)?,
+            to: rt.upload(to)?,
+            w: rt.upload(w)?,
+        };
+        let defines = kernel_defines::<T>(config, np);
+        let stream = rt.stream().clone();
+        let m64 = m as u64;
+        if m > 0 {
+            let check = rt.function_with(&APSP, &defines, "apsp_check_edges")?;
+            let mut bad = rt.upload(&[u64::MAX; 3])?;
+            let mut hi = rt.alloc_zeros::<i32>(n.max(1))?;
+            let mut lo = rt.alloc_zeros::<i32>(n.max(1))?;
+            let mut b = stream.launch_builder(&check);
+            b.arg(&edges.from)
+                .arg(&edges.to)
+                .arg(&edges.w)
+                .arg(&m64)
+                .arg(&nu)
+                .arg(&mut bad)
+                .arg(&mut hi)
+                .arg(&mut lo);
+            // SAFETY: arguments (from, to, w, m, n, bad, hi, lo) as apsp_check_edges declares; it reads m entries of each edge array, writes bad[0..3) and hi/lo only at ids below n (both hold max(n, 1))
+            unsafe { b.launch(rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_check_edges"))?;
+            let bad = rt.download(&bad, 3)?;
+            let first = |k: usize| usize::try_from(bad[k]).ok().filter(|&e| e < m);
+            if let Some(e) = first(0) {
+                return Err(bad_vertex("edge_from", e, from[e], nu));
+            }
+            if let Some(e) = first(1) {
+                return Err(bad_vertex("edge_to", e, to[e], nu));
+            }
+            if let Some(e) = first(2) {
+                return Err(bad_weight(e, format!("{:?}", w[e])));
+            }
+            if !T::KERNEL_FLOAT {
+                let sum = |v: Vec<i32>| v.iter().map(|&x| x as i64).sum::<i64>();
+                check_reach(sum(rt.download(&hi, n)?), sum(rt.download(&lo, n)?))?;
+            }
+        }
         // SAFETY: apsp_init below writes every one of the np * np cells before anything reads.
         let mut d = unsafe { rt.alloc::<T>(np * np) }?;
         // SAFETY: as `d`.
         let mut h = unsafe { rt.alloc::<u32>(np * np) }?;
-        let (df, dt, dw) = (rt.upload(from)?, rt.upload(to)?, rt.upload(w)?);
-        let defines = kernel_defines::<T>(config, np);
-        let stream = rt.stream().clone();
         if np > 0 {
             let init = rt.function_with(&APSP, &defines, "apsp_init")?;
             let mut b = stream.launch_builder(&init);
@@ -129,17 +196,16 @@ impl<T: Weight> DeviceMatrices<T> {
             unsafe { b.launch(rt.grid_stride(np * np, 256)) }.map_err(launch_err("apsp_init"))?;
         }
         if m > 0 {
-            let edges = rt.function_with(&APSP, &defines, "apsp_edges")?;
-            let m64 = m as u64;
-            let mut b = stream.launch_builder(&edges);
-            b.arg(&df)
-                .arg(&dt)
-                .arg(&dw)
+            let scatter = rt.function_with(&APSP, &defines, "apsp_edges")?;
+            let mut b = stream.launch_builder(&scatter);
+            b.arg(&edges.from)
+                .arg(&edges.to)
+                .arg(&edges.w)
                 .arg(&m64)
                 .arg(&mut d)
                 .arg(&mut h)
                 .arg(&npi);
-            // SAFETY: arguments (from, to, w, m, d, h, np) as apsp_edges declares; from, to and w hold m entries each, every id is below np (the caller's contract), so each cell written lies inside the np * np matrices
+            // SAFETY: arguments (from, to, w, m, d, h, np) as apsp_edges declares; from, to and w hold m entries each, every id is below n <= np (checked above), so each cell written lies inside the np * np matrices
             unsafe { b.launch(rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_edges"))?;
         }
         Ok(DeviceMatrices {
@@ -147,7 +213,95 @@ impl<T: Weight> DeviceMatrices<T> {
             d,
             h,
             np,
+            edges: Some(edges),
         })
+    }
+
+    /// After the solve: whether an edge u -> v (u != v) closes a cycle of weight <= 0 with
+    /// the path back (src/apsp/paths.rs `has_zero_weight_cycle`, whose answer this is), over
+    /// the edges [`DeviceMatrices::from_edges`] kept; false without them. `config`: the
+    /// solve's (its kernels' module).
+    pub fn zero_weight_cycle(&self, config: &Config) -> Result<bool> {
+        let Some(edges) = &self.edges else {
+            return Ok(false);
+        };
+        let m = edges.m;
+        if m == 0 {
+            return Ok(false);
+        }
+        let npi = i32::try_from(self.np)
+            .map_err(|_| Error::invalid("vertices", format!("{} is too many", self.np)))?;
+        let defines = kernel_defines::<T>(config, self.np);
+        let f = self.rt.function_with(&APSP, &defines, "apsp_zero_cycle")?;
+        let mut found = self.rt.alloc_zeros::<u32>(1)?;
+        let m64 = m as u64;
+        let stream = self.rt.stream().clone();
+        let mut b = stream.launch_builder(&f);
+        b.arg(&edges.from)
+            .arg(&edges.to)
+            .arg(&edges.w)
+            .arg(&m64)
+            .arg(&self.d)
+            .arg(&npi)
+            .arg(&mut found);
+        // SAFETY: arguments (from, to, w, m, d, np, found) as apsp_zero_cycle declares; it reads m entries of each edge array and d at ids below np (checked in from_edges), writes found[0]
+        unsafe { b.launch(self.rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_zero_cycle"))?;
+        Ok(self.rt.download(&found, 1)?[0] != 0)
+    }
+
+    /// The answer as [`super::finish`] makes it on the host, into `d` and `h` (n x n each):
+    /// the matrices' n x n corner, every unreached cell `T::INF` with no successor, made on
+    /// the device (in place where there is no padding), so the host only copies.
+    pub fn download_finished(
+        &mut self,
+        config: &Config,
+        n: usize,
+        d: &mut [T],
+        h: &mut [u32],
+    ) -> Result<()> {
+        if n > self.np || d.len() != n * n || h.len() != n * n {
+            return Err(Error::invalid(
+                "vertices",
+                format!(
+                    "{n} of {} padded, into {} and {} cells",
+                    self.np,
+                    d.len(),
+                    h.len()
+                ),
+            ));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        let (npi, ni) = (self.np as i32, n as i32);
+        let defines = kernel_defines::<T>(config, self.np);
+        let f = self.rt.function_with(&APSP, &defines, "apsp_finish")?;
+        let stream = self.rt.stream().clone();
+        let cfg = self.rt.grid_stride(n * n, 256);
+        if n == self.np {
+            let (dp, _wd) = self.d.device_ptr_mut(&stream);
+            let (hp, _wh) = self.h.device_ptr_mut(&stream);
+            let mut b = stream.launch_builder(&f);
+            b.arg(&dp).arg(&hp).arg(&npi).arg(&dp).arg(&hp).arg(&ni);
+            // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish declares, in place (np == n): each of the n * n cells is read and then written by one thread only
+            unsafe { b.launch(cfg) }.map_err(launch_err("apsp_finish"))?;
+            drop((_wd, _wh));
+            return self.download(d, h);
+        }
+        // SAFETY: apsp_finish writes every one of the n * n cells before they are read.
+        let (mut od, mut oh) =
+            unsafe { (self.rt.alloc::<T>(n * n)?, self.rt.alloc::<u32>(n * n)?) };
+        let mut b = stream.launch_builder(&f);
+        b.arg(&self.d)
+            .arg(&self.h)
+            .arg(&npi)
+            .arg(&mut od)
+            .arg(&mut oh)
+            .arg(&ni);
+        // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish declares; reads the n x n corner of the np x np matrices, writes od and oh (n * n each)
+        unsafe { b.launch(cfg) }.map_err(launch_err("apsp_finish"))?;
+        self.rt.download_into(&od, 0, d)?;
+        self.rt.download_into(&oh, 0, h)
     }
 
     /// The matrices into `d` and `h` (the solve's own start matrices: no fresh vectors).

@@ -49,8 +49,32 @@ pub struct Graph {
 }
 
 impl Graph {
-    /// Checks lengths, vertex ids and weights; errors name the field and the bad value.
+    /// Checks lengths, vertex ids and weights; errors name the field and the bad value. (A CUDA
+    /// solve checks the ids and weights on the device, with the same errors:
+    /// [`super::gpu::DeviceMatrices::from_edges`].)
     pub fn validate(&self) -> Result<()> {
+        self.validate_lengths()?;
+        let n = self.vertices;
+        // Over the pool (a node's graph can be millions of edges); the first bad entry is
+        // named, as one pass in order would name it.
+        for (field, ids) in [("edge_from", &self.from), ("edge_to", &self.to)] {
+            if let Some((e, &v)) = ids.par_iter().enumerate().find_first(|(_, &v)| v >= n) {
+                return Err(bad_vertex(field, e, v, n));
+            }
+        }
+        match &self.weights {
+            Weights::Float(w) => {
+                if let Some((e, x)) = w.par_iter().enumerate().find_first(|(_, x)| !x.is_finite()) {
+                    return Err(bad_weight(e, x));
+                }
+            }
+            Weights::Int(w) => check_int_range(n, &self.from, w)?,
+        }
+        Ok(())
+    }
+
+    /// One weight and one head for every tail.
+    pub fn validate_lengths(&self) -> Result<()> {
         let m = self.from.len();
         if self.to.len() != m || self.weights.len() != m {
             return Err(Error::invalid(
@@ -62,30 +86,39 @@ impl Graph {
                 ),
             ));
         }
-        let n = self.vertices;
-        // Over the pool (a node's graph can be millions of edges); the first bad entry is
-        // named, as one pass in order would name it.
-        for (field, ids) in [("edge_from", &self.from), ("edge_to", &self.to)] {
-            if let Some((e, &v)) = ids.par_iter().enumerate().find_first(|(_, &v)| v >= n) {
-                return Err(Error::invalid(
-                    format!("{field}[{e}]"),
-                    format!("vertex {v} is not below vertex_count {n}"),
-                ));
-            }
-        }
-        match &self.weights {
-            Weights::Float(w) => {
-                if let Some((e, x)) = w.par_iter().enumerate().find_first(|(_, x)| !x.is_finite()) {
-                    return Err(Error::invalid(
-                        format!("weights[{e}]"),
-                        format!("{x} is not finite"),
-                    ));
-                }
-            }
-            Weights::Int(w) => check_int_range(n, &self.from, w)?,
-        }
         Ok(())
     }
+}
+
+/// Edge `e`'s id `v` in `field` (edge_from, edge_to) is not a vertex of a graph of `n`.
+pub(crate) fn bad_vertex(field: &str, e: usize, v: u32, n: u32) -> Error {
+    Error::invalid(
+        format!("{field}[{e}]"),
+        format!("vertex {v} is not below vertex_count {n}"),
+    )
+}
+
+/// Edge `e`'s weight `x` is not finite.
+pub(crate) fn bad_weight(e: usize, x: impl std::fmt::Display) -> Error {
+    Error::invalid(format!("weights[{e}]"), format!("{x} is not finite"))
+}
+
+/// The range check from its sums: `p` of each vertex's largest positive out-weight, `q` of
+/// each one's smallest negative (see [`check_int_range`]).
+pub(crate) fn check_reach(p: i64, q: i64) -> Result<()> {
+    let limit = INT_REACH_LIMIT as i64;
+    if p >= limit || q <= -limit {
+        return Err(Error::invalid(
+            "integer_weights",
+            format!(
+                "path lengths could reach {} (from the largest out-weight of each vertex), \
+                 beyond the exact int32 range ±{}; scale the weights down or send float weights",
+                if p >= limit { p } else { q },
+                limit - 1
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Every simple path length must stay inside (-2^29, 2^29) so that i32 arithmetic is exact:
@@ -139,19 +172,7 @@ fn check_int_range(n: u32, from: &[u32], w: &[i32]) -> Result<()> {
         out.into_values().collect()
     };
     let (p, q): (i64, i64) = extremes.iter().fold((0, 0), |a, v| (a.0 + v.0, a.1 + v.1));
-    let limit = INT_REACH_LIMIT as i64;
-    if p >= limit || q <= -limit {
-        return Err(Error::invalid(
-            "integer_weights",
-            format!(
-                "path lengths could reach {} (from the largest out-weight of each vertex), \
-                 beyond the exact int32 range ±{}; scale the weights down or send float weights",
-                if p >= limit { p } else { q },
-                limit - 1
-            ),
-        ));
-    }
-    Ok(())
+    check_reach(p, q)
 }
 
 /// Dense start matrices: `d[u][v]` the lightest u->v edge (INF when none), `d[u][u]` = 0 unless a

@@ -32,7 +32,9 @@ use crate::compute::staging::host_vec;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 use graph::{dense, padded};
-use paths::{bellman_ford_cycle, negative_cycle, repair_circular_successors};
+use paths::{
+    bellman_ford_cycle, has_zero_weight_cycle, negative_cycle, repair_on_zero_weight_cycles,
+};
 
 // The dispatch: a graph in, distances and successors out, on the CPU or a GPU memory model.
 
@@ -40,8 +42,12 @@ use paths::{bellman_ford_cycle, negative_cycle, repair_circular_successors};
 /// graphs, or falls back to the CPU, keeps a [`Solver`].
 pub fn solve(backend: &Backend, graph: &Graph, config: &Config) -> Result<Solution> {
     config.validate()?;
-    graph.validate()?;
     let started = Instant::now();
+    match backend {
+        // The ids and weights are checked on the device (DeviceMatrices::from_edges).
+        Backend::Cuda(_) if graph.vertices > 0 => graph.validate_lengths()?,
+        _ => graph.validate()?,
+    }
     let n = graph.vertices as usize;
     let (distances, successors) = match &graph.weights {
         Weights::Int(w) => {
@@ -71,15 +77,16 @@ fn solve_typed<T: Weight>(
 ) -> Result<(Vec<T>, Vec<u32>)> {
     let n = graph.vertices as usize;
     let np = padded_size(n, config);
-    let (d, h) = match backend {
+    let (d, mut h, zero_cycle) = match backend {
         Backend::Cpu => {
             let (mut d, mut h) = dense(n, np, &graph.from, &graph.to, w);
             run(backend, &mut d, &mut h, np, config)?;
-            (d, h)
+            let (d, h) = finish(d, h, n, np);
+            let zero_cycle = has_zero_weight_cycle(&graph.from, &graph.to, w, &d, n);
+            (d, h, zero_cycle)
         }
         Backend::Cuda(rt) => on_device(rt, graph, w, np, config)?,
     };
-    let (d, mut h) = finish(d, h, n, np);
     let edge = |u, v| lightest_edge(graph, w, u, v);
     if let Some(c) = negative_cycle(&d, &h, n, edge) {
         let cycle = c
@@ -90,32 +97,51 @@ fn solve_typed<T: Weight>(
             cycle,
         });
     }
-    let repaired = repair_circular_successors(&graph.from, &graph.to, w, &d, &mut h, n);
-    if repaired > 0 {
+    if zero_cycle {
+        let repaired = repair_on_zero_weight_cycles(&graph.from, &graph.to, w, &d, &mut h, n);
         tracing::debug!("apsp: rebuilt successors of {repaired} targets on zero-weight cycles");
     }
     Ok((d, h))
 }
 
-/// The padded solution on the device from the edge list: the start matrices are built there
+/// The finished solution from the device (what [`finish`] makes on the host) and whether the
+/// graph has a zero-weight cycle: the edges are checked and the start matrices built there
 /// ([`gpu::DeviceMatrices::from_edges`]), so the host neither fills nor uploads np x np
-/// matrices; the host's vectors for the answer are mapped while the device solves.
+/// matrices, and the answer's vectors are mapped while the device solves.
 fn on_device<T: Weight>(
     rt: &std::sync::Arc<crate::compute::cuda::CudaRuntime>,
     graph: &Graph,
     w: &[T],
     np: usize,
     config: &Config,
-) -> Result<(Vec<T>, Vec<u32>)> {
-    if np == 0 {
-        return Ok((Vec::new(), Vec::new()));
+) -> Result<(Vec<T>, Vec<u32>, bool)> {
+    let n = graph.vertices as usize;
+    if n == 0 {
+        return Ok((Vec::new(), Vec::new(), false));
     }
-    let mut m = gpu::DeviceMatrices::from_edges(rt, config, np, &graph.from, &graph.to, w)?;
-    m.solve(config)?;
-    let mut d = host_vec::<T>(np * np);
-    let mut h = host_vec::<u32>(np * np);
-    m.download(&mut d, &mut h)?;
-    Ok((d, h))
+    let lap = Instant::now();
+    // The answer's pages are mapped over the pool while the edges go up, are checked and the
+    // solve runs (n = 2000: 32 MB of fresh pages, longer than the solve).
+    let ((mut d, mut h), device) = rayon::join(
+        || (host_vec::<T>(n * n), host_vec::<u32>(n * n)),
+        || -> Result<_> {
+            let mut m =
+                gpu::DeviceMatrices::from_edges(rt, config, n, np, &graph.from, &graph.to, w)?;
+            m.solve(config)?;
+            Ok(m)
+        },
+    );
+    let mut m = device?;
+    let queued = lap.elapsed();
+    let zero_cycle = m.zero_weight_cycle(config)?;
+    m.download_finished(config, n, &mut d, &mut h)?;
+    tracing::debug!(
+        "apsp on the device: edges up and checked, solve queued, answer's pages {:.2} ms; the \
+         solve's end, the checks after it and the download {:.2}",
+        queued.as_secs_f64() * 1e3,
+        (lap.elapsed() - queued).as_secs_f64() * 1e3
+    );
+    Ok((d, h, zero_cycle))
 }
 
 /// Matrix side the model runs on: a multiple of its tile for the blocked orders.

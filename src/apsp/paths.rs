@@ -132,21 +132,47 @@ pub fn repair_circular_successors<T: Weight>(
     h: &mut [u32],
     n: usize,
 ) -> usize {
-    let tight = |x: T, target: T| -> bool {
-        if T::KERNEL_FLOAT {
-            // Sums in another order may round differently.
-            x.to_f64() <= target.to_f64() + 1e-5 * target.to_f64().abs().max(1.0)
-        } else {
-            x <= target
-        }
-    };
-    let zero_cycle = (0..from.len()).into_par_iter().any(|e| {
-        let (u, v) = (from[e] as usize, to[e] as usize);
-        u != v && d[v * n + u].reached() && tight(T::add(w[e], d[v * n + u]), T::ZERO)
-    });
-    if !zero_cycle {
+    if !has_zero_weight_cycle(from, to, w, d, n) {
         return 0;
     }
+    repair_on_zero_weight_cycles(from, to, w, d, h, n)
+}
+
+/// Whether `to` is as short as `target` (floats within 1e-5 relative, as sums in another
+/// order may round differently; kernels/apsp.cu apsp_zero_cycle compares as this does).
+fn tight<T: Weight>(x: T, target: T) -> bool {
+    if T::KERNEL_FLOAT {
+        x.to_f64() <= target.to_f64() + 1e-5 * target.to_f64().abs().max(1.0)
+    } else {
+        x <= target
+    }
+}
+
+/// Whether an edge u -> v (u != v) and the path v -> u of the solved distances `d` make a
+/// cycle of weight <= 0, the only graphs whose successors may need
+/// [`repair_on_zero_weight_cycles`]. On the device: kernels/apsp.cu apsp_zero_cycle.
+pub fn has_zero_weight_cycle<T: Weight>(
+    from: &[u32],
+    to: &[u32],
+    w: &[T],
+    d: &[T],
+    n: usize,
+) -> bool {
+    (0..from.len()).into_par_iter().any(|e| {
+        let (u, v) = (from[e] as usize, to[e] as usize);
+        u != v && d[v * n + u].reached() && tight(T::add(w[e], d[v * n + u]), T::ZERO)
+    })
+}
+
+/// [`repair_circular_successors`] once a zero-weight cycle is known to be there.
+pub fn repair_on_zero_weight_cycles<T: Weight>(
+    from: &[u32],
+    to: &[u32],
+    w: &[T],
+    d: &[T],
+    h: &mut [u32],
+    n: usize,
+) -> usize {
     // In-edges of each vertex, in edge order.
     let mut start = vec![0usize; n + 1];
     for &v in to {
