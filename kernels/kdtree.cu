@@ -99,7 +99,7 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 // Subtrees of at most KNN_LEAF points are scanned whole: every point offered (those beyond
 // the limit are refused by their distance), no split tested, nothing pushed. Near the leaves
 // a split prunes little and each push and pop costs local-memory traffic and divergence. On
-// the H100 (BENCHMARKS.md) 8 made 8-NN 14-16 % faster than none, 4 and 16 less; 1-NN
+// the H100 (docs/bench-history) 8 made 8-NN 14-16 % faster than none, 4 and 16 less; 1-NN
 // unchanged in 3-D, 2-3 % faster in 4-D.
 #ifndef KNN_LEAF
 #define KNN_LEAF 8
@@ -128,7 +128,7 @@ extern "C" __global__ void kd_layout(const float *coords, const u32 *order, cons
 // so the list is always full and an offer is one test against the last entry and a
 // compare-and-shift with no count to consult: on the H100 this took 8-NN (3-D) from 63
 // registers to 40 and from 1.99-2.05 ms to 1.62-1.75, and k = 32 from 12.7 ms to 6.5-6.7
-// (BENCHMARKS.md). For k = 1 the form with a count stays, as it was: there both the sentinel
+// (docs/bench-history). For k = 1 the form with a count stays, as it was: there both the sentinel
 // form and a shorter one-entry offer compiled 4-D to 32 registers instead of 38, which let 16
 // blocks share an SM instead of 12, and made 4-D 1-NN on 16.7M points 15-30 % slower (more
 // warps over a 268 MB tree).
@@ -321,7 +321,7 @@ __device__ void offer(HeapBest &b, float d, u32 idx, bool unique) {
 // sqrt(s) <= w + ulp(w) / 2 <= w (1 + 2^-24) for normal w, so s <= w^2 (1 + 2^-22.9) <= the
 // product below, which rounds up twice (for subnormal w the only such s is 0). The tightest
 // bound (the largest s whose root rounds to w or below, found by stepping s one ulp at a time
-// with a root per step) made 8-NN 10 % slower on the H100 (BENCHMARKS.md): it runs every time
+// with a root per step) made 8-NN 10 % slower on the H100 (docs/bench-history): it runs every time
 // the worst kept point changes.
 __device__ __forceinline__ float sq_limit(float w) {
     const float inf = __int_as_float(0x7f800000);
@@ -400,14 +400,14 @@ __device__ __forceinline__ float visit(const float *__restrict__ tc, const u32 *
 // another descending, a third popping), where nested loops (pop, descend, scan) ran each kind
 // of step apart from the others: ncu counted 9.0 of 32 lanes active per instruction at
 // 8-NN, and on the H100 the one loop made 8-NN 12-20 % faster, 4-D 1-NN 15-20 %, k = 32
-// 43-44 % (BENCHMARKS.md). The heap's search (`search_boxes`) keeps its nested loops: there
+// 43-44 % (docs/bench-history). The heap's search (`search_boxes`) keeps its nested loops: there
 // the one loop was 8-23 % slower on all but the smallest cloud.
 // With BOXES a far side is pushed with its box, as `search_boxes` below pushes it (its proof
 // holds here): the query's offsets from the current range's box ride along in registers, a
 // near side keeping them and a far side's taken from the stack. In this one loop the boxes
 // cost nothing at k = 1 on the real clouds (1.3-1.6x on 16.7M uniform points), pay from k = 8
 // on scans of flat surfaces and from k = 32 on every cloud measured, where the nested loops'
-// boxes had lost everywhere but on the table scan (BENCHMARKS.md, twenty-second part).
+// boxes had lost everywhere but on the table scan (docs/bench-history, twenty-second part).
 template <bool BOXES, class B>
 __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ torig, u32 n,
                        const float *q, B &b, bool unique) {
@@ -496,7 +496,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
 // term, so the box's sum is <= the sum of every point in it: a side whose box sum exceeds the
 // limit holds no point the search would keep. It prunes more than the split plane alone (the
 // box sum includes the plane's term) but moves KNN_DIMS more floats per push and pop: on the
-// H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (BENCHMARKS.md),
+// H100 it made the heap's large k 10-17 % faster and k = 1 38-48 % slower (docs/bench-history),
 // so the heap always takes boxes, and kd_knn takes them in its one loop (`search`) when
 // asked.
 template <class B>

@@ -182,7 +182,7 @@ __device__ __forceinline__ u32 pt_dir(int dx, int dy) {
 // lab[i]) offers its label plus the distance inside to this lane's portals' best. Rows go ROWS
 // at a time, every load of a batch issued before any is used (past the list, the batch's first
 // row again: the min is unchanged by a repeat). Plain loads: through the read-only data path
-// (__ldg) both runs were slower (H100, BENCHMARKS.md fifteenth part: the queue's on random
+// (__ldg) both runs were slower (H100, docs/bench-history fifteenth part: the queue's on random
 // terrain 1000² 0.66 against 0.51 ms, the block's on the 1000² maze 3.81 against 3.75).
 template <u32 ROWS>
 __device__ __forceinline__ void pt_through_table(const unsigned short *table, u32 k,

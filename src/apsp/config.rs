@@ -85,7 +85,7 @@ pub struct Config {
 /// The seed's tile for the `blocked` model.
 pub const BLOCKED_TILE: u32 = 32;
 /// `tile: 0` runs matrices of this side and more (padded to 64) with tile 64 and 4 x 4 cells
-/// per thread, smaller ones with tile 32 and 2 x 2: measured on the H100 (BENCHMARKS.md), 32 /
+/// per thread, smaller ones with tile 32 and 2 x 2: measured on the H100 (docs/bench-history), 32 /
 /// 2 x 2 is faster at n = 500 and 2000 (0.33 and 3.37 ms against 0.62 and 4.25), 64 / 4 x 4 at
 /// n = 8192 (134.9 ms against 158.8).
 pub const AUTO_LARGE_FROM: usize = 4096;

@@ -5,7 +5,7 @@
 //! synchronisation. A request that allocates after a synchronisation, with blocks freed before
 //! it (a sort that reads its digit counts back, then allocates its alternate buffers), then maps
 //! fresh pages while the device waits: on the H100, 147 µs for three small buffers and 358 µs
-//! for 96 MB, against 11 and 8 µs with the memory kept (BENCHMARKS.md, 2026-11-26).
+//! for 96 MB, against 11 and 8 µs with the memory kept (docs/bench-history, 2026-11-26).
 
 use cudarc::driver::{result, sys, CudaContext, DriverError};
 

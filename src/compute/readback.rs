@@ -2,7 +2,7 @@
 //! to the next that needs one. A read into page-locked memory is a true async copy, so two of
 //! them queue back to back behind a kernel and cost one wait; but allocating one
 //! (`cuMemHostAlloc`) took the H100's host about 1 ms, which a Lee grid made per map paid on
-//! top of a setup of 0.4-0.8 ms (BENCHMARKS.md, twenty-fourth part).
+//! top of a setup of 0.4-0.8 ms (docs/bench-history, twenty-fourth part).
 
 use std::sync::{Arc, Mutex};
 

@@ -19,7 +19,7 @@ use crate::error::Result;
 /// engine, a fan-out over the host's threads) are small beside its transfer, small enough that
 /// the first and last chunks (not overlapped) are short. On the H100, with the loop on a pool
 /// worker, a 64 MB download took 1.8 ms through 8 MiB chunks against 2.7 through 4 MiB ones,
-/// and 16 MiB ones were no faster (BENCHMARKS.md, twenty-fourth part).
+/// and 16 MiB ones were no faster (docs/bench-history, twenty-fourth part).
 pub const CHUNK_BYTES: usize = 8 << 20;
 
 /// Pieces one chunk's host copy is split into across threads.
@@ -388,7 +388,7 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
 /// reads every destination line in (half again the memory traffic the copy needs). glibc's
 /// memcpy streams too, but only above a size (a fraction of the cache) that our 256 KiB pieces
 /// never reach. On the H100's host this took a 12 MB upload (the 1M-query kNN call's) from
-/// 1.0-1.2 to 0.55-0.66 ms (BENCHMARKS.md, twenty-third part).
+/// 1.0-1.2 to 0.55-0.66 ms (docs/bench-history, twenty-third part).
 fn copy_streaming(src: &[u8], dst: &mut [u8]) {
     #[cfg(target_arch = "x86_64")]
     {

@@ -22,7 +22,7 @@ pub enum Metric {
 /// How the device's k-nearest search (k up to [`crate::kdtree::gpu::REGISTER_K`], the k best
 /// in registers) rules out the far side of a split. Every traversal is exact and gives the
 /// CPU's answers; they differ in time, with k and the shape of the cloud (on the H100,
-/// BENCHMARKS.md, twenty-second part).
+/// docs/bench-history, twenty-second part).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Traversal {

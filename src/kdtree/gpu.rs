@@ -34,7 +34,7 @@ pub const MAX_K: usize = 1024;
 /// in a heap in global memory (kd_knn_heap). On the H100 (1M points, 1M queries) registers
 /// took 7.0 ms at k = 33 against the heap's 14.0, 18.8-19.3 at k = 64 against 34.3-34.6 (4-D
 /// 36.5 against 57.5), with no spills at 156 registers; at k = 128 they spill and took 131 ms
-/// against the heap's 92 (BENCHMARKS.md).
+/// against the heap's 92 (docs/bench-history).
 pub const REGISTER_K: usize = 64;
 const THREADS: u32 = 256;
 
@@ -281,14 +281,14 @@ fn heap_defines(dims: usize) -> [(&'static str, String); 3] {
 }
 
 /// Threads per kd_knn block. On the H100, 128 against 64: 16.7M 3-D 1-NN 2.40 against
-/// 2.50 ms, 4-D 5.42 against 5.54, 1M 3-D 8-NN 3.30 against 3.41 (BENCHMARKS.md).
+/// 2.50 ms, 4-D 5.42 against 5.54, 1M 3-D 8-NN 3.30 against 3.41 (docs/bench-history).
 const KNN_THREADS: u32 = 128;
 
 /// Scratch memory of one kd_knn_heap launch at most: each thread holds a heap of k entries of
 /// 8 bytes, so at k = 1024 this is 32,768 threads (the rest of the queries wait for them). On
 /// the H100, 100,000 queries at k = 1024 on 1M points took 123 ms with 256 MiB, 209 with 64,
 /// 130 with 1 and 4 GiB (whose heaps crowd the L2 cache), and k = 64 the same at each
-/// (BENCHMARKS.md).
+/// (docs/bench-history).
 const HEAP_SCRATCH_BYTES: usize = 256 << 20;
 
 /// Blocks of a kd_knn_heap launch whose heaps fit [`HEAP_SCRATCH_BYTES`] (one block at least).
@@ -803,7 +803,7 @@ impl DeviceTree {
 /// most: a batch's answers come back while the device searches the next. A batch's queries
 /// are a fraction of the call's, so a warp's lie further apart and its search diverges more
 /// (on the H100, 1M 3-D queries at k = 8: 1.62 ms in one launch, 1.85 in two, 2.35 in four):
-/// the batches are as large as still lets the copies overlap. On the H100 (BENCHMARKS.md,
+/// the batches are as large as still lets the copies overlap. On the H100 (docs/bench-history,
 /// twenty-fifth part) 32 MiB brought k = 8 into kept answers from 3.5 to 3.0 ms and k = 32
 /// from 11.4 to 8.6, where 16 MiB and 8 MiB gave back more to the search than the overlap won.
 pub const BATCH_ANSWER_BYTES: usize = 32 << 20;

@@ -20,7 +20,7 @@ pub enum MemoryModel {
     /// through a table of the distances between its border cells where the tables fit,
     /// else rounds run only the tiles whose border improved and a narrow (corridor) wave
     /// goes on on a work queue (kernels/lee/bitwave.cu, lee::gpu::Schedule). Fastest measured
-    /// (BENCHMARKS.md).
+    /// (docs/bench-history).
     #[default]
     Bitwave,
 }
@@ -66,7 +66,7 @@ pub struct Config {
     pub block_y: u32,
     /// Device memory (MiB) bitwave's portal tables may take for one map. None: the
     /// `GPU_PLANNING_LEE_PORTAL_MIB` variable, else 1024 (at most a sixteenth of the device);
-    /// 0: no tables, the rounds and the work queue only (slower; BENCHMARKS.md).
+    /// 0: no tables, the rounds and the work queue only (slower; docs/bench-history).
     pub portal_table_mib: Option<u64>,
 }
 

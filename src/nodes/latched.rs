@@ -3,7 +3,7 @@
 //! A node's result topics (a plan, a graph, their markers) are transient local, keep last 1:
 //! a reader that joins later gets the latest. Writing each result for nobody still serialises
 //! it and stores it in the writer, beside the next request's work: for ~/build's 1.4 MB graph
-//! that cost the service a fifth of its round trip (BENCHMARKS.md, sixteenth part). So a result
+//! that cost the service a fifth of its round trip (docs/bench-history, sixteenth part). So a result
 //! is held until its topic has a reader, and then published, still the latest; while a topic
 //! has readers every result goes out on it in order, as nav2's planner server publishes each
 //! plan.

@@ -43,7 +43,7 @@ pub fn modules() -> Vec<Module> {
 }
 
 impl Default for SortConfig {
-    /// Tuned on the H100 (BENCHMARKS.md).
+    /// Tuned on the H100 (docs/bench-history).
     fn default() -> Self {
         SortConfig {
             items_per_thread: 16,

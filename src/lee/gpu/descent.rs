@@ -31,7 +31,7 @@ pub enum LongDescent {
 
 /// Paths longer than this many moves, and than [`CELLS_PER_LONG_MOVE`] of the grid's cells,
 /// are descended over the tiles they cross ([`LongDescent::Tiles`]: lee_tile_exits and after)
-/// instead of by the one-block window walk. On the H100 (BENCHMARKS.md, twentieth part) the
+/// instead of by the one-block window walk. On the H100 (docs/bench-history, twentieth part) the
 /// walk costs about 0.12-0.14 µs a move on open terrain and 0.7 µs on a maze (its windows lean
 /// towards the goal, a maze path does not); the tiles about 75 µs plus 9 µs per million
 /// cells, whatever the path: 1,000 moves on 1000² took 0.143 ms walked and 0.080 over the

@@ -32,7 +32,7 @@ pub(super) const PT_DIST_THREADS: u32 = 256;
 /// Shared bytes per warp of the portal queue: three words for each of a tile's portal slots
 /// (label, slot, list of those that fell).
 pub(super) const PT_WARP_SMEM: u32 = 3 * PT_MAX * 4;
-/// Threads of lee_portal_block's one block (gpu/portal_block.rs): on the H100 (BENCHMARKS.md,
+/// Threads of lee_portal_block's one block (gpu/portal_block.rs): on the H100 (docs/bench-history,
 /// fifteenth part, runs 2 and 4) the 1000² maze's field took 35-50 % longer with 128 or 1024
 /// (registers capped at 64), 8-10 % longer with 192, and no less with 384 or 512.
 pub(super) const PB_THREADS: u32 = 256;

@@ -22,7 +22,7 @@ const PB_MAX_PORTALS: u32 = 1 << 29;
 /// tile: corridors, whose wave is a few tiles at a time. An open map's wave is wide, and the
 /// device-wide queue's warps on every SM run it faster: on the H100 nav2's depot map (15,421
 /// portals, 25,400 entries a tile) took 0.61 ms a query in one block against 0.40 on the
-/// queue; the 1000² maze (2,100 a tile) 3.72 against 5.9 (BENCHMARKS.md, fifteenth part).
+/// queue; the 1000² maze (2,100 a tile) 3.72 against 5.9 (docs/bench-history, fifteenth part).
 const PB_ENTRIES_PER_TILE: u64 = 64 * 64;
 
 /// lee_portal_block's one argument (kernels/lee/portals.cu's PortalBlockArgs, the same fields in the

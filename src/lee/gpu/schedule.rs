@@ -5,7 +5,7 @@
 /// after this many rounds in a row that queued at most this many tiles
 /// (`GPU_PLANNING_LEE_NARROW=TILES:ROUNDS` overrides both, for benchmarks). An open wave
 /// grows past them within a few rounds of its start and stays wide; a maze's wave stays
-/// narrow. Measured on the H100 (BENCHMARKS.md): with 64:32,
+/// narrow. Measured on the H100 (docs/bench-history): with 64:32,
 /// 32:64 or 16:64 nav2's depot map (x10) handed some queries over and lost 4-6 % per query
 /// to rounds alone; 8:64 keeps it at the rounds' time and the mazes at the queue's.
 const BW_NARROW_TILES: u32 = 8;

@@ -43,7 +43,7 @@ pub(super) struct Outputs {
 impl Outputs {
     /// Whether a plan should compute and publish the whole distance field. Without a reader
     /// for it, a plan on the GPU descends on the device and downloads only the path (what
-    /// BENCHMARKS.md's "field + path" times), not the width x height labels.
+    /// docs/bench-history's "field + path" times), not the width x height labels.
     pub fn wants_field(&self) -> bool {
         (self.settings)().publish_distance_field
             || self.field.get_subscription_count(self.ctx.node()) > 0
