@@ -1,5 +1,5 @@
 //! gpu_planning's own environment variables, every one of them: each is named and read here
-//! and nowhere else, and README.md lists them (a test holds both). They are for tests,
+//! and nowhere else, and docs/environment.md lists them (a test holds both). They are for tests,
 //! benchmarks and the build machine's caches; a node's behaviour is set by its parameters.
 
 /// One variable: its name, what it does, and the values it takes.
@@ -117,7 +117,7 @@ mod tests {
     use super::*;
 
     /// Every `GPU_PLANNING_` name in the sources and tests is one of these, none is read but
-    /// here (the tests read them through this module too), and README.md lists every one.
+    /// here (the tests read them through this module too), and docs/environment.md lists every one.
     #[test]
     fn every_variable_is_read_here_and_listed_in_the_readme() {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -163,11 +163,11 @@ mod tests {
             read_elsewhere.is_empty(),
             "read outside src/env.rs: {read_elsewhere:?}"
         );
-        let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+        let readme = std::fs::read_to_string(root.join("docs/environment.md")).unwrap();
         for v in ALL {
             assert!(
                 readme.contains(v.name),
-                "README.md does not list {}",
+                "docs/environment.md does not list {}",
                 v.name
             );
         }

@@ -219,7 +219,7 @@ fn rviz_view_shows_only_topics_the_nodes_use() {
     }
 }
 
-/// The README's table of caps names every `max_*` key of config/default.yaml with its node and
+/// docs/bad-input.md's table of caps names every `max_*` key of config/default.yaml with its node and
 /// default, and nothing else: a cap added, renamed or changed there must be changed here too.
 #[test]
 fn the_readme_caps_table_is_config_default_yaml() {
@@ -246,11 +246,11 @@ fn the_readme_caps_table_is_config_default_yaml() {
             }
         }
     }
-    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let readme = std::fs::read_to_string(root().join("docs/bad-input.md")).unwrap();
     let table = readme
         .split("| node | key | default | bounds | beyond it |")
         .nth(1)
-        .expect("README.md has the table of caps");
+        .expect("docs/bad-input.md has the table of caps");
     let got: std::collections::BTreeSet<(String, String, String)> = table
         .lines()
         .skip(2)
@@ -268,12 +268,12 @@ fn the_readme_caps_table_is_config_default_yaml() {
     assert_eq!(
         got.difference(&want).collect::<Vec<_>>(),
         Vec::<&(String, String, String)>::new(),
-        "rows of the README's caps table that config/default.yaml does not have"
+        "rows of docs/bad-input.md's caps table that config/default.yaml does not have"
     );
     assert_eq!(
         want.difference(&got).collect::<Vec<_>>(),
         Vec::<&(String, String, String)>::new(),
-        "caps of config/default.yaml missing from the README's table"
+        "caps of config/default.yaml missing from docs/bad-input.md's table"
     );
 }
 
