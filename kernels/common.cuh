@@ -30,3 +30,24 @@ __device__ __forceinline__ long long window_origin(long long c, long long g, lon
 #define SUCC_OUT 0xffffu    /* a neighbour the priority needs lies outside the window */
 #define SUCC_NONE 0xfffeu   /* no neighbour on a shortest path: the field is broken */
 #define SUCC_GOAL 0xfffdu   /* the goal, or unreached: no step */
+
+// A barrier of the whole grid for kernels whose blocks are all resident (a cooperative launch):
+// bar[0] counts arrivals, bar[1] is the barrier's generation (both 0 before the first use).
+__device__ __forceinline__ void grid_barrier(u32 *bar) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile u32 *gen = &bar[1];
+        const u32 g = *gen;
+        __threadfence();
+        if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
+            atomicExch(&bar[0], 0u);
+            __threadfence();
+            atomicAdd(&bar[1], 1u);
+        } else {
+            while (*gen == g) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}

@@ -1,22 +1,28 @@
 // Least-cost fields on a grid with per-cell step costs (src/lee/costmap/gpu.rs drives these;
 // src/lee/costmap/cpu.rs's Dijkstra is the reference they equal):
-//   cf_init    every cost UNREACHED, the goal's 0; every tile's epoch 0, the goal tile's 1
-//   cf_tiles   one warp per 32 x 32 tile: loads the tile and its halo into shared memory,
-//              relaxes cost = min over allowed neighbours n of cost(n) + step(into n) by
-//              sweeps until the tile is locally stable, writes back what improved; a tile runs only when it or a
-//              neighbouring tile improved in the previous launch (epochs), so launches follow
-//              the front. Costs only decrease and each is the cost of a real path, so a launch
-//              in which nothing improves leaves the unique fixed point: Dijkstra's costs.
+//   cf_init    every cost UNREACHED, the goal's 0; the goal's tile and its neighbours on
+//              round 1's list
+//   cf_rounds  rounds of tiles behind a grid barrier, in one launch (all blocks resident): in
+//              a round each block takes tiles from the round's list, loads a 32 x 32 tile and
+//              its halo into shared memory, relaxes cost = min over allowed neighbours n of
+//              cost(n) + step(into n), a thread per cell, until the tile is locally stable,
+//              writes back what improved and queues for the next round each neighbouring tile
+//              whose halo holds a cell that improved. Costs only decrease and each is the cost of a real
+//              path, so a round that queues nothing leaves the unique fixed point: Dijkstra's
+//              costs.
 //   cf_descend the path from the start down the field, in one block (common.cuh's windows),
 //              so that only the path leaves the device
 // Moves in the order of src/lee/grid.rs's DIRECTIONS; a diagonal step costs enter * 141 / 100.
 
-// Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses.
-#if !defined(CF_STATUS) || !defined(CF_TOO_LONG)
+// Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses,
+// and bar's CF_BAR_WORDS words: arrivals and generation (grid_barrier), then CF_NEXT_ROUND and
+// CF_SETTLED.
+#if !defined(CF_STATUS) || !defined(CF_TOO_LONG) || !defined(CF_SETTLED)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
 #define TILE 32 /* a warp's width: the lanes are a tile's columns or rows */
+
 #define UNREACHED_COST 0xffffffffffffffffull
 
 __constant__ int DX[8] = {-1, 0, 1, 0, -1, 1, 1, -1};
@@ -26,147 +32,152 @@ __device__ __forceinline__ u64 step_cost(u32 k, u32 enter) {
     return k < 4 ? (u64)enter : (u64)enter * 141ull / 100ull;
 }
 
-extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *epoch, u32 ntiles,
-                                   u32 goal_tile) {
+// lists: three of ntiles entries (round r reads list r % 3), counts their lengths, queued the
+// last round each tile was queued for, bar the barrier and state words (CF_BAR_WORDS). Round 1
+// runs the goal's tile and its neighbours: the goal's cost is set here, not improved by a tile,
+// so no tile would queue a neighbour for a goal on its border.
+extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *counts,
+                                   u32 *queued, u32 tiles_x, u32 tiles_y, u32 goal_tile,
+                                   u32 *bar) {
+    const u32 ntiles = tiles_x * tiles_y;
+    const int gx = (int)(goal_tile % tiles_x), gy = (int)(goal_tile / tiles_x);
+    auto near_goal = [&](u32 t) {
+        return abs((int)(t % tiles_x) - gx) <= 1 && abs((int)(t / tiles_x) - gy) <= 1;
+    };
     GRID_STRIDE(i, n) cost[i] = i == goal ? 0ull : UNREACHED_COST;
-    GRID_STRIDE(t, ntiles) epoch[t] = t == goal_tile ? 1u : 0u;
-}
-
-// One warp per tile. The tile relaxes by sweeps, each in lockstep across the warp: down (the
-// lanes are the columns, row after row, moves up: k = 1, 4, 5), up (moves down: 3, 6, 7), right
-// (the lanes are the rows, column after column, moves left: 0, 4, 7) and left (moves right: 2,
-// 5, 6). A sweep carries an improvement across the whole tile in one pass, where a round of
-// every cell at once carries it one cell; sweeps repeat until a set of four improves nothing,
-// when no allowed move into the tile or its halo can improve a cell: the same local fixed
-// point. The halo is read, never written.
-#define SW (TILE + 3) /* shared row strides: a column's cells fall in different banks */
-#define MS (TILE + 4)
-
-__device__ __forceinline__ void relax_from(u64 &best, u32 m, u32 k, const u64 *sc, const u32 *se,
-                                           int ni) {
-    if (!(m & (1u << k))) return;
-    const u64 c = sc[ni];
-    if (c == UNREACHED_COST) return;
-    const u64 cand = c + step_cost(k, se[ni]);
-    if (cand < best) best = cand;
-}
-
-extern "C" __global__ void cf_tiles(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
-                                    u64 *cost, u32 w, u32 h, u32 ndirs, u32 *epoch, u32 tiles_x,
-                                    u32 tiles_y, u32 launch, u32 *changed) {
-    __shared__ u64 sc[(TILE + 2) * SW];
-    __shared__ u32 se[(TILE + 2) * SW];
-    __shared__ u8 sm[TILE * MS];
-    __shared__ u8 dirty[TILE * MS];
-    const int tx = blockIdx.x, ty = blockIdx.y;
-    const int lane = threadIdx.x;
-    // Run only where the front is: this tile or a neighbour improved in the last launch.
-    u32 newest = 0;
-    if (lane < 9) {
-        const int nx = tx + lane % 3 - 1, ny = ty + lane / 3 - 1;
-        if (nx >= 0 && ny >= 0 && nx < (int)tiles_x && ny < (int)tiles_y)
-            newest = __ldcg(&epoch[(u64)ny * tiles_x + nx]);
+    GRID_STRIDE(t, ntiles) queued[t] = near_goal((u32)t) ? 1u : 0u;
+    if (grid_first() == 0) {
+        u32 k = 0;
+        for (int dy = -1; dy <= 1; ++dy)
+            for (int dx = -1; dx <= 1; ++dx) {
+                const int x = gx + dx, y = gy + dy;
+                if (x >= 0 && y >= 0 && x < (int)tiles_x && y < (int)tiles_y)
+                    lists[(u64)1 * ntiles + k++] = (u32)y * tiles_x + (u32)x;
+            }
+        counts[0] = 0;
+        counts[1] = k;
+        counts[2] = 0;
+        for (int j = 0; j < CF_BAR_WORDS; ++j) bar[j] = 0;
+        bar[CF_NEXT_ROUND] = 1;
     }
-    for (int o = 16; o > 0; o >>= 1) newest = max(newest, __shfl_xor_sync(FULL_MASK, newest, o));
-    if (newest < launch) return;  // uniform across the warp
+}
+
+// Sides of a tile whose border cells improved, as bits: the neighbouring tile in direction k
+// (DX[k], DY[k]) holds them in its halo.
+__device__ __forceinline__ u32 cf_sides(int x, int y, bool diag) {
+    const bool w = x == 0, e = x == TILE - 1, n = y == 0, s = y == TILE - 1;
+    u32 f = (w ? 1u : 0u) | (n ? 2u : 0u) | (e ? 4u : 0u) | (s ? 8u : 0u);
+    if (diag) f |= (w && n ? 16u : 0u) | (e && n ? 32u : 0u) | (e && s ? 64u : 0u) | (w && s ? 128u : 0u);
+    return f;
+}
+
+#define SW (TILE + 3) /* shared row stride of the tile and its halo */
+
+// Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
+// sides whose border cells improved (cf_sides). One block of TILE x TILE threads, thread
+// (x, y) owning cell (x, y): each pass lowers every cell to the least cost(n) + step(into n)
+// over its allowed neighbours n in the tile and its halo, in place (a neighbour read mid-pass
+// is an older or a newer cost, both costs of real paths), until a pass lowers nothing. The
+// halo is read, never written. One warp's sweeps of the tile (32 dependent steps each) made a
+// round, whose time is its slowest tile's, take 110-135 us on the H200 on nav2's maps; a
+// thread per cell, 50 us on the small ones (a thread per 4 cells of a column: slower still).
+__device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter, u64 *cost,
+                       u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u32 *sides) {
+    const int x = threadIdx.x % TILE, y = threadIdx.x / TILE;
     const long long x0 = (long long)tx * TILE, y0 = (long long)ty * TILE;
-    for (int i = lane; i < (TILE + 2) * (TILE + 2); i += TILE) {
+    if (threadIdx.x == 0) *sides = 0;
+    for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += blockDim.x) {
         const int lx = i % (TILE + 2), ly = i / (TILE + 2);
         const long long gx = x0 + lx - 1, gy = y0 + ly - 1;
         const bool in = gx >= 0 && gy >= 0 && gx < w && gy < h;
         const u64 g = in ? (u64)gy * w + gx : 0;
-        // L2 loads: other blocks of this launch write these costs.
+        // L2 loads: other blocks of this round write these costs.
         sc[ly * SW + lx] = in ? __ldcg(&cost[g]) : UNREACHED_COST;
         se[ly * SW + lx] = in ? enter[g] : 0u;
     }
-    for (int i = lane; i < TILE * TILE; i += TILE) {
-        const long long gx = x0 + i % TILE, gy = y0 + i / TILE;
-        sm[i / TILE * MS + i % TILE] = (gx < w && gy < h) ? masks[(u64)gy * w + gx] : 0;
-        dirty[i / TILE * MS + i % TILE] = 0;
-    }
-    __syncwarp();
-    const bool diag = ndirs == 8;
-    // Lowers cell (x, y)'s cost to `best` where that improves it, marked for the write-back.
-    auto settle = [&](int x, int y, u64 best, int &any) {
-        const int si = (y + 1) * SW + x + 1;
-        if (best < sc[si]) {
-            sc[si] = best;
-            dirty[y * MS + x] = 1;
-            any = 1;
-        }
-    };
-    int any;
+    const long long gx = x0 + x, gy = y0 + y;
+    const u32 m = (gx < w && gy < h) ? masks[(u64)gy * w + gx] : 0u;
+    const int si = (y + 1) * SW + x + 1;
+    __syncthreads();
+    const u64 before = sc[si];
+    int lowered;
     do {
-        any = 0;
-        for (int y = 0; y < TILE; ++y) {  // down: from the row above
-            const int x = lane, si = (y + 1) * SW + x + 1;
-            const u32 m = sm[y * MS + x];
+        lowered = 0;
+        if (m) {
             u64 best = sc[si];
-            if (m) {
-                relax_from(best, m, 1, sc, se, si - SW);
-                if (diag) {
-                    relax_from(best, m, 4, sc, se, si - SW - 1);
-                    relax_from(best, m, 5, sc, se, si - SW + 1);
-                }
-                settle(x, y, best, any);
+            for (u32 k = 0; k < ndirs; ++k) {
+                if (!(m & (1u << k))) continue;
+                const int ni = si + DY[k] * SW + DX[k];
+                const u64 c = sc[ni];
+                if (c == UNREACHED_COST) continue;
+                const u64 cand = c + step_cost(k, se[ni]);
+                if (cand < best) best = cand;
             }
-            __syncwarp();
-        }
-        for (int y = TILE - 1; y >= 0; --y) {  // up: from the row below
-            const int x = lane, si = (y + 1) * SW + x + 1;
-            const u32 m = sm[y * MS + x];
-            u64 best = sc[si];
-            if (m) {
-                relax_from(best, m, 3, sc, se, si + SW);
-                if (diag) {
-                    relax_from(best, m, 6, sc, se, si + SW + 1);
-                    relax_from(best, m, 7, sc, se, si + SW - 1);
-                }
-                settle(x, y, best, any);
+            if (best < sc[si]) {
+                sc[si] = best;
+                lowered = 1;
             }
-            __syncwarp();
         }
-        for (int x = 0; x < TILE; ++x) {  // right: from the column to the left
-            const int y = lane, si = (y + 1) * SW + x + 1;
-            const u32 m = sm[y * MS + x];
-            u64 best = sc[si];
-            if (m) {
-                relax_from(best, m, 0, sc, se, si - 1);
-                if (diag) {
-                    relax_from(best, m, 4, sc, se, si - SW - 1);
-                    relax_from(best, m, 7, sc, se, si + SW - 1);
-                }
-                settle(x, y, best, any);
-            }
-            __syncwarp();
-        }
-        for (int x = TILE - 1; x >= 0; --x) {  // left: from the column to the right
-            const int y = lane, si = (y + 1) * SW + x + 1;
-            const u32 m = sm[y * MS + x];
-            u64 best = sc[si];
-            if (m) {
-                relax_from(best, m, 2, sc, se, si + 1);
-                if (diag) {
-                    relax_from(best, m, 5, sc, se, si - SW + 1);
-                    relax_from(best, m, 6, sc, se, si + SW + 1);
-                }
-                settle(x, y, best, any);
-            }
-            __syncwarp();
-        }
-    } while (__any_sync(FULL_MASK, any));
-    int improved = 0;
-    for (int i = lane; i < TILE * TILE; i += TILE) {
-        if (!dirty[i / TILE * MS + i % TILE]) continue;
-        const long long gx = x0 + i % TILE, gy = y0 + i / TILE;
-        // One block per tile per launch: a plain store cannot lose a smaller cost.
-        cost[(u64)gy * w + gx] = sc[(i / TILE + 1) * SW + i % TILE + 1];
-        improved = 1;
+    } while (__syncthreads_or(lowered));
+    const u64 after = sc[si];
+    if (after < before) {
+        // One block per tile per round: a plain store cannot lose a smaller cost.
+        cost[(u64)gy * w + gx] = after;
+        const u32 f = cf_sides(x, y, ndirs == 8);
+        if (f) atomicOr(sides, f);
     }
-    if (__any_sync(FULL_MASK, improved) && lane == 0) {
-        epoch[(u64)ty * tiles_x + tx] = launch + 1;
-        *changed = 1;
+    __syncthreads();
+    const u32 out = *sides;
+    __syncthreads();
+    return out;
+}
+
+// Queues tile t for the round after `round`, once.
+__device__ __forceinline__ void cf_push(u32 t, u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
+                                        u32 round) {
+    const u32 next = round + 1;
+    if (atomicMax(&queued[t], next) < next) {
+        const u32 l = next % 3;
+        lists[(u64)l * ntiles + atomicAdd(&counts[l], 1u)] = t;
     }
+}
+
+// Rounds first_round.. (at most max_rounds) in one launch of TILE x TILE-thread blocks, all
+// resident; stops when a round queues nothing (bar[CF_SETTLED] = 1) and leaves the next round
+// to run in bar[CF_NEXT_ROUND].
+extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
+                                     u64 *cost, u32 w, u32 h, u32 ndirs, u32 tiles_x,
+                                     u32 tiles_y, u32 *lists, u32 *counts, u32 *queued,
+                                     u32 *bar, u32 first_round, u32 max_rounds) {
+    __shared__ u64 sc[(TILE + 2) * SW];
+    __shared__ u32 se[(TILE + 2) * SW];
+    __shared__ u32 sides;
+    const u32 ntiles = tiles_x * tiles_y;
+    u32 round = first_round;
+    for (; round - first_round < max_rounds; ++round) {
+        // The list two rounds ahead was consumed by the previous round: empty it for reuse.
+        if (blockIdx.x == 0 && threadIdx.x == 0) counts[(round + 2) % 3] = 0;
+        const u32 cur = round % 3;
+        const u32 count = __ldcg(&counts[cur]);
+        for (u32 e = blockIdx.x; e < count; e += gridDim.x) {
+            const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
+            const int tx = (int)(t % tiles_x), ty = (int)(t / tiles_x);
+            const u32 f = cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, &sides);
+            // Thread k queues the neighbour in direction k whose halo holds an improved cell.
+            if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
+                const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];
+                if (nx >= 0 && ny >= 0 && nx < (int)tiles_x && ny < (int)tiles_y)
+                    cf_push((u32)ny * tiles_x + (u32)nx, lists, counts, queued, ntiles, round);
+            }
+        }
+        grid_barrier(bar);
+        if (__ldcg(&counts[(round + 1) % 3]) == 0) {
+            ++round;
+            if (blockIdx.x == 0 && threadIdx.x == 0) bar[CF_SETTLED] = 1;
+            break;
+        }
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) bar[CF_NEXT_ROUND] = round;
 }
 
 // state[CF_STATUS]: CF_OK, CF_BROKEN (a cell has no neighbour on a least-cost path),

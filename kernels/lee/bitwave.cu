@@ -398,25 +398,8 @@ __device__ __forceinline__ u32 bw_neighbour(u32 t, u32 flags, u32 k, u32 ndirs, 
 // barrier. Needs a cooperative launch (all blocks resident). blockDim.x is a multiple of 32;
 // dynamic shared memory holds 32 x BW_ROW labels per warp. Runs rounds first_round.. until
 // a round queues nothing or max_rounds ran; bar[2] = the next round to run.
-// bar[0]: arrivals, bar[1]: barrier generation (both 0 at the first launch of a query).
-__device__ __forceinline__ void grid_barrier(u32 *bar) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile u32 *gen = &bar[1];
-        const u32 g = *gen;
-        __threadfence();
-        if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
-            atomicExch(&bar[0], 0u);
-            __threadfence();
-            atomicAdd(&bar[1], 1u);
-        } else {
-            while (*gen == g) {
-            }
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
+// bar[0]: arrivals, bar[1]: barrier generation (both 0 at the first launch of a query); the
+// barrier is common.cuh's grid_barrier.
 
 // The round kernel's arguments in one struct (src/lee/gpu/bitwave.rs's BitwaveArgs, #[repr(C)],
 // the same fields in the same order): the grid's bit planes, labels and shape, its tile lists,

@@ -212,7 +212,7 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
             let s = Instant::now();
             let repeat = answer(&dev, a, b)?;
             again.push(s.elapsed().as_secs_f64() * 1e3);
-            launches.extend(dev.last_launches().map(f64::from));
+            launches.extend(dev.last_rounds().map(f64::from));
             if got.as_ref() != Some(&want[i]) || Some(&repeat) != got.as_ref() {
                 return Err(Error::Gpu(format!(
                     "map bench: pair {a:?} -> {b:?} differs from the CPU's"
@@ -222,7 +222,7 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
         let launches = if launches.is_empty() {
             String::new()
         } else {
-            format!(" (tile launches per field: median {:.0})", median(launches))
+            format!(" (tile rounds per field: median {:.0})", median(launches))
         };
         let _ = writeln!(
             out,

@@ -239,9 +239,9 @@ impl RobotPlanner {
         }
     }
 
-    /// Tile launches of the last costmap field on the device (costmap mode, CUDA).
-    pub fn last_launches(&self) -> Option<u32> {
-        self.navfn_ends().and_then(CostPlanner::last_launches)
+    /// Tile rounds of the last costmap field on the device (costmap mode, CUDA).
+    pub fn last_rounds(&self) -> Option<u32> {
+        self.navfn_ends().and_then(CostPlanner::last_rounds)
     }
 
     /// A path from `start` to `goal` and its cost (moves in unit mode); with `with_field`, in

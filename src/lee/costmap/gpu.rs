@@ -20,7 +20,13 @@ use crate::sync::lock;
 const TILE: u32 = 32;
 /// Launches between two reads of the "improved" flag (each read is a host round trip; a launch
 /// with no front left returns at once).
-const LAUNCHES_PER_CHECK: u32 = 8;
+/// cf_rounds's barrier and state words: arrivals, generation, the next round, settled.
+const CF_BAR_WORDS: usize = 4;
+const CF_NEXT_ROUND: usize = 2;
+const CF_SETTLED: usize = 3;
+/// Rounds one launch may run before the host looks: bounds how long a cancelled plan's launch
+/// holds the device (a round of a few tiles takes microseconds).
+const ROUNDS_PER_LAUNCH: u32 = 512;
 /// Slots of the descent's state (cf_descend) and its statuses.
 const CF_STATUS: usize = 0;
 const CF_LENGTH: usize = 1;
@@ -34,8 +40,11 @@ const CF_TOO_LONG: u64 = 3;
 const PATH_CAP_START: usize = 1 << 16;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 7] {
+fn kernel_defines() -> [(&'static str, String); 10] {
     [
+        ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
+        ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
+        ("CF_SETTLED", CF_SETTLED.to_string()),
         ("CF_STATUS", CF_STATUS.to_string()),
         ("CF_LENGTH", CF_LENGTH.to_string()),
         ("CF_COST", CF_COST.to_string()),
@@ -60,12 +69,12 @@ pub struct DeviceCosts {
     masks: CudaSlice<u8>,
     enter: CudaSlice<u32>,
     init: CudaFunction,
-    tiles: CudaFunction,
+    rounds: CudaFunction,
     descend: CudaFunction,
     /// The last field computed, kept for descents: one plan at a time uses it.
     field: Mutex<Field>,
-    /// Tile launches the last field took (what the bench reports next to its time).
-    last_launches: AtomicU32,
+    /// Tile rounds the last field took (what the bench reports next to its time).
+    last_rounds: AtomicU32,
 }
 
 /// The per-map buffers of the field and the descent, allocated on the first plan.
@@ -78,8 +87,12 @@ struct Field {
 
 struct FieldBuffers {
     cost: CudaSlice<u64>,
-    epoch: CudaSlice<u32>,
-    changed: CudaSlice<u32>,
+    /// The rounds' three tile lists, their lengths, per tile the last round it was queued
+    /// for, and the barrier and state words (kernels/costfield.cu).
+    lists: CudaSlice<u32>,
+    counts: CudaSlice<u32>,
+    queued: CudaSlice<u32>,
+    bar: CudaSlice<u32>,
     state: CudaSlice<u64>,
     path: CudaSlice<u32>,
     path_cap: usize,
@@ -106,10 +119,10 @@ impl DeviceCosts {
             masks: rt.upload(&grid.masks)?,
             enter: rt.upload(enter)?,
             init: f("cf_init")?,
-            tiles: f("cf_tiles")?,
+            rounds: f("cf_rounds")?,
             descend: f("cf_descend")?,
             field: Mutex::default(),
-            last_launches: AtomicU32::new(0),
+            last_rounds: AtomicU32::new(0),
         })
     }
 
@@ -121,9 +134,9 @@ impl DeviceCosts {
         (self.width.div_ceil(TILE), self.height.div_ceil(TILE))
     }
 
-    /// Tile launches the last computed field took.
-    pub fn last_launches(&self) -> u32 {
-        self.last_launches.load(Ordering::Relaxed)
+    /// Tile rounds the last computed field took.
+    pub fn last_rounds(&self) -> u32 {
+        self.last_rounds.load(Ordering::Relaxed)
     }
 
     /// The least total cost from every cell to `goal` (u64::MAX where unreached), row-major.
@@ -149,13 +162,16 @@ impl DeviceCosts {
                 let (x, y) = self.tiles();
                 x as usize * y as usize
             };
-            // SAFETY: cf_init writes every cost and epoch before cf_tiles reads them; the
-            // descent writes state and path before they are downloaded.
+            // SAFETY: cf_init writes every cost, queued flag, count and barrier word before
+            // cf_rounds reads them, and each list entry is written before its count covers
+            // it; the descent writes state and path before they are downloaded.
             f.buffers = Some(unsafe {
                 FieldBuffers {
                     cost: self.rt.alloc(self.cells())?,
-                    epoch: self.rt.alloc(ntiles)?,
-                    changed: self.rt.alloc_zeros(1)?,
+                    lists: self.rt.alloc(3 * ntiles)?,
+                    counts: self.rt.alloc(3)?,
+                    queued: self.rt.alloc(ntiles)?,
+                    bar: self.rt.alloc(CF_BAR_WORDS)?,
                     state: self.rt.alloc(CF_SLOTS)?,
                     path: self.rt.alloc(PATH_CAP_START.min(self.cells().max(1)))?,
                     path_cap: PATH_CAP_START.min(self.cells().max(1)),
@@ -169,8 +185,8 @@ impl DeviceCosts {
         if *at != Some(goal) {
             // A field cut short by an error must not be taken for the goal's.
             *at = None;
-            let launches = self.relax(b, goal)?;
-            self.last_launches.store(launches, Ordering::Relaxed);
+            let rounds = self.relax(b, goal)?;
+            self.last_rounds.store(rounds, Ordering::Relaxed);
             // Nor one that settled after its plan was cancelled.
             crate::cancel::checkpoint()?;
             *at = Some(goal);
@@ -178,7 +194,7 @@ impl DeviceCosts {
         Ok(b)
     }
 
-    /// cf_init, then tile launches until one improves nothing; returns the launches.
+    /// cf_init, then launches of cf_rounds until a round queues no tile; returns the rounds.
     fn relax(&self, b: &mut FieldBuffers, goal: (u32, u32)) -> Result<u32> {
         let rt = &self.rt;
         let (w, h) = (self.width, self.height);
@@ -193,55 +209,84 @@ impl DeviceCosts {
         l.arg(&mut b.cost)
             .arg(&n64)
             .arg(&goal_idx)
-            .arg(&mut b.epoch)
-            .arg(&ntiles)
-            .arg(&goal_tile);
-        // SAFETY: cf_init(cost, n, goal, epoch, ntiles, goal_tile): writes cost[0..n) and
-        // epoch[0..ntiles).
+            .arg(&mut b.lists)
+            .arg(&mut b.counts)
+            .arg(&mut b.queued)
+            .arg(&tiles_x)
+            .arg(&tiles_y)
+            .arg(&goal_tile)
+            .arg(&mut b.bar);
+        // SAFETY: cf_init(cost, n, goal, lists, counts, queued, tiles_x, tiles_y, goal_tile,
+        // bar): writes cost[0..n), queued[0..ntiles), counts[0..3), at most 9 entries of list 1
+        // (from lists[ntiles]; ntiles >= that many when they exist) and bar[0..CF_BAR_WORDS),
+        // each allocated so.
         unsafe { l.launch(rt.grid_stride(n.max(ntiles as usize), 256)) }
             .map_err(launch_err("cf_init"))?;
-        let cfg = LaunchConfig {
-            grid_dim: (tiles_x, tiles_y, 1),
-            block_dim: (TILE, 1, 1),
-            shared_mem_bytes: 0,
-        };
-        // Each launch moves the front at least one tile, so the tiles' count bounds the
-        // launches a fixed point can need (times the checks' batching).
-        let max_launches = (ntiles as u64 + 2) * 4 * LAUNCHES_PER_CHECK as u64;
-        let mut launch: u32 = 1;
+        let launch = self.rounds_launch(ntiles)?;
+        // A round settles at least the tiles the front has crossed for good, but a winding
+        // corridor enters one tile many times: the bound only stops a kernel that never
+        // settles. A launch runs at most ROUNDS_PER_LAUNCH rounds before the host looks (and
+        // a cancelled plan stops).
+        let max_rounds = (ntiles as u64 + 2) * 32;
+        let mut first: u32 = 1;
         loop {
-            stream.memset_zeros(&mut b.changed).map_err(gpu_err)?;
-            for _ in 0..LAUNCHES_PER_CHECK {
-                let mut l = stream.launch_builder(&self.tiles);
-                l.arg(&self.masks)
-                    .arg(&self.enter)
-                    .arg(&mut b.cost)
-                    .arg(&w)
-                    .arg(&h)
-                    .arg(&self.ndirs)
-                    .arg(&mut b.epoch)
-                    .arg(&tiles_x)
-                    .arg(&tiles_y)
-                    .arg(&launch)
-                    .arg(&mut b.changed);
-                // SAFETY: cf_tiles(masks, enter, cost, w, h, ndirs, epoch, tiles_x, tiles_y,
-                // launch, changed): one block per tile; reads masks/enter/cost within w x h,
-                // writes cost cells of its own tile, epoch[its tile] and changed[0].
-                unsafe { l.launch(cfg) }.map_err(launch_err("cf_tiles"))?;
-                launch += 1;
+            let mut l = stream.launch_builder(&self.rounds);
+            l.arg(&self.masks)
+                .arg(&self.enter)
+                .arg(&mut b.cost)
+                .arg(&w)
+                .arg(&h)
+                .arg(&self.ndirs)
+                .arg(&tiles_x)
+                .arg(&tiles_y)
+                .arg(&mut b.lists)
+                .arg(&mut b.counts)
+                .arg(&mut b.queued)
+                .arg(&mut b.bar)
+                .arg(&first)
+                .arg(&ROUNDS_PER_LAUNCH);
+            // SAFETY: cf_rounds(masks, enter, cost, w, h, ndirs, tiles_x, tiles_y, lists,
+            // counts, queued, bar, first_round, max_rounds): reads masks/enter/cost within
+            // w x h, writes cost cells of the tiles it runs, the lists, counts and queued
+            // flags (sized for every tile) and bar; blocks <= the occupancy bound, as a
+            // cooperative launch requires.
+            unsafe { l.launch_cooperative(launch) }.map_err(launch_err("cf_rounds"))?;
+            let bar = rt.download(&b.bar, CF_BAR_WORDS)?;
+            let next = bar[CF_NEXT_ROUND];
+            if bar[CF_SETTLED] != 0 {
+                return Ok(next - 1);
             }
-            if rt.download(&b.changed, 1)?.first().copied().unwrap_or(0) == 0 {
-                return Ok(launch - 1);
-            }
-            // A cancelled plan stops between batches (the field is then not taken for the
+            // A cancelled plan stops between launches (the field is then not taken for the
             // goal's: the caller leaves the goal unset).
             crate::cancel::checkpoint()?;
-            if launch as u64 > max_launches {
+            if next as u64 > max_rounds {
                 return Err(Error::Gpu(format!(
-                    "cost field did not settle within {max_launches} launches"
+                    "cost field did not settle within {max_rounds} rounds"
                 )));
             }
+            first = next;
         }
+    }
+
+    /// The cooperative launch of cf_rounds: a thread per cell of a tile, as many blocks as are
+    /// resident at once (its grid barrier needs them all), no more than there are tiles.
+    fn rounds_launch(&self, ntiles: u32) -> Result<LaunchConfig> {
+        let threads = TILE * TILE;
+        let per_sm = self
+            .rounds
+            .occupancy_max_active_blocks_per_multiprocessor(threads, 0, None)
+            .map_err(gpu_err)?;
+        let resident = per_sm * self.rt.info().multiprocessors.max(1) as u32;
+        if resident == 0 {
+            return Err(Error::Gpu(
+                "cf_rounds cannot be resident on this device".into(),
+            ));
+        }
+        Ok(LaunchConfig {
+            grid_dim: (resident.min(ntiles).max(1), 1, 1),
+            block_dim: (threads, 1, 1),
+            shared_mem_bytes: 0,
+        })
     }
 
     /// The path from `start` down the field in `f` (its goal `goal`), found on the device.

@@ -326,9 +326,9 @@ impl CostPlanner {
         self.reused.load(Ordering::Relaxed)
     }
 
-    /// Tile launches of the last field computed on the device (None on the CPU).
-    pub fn last_launches(&self) -> Option<u32> {
-        self.device.as_ref().map(|d| d.last_launches())
+    /// Tile rounds of the last field computed on the device (None on the CPU).
+    pub fn last_rounds(&self) -> Option<u32> {
+        self.device.as_ref().map(|d| d.last_rounds())
     }
 
     /// A path from `start` to `goal` by the CPU backend's search, with its cost.
