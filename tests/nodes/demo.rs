@@ -33,6 +33,9 @@ fn demo_reports_every_node_and_draws() {
         "find_path: reachable true",
         "knn 3-D, k = 5: first query's neighbours",
         "k: 0: ask for at least one neighbour",
+        "knn refused, as expected",
+        "costmap mode on nav2's depot map (604 x 307 cells of 0.05 m",
+        "least-cost grid path",
     ] {
         assert!(text.contains(line), "missing '{line}' in:\n{text}");
     }
@@ -42,7 +45,12 @@ fn demo_reports_every_node_and_draws() {
         5,
         "{text}"
     );
-    for png in ["lee_path.png", "distance_field.png", "polyline.png"] {
+    for png in [
+        "lee_path.png",
+        "distance_field.png",
+        "polyline.png",
+        "costmap_path.png",
+    ] {
         let img = image::open(dir.join(png)).unwrap();
         assert!(img.width() > 100 && img.height() > 100);
     }

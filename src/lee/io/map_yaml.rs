@@ -51,6 +51,19 @@ pub fn load(yaml_path: &Path) -> Result<LoadedMap> {
     let name = yaml_path.display().to_string();
     let text = std::fs::read_to_string(yaml_path).map_err(|e| Error::io(&name, e))?;
     let meta: MapYaml = crate::yaml::from_str(&name, &text)?;
+    let image_path = yaml_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(&meta.image);
+    let image_name = image_path.display().to_string();
+    let bytes = std::fs::read(&image_path).map_err(|e| Error::io(&image_name, e))?;
+    parse(&name, &text, &image_name, &bytes)
+}
+
+/// A map_server map from its YAML text and image bytes (`name` and `image_name` for errors):
+/// what [`load`] reads from files, for maps built into the binary (the demo's).
+pub fn parse(name: &str, yaml: &str, image_name: &str, image: &[u8]) -> Result<LoadedMap> {
+    let meta: MapYaml = crate::yaml::from_str(name, yaml)?;
     if meta.mode != "trinary" {
         return Err(Error::invalid(
             format!("{name}: mode"),
@@ -82,12 +95,8 @@ pub fn load(yaml_path: &Path) -> Result<LoadedMap> {
             ),
         ));
     }
-    let image_path = yaml_path
-        .parent()
-        .unwrap_or(Path::new("."))
-        .join(&meta.image);
-    let img = image::open(&image_path)
-        .map_err(|e| Error::invalid(image_path.display().to_string(), e))?
+    let img = image::load_from_memory(image)
+        .map_err(|e| Error::invalid(image_name, e))?
         .to_luma8();
     let (width, height) = img.dimensions();
     let data = img

@@ -2,7 +2,8 @@
 //! into the binary) replayed into freshly started nodes over DDS, each on its own private
 //! domain, on the CUDA backend when a device is usable and the CPU otherwise. It prints what
 //! every node answered, with timings and the backend, checks every answer against the one
-//! recorded in the bag, and draws pictures into an output folder.
+//! recorded in the bag, plans across nav2's depot map in costmap mode as a robot's planner
+//! does (`robot.rs`), and draws pictures into an output folder.
 
 use std::path::{Path as FsPath, PathBuf};
 
@@ -22,6 +23,8 @@ use crate::ros::msg::gpu_planning::{
 use crate::ros::msg::nav_msgs::{GetPlanResponse, OccupancyGrid};
 use crate::ros::msg::sensor_msgs::Image;
 
+mod robot;
+
 #[derive(Debug, Args)]
 pub struct DemoArgs {
     /// Folder for the pictures.
@@ -39,23 +42,23 @@ pub struct DemoArgs {
 const BUNDLED: [(&str, &[u8]); 5] = [
     (
         "lee_planner",
-        include_bytes!("../tests/data/bags/lee_planner/lee_planner_0.mcap"),
+        include_bytes!("../../tests/data/bags/lee_planner/lee_planner_0.mcap"),
     ),
     (
         "apsp",
-        include_bytes!("../tests/data/bags/apsp/apsp_0.mcap"),
+        include_bytes!("../../tests/data/bags/apsp/apsp_0.mcap"),
     ),
     (
         "polyline",
-        include_bytes!("../tests/data/bags/polyline/polyline_0.mcap"),
+        include_bytes!("../../tests/data/bags/polyline/polyline_0.mcap"),
     ),
     (
         "cell_graph",
-        include_bytes!("../tests/data/bags/cell_graph/cell_graph_0.mcap"),
+        include_bytes!("../../tests/data/bags/cell_graph/cell_graph_0.mcap"),
     ),
     (
         "nearest_neighbors",
-        include_bytes!("../tests/data/bags/nearest_neighbors/nearest_neighbors_0.mcap"),
+        include_bytes!("../../tests/data/bags/nearest_neighbors/nearest_neighbors_0.mcap"),
     ),
 ];
 
@@ -154,7 +157,7 @@ fn lee(bag: &Bag, r: &Report, out: &FsPath) -> Result<Vec<String>> {
         let (a, b) = (&q.start.pose.position, &q.goal.pose.position);
         lines.push(if p.plan.poses.is_empty() {
             format!(
-                "get_plan {} -> {}: no path (refused; the log says why), {ms:.1} ms",
+                "get_plan {} -> {}: no path, as the recording expects (the log says why), {ms:.1} ms",
                 at(a),
                 at(b)
             )
@@ -216,7 +219,7 @@ fn apsp(r: &Report) -> Result<Vec<String>> {
     for (q, p, ms) in calls::<ShortestPathRequest, ShortestPathResponse>(r, "/apsp/shortest_path")?
     {
         if !p.success {
-            lines.push(format!("shortest_path: refused: {}", p.error));
+            lines.push(format!("shortest_path: refused, as expected: {}", p.error));
             continue;
         }
         let pairs: Vec<String> = (0..q.sources.len())
@@ -255,7 +258,7 @@ fn polyline(bag: &Bag, r: &Report, out: &FsPath) -> Result<Vec<String>> {
                 p.points.len()
             )
         } else {
-            format!("extract refused: {}", p.error)
+            format!("extract refused, as expected: {}", p.error)
         });
     }
     if let (Some(img), Some((q, p, _))) = (images.first(), results.first()) {
@@ -332,7 +335,7 @@ fn nearest(r: &Report) -> Result<Vec<String>> {
         "/nearest_neighbors/knn",
     )? {
         if !p.success {
-            lines.push(format!("knn refused: {}", p.error));
+            lines.push(format!("knn refused, as expected: {}", p.error));
             continue;
         }
         let n = &p.neighbors;
@@ -460,8 +463,13 @@ pub fn run(a: DemoArgs) -> Result<()> {
             }
         }
     }
+    println!("robot planner (lee_planner's costmap mode, as a nav2 user runs it):");
+    for l in robot::plan(&backend, &a.out)? {
+        println!("  {l}");
+    }
     println!(
-        "pictures: {}, {} and {}",
+        "pictures: {}, {}, {} and {}",
+        a.out.join("costmap_path.png").display(),
         a.out.join("lee_path.png").display(),
         a.out.join("distance_field.png").display(),
         a.out.join("polyline.png").display()
