@@ -15,9 +15,9 @@
 // Moves in the order of src/lee/grid.rs's DIRECTIONS; a diagonal step costs enter * 141 / 100.
 
 // Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses,
-// and bar's CF_BAR_WORDS words: arrivals and generation (grid_barrier), then CF_NEXT_ROUND and
-// CF_SETTLED.
-#if !defined(CF_STATUS) || !defined(CF_TOO_LONG) || !defined(CF_SETTLED)
+// and bar's CF_BAR_WORDS words: arrivals and generation (the barrier), then CF_NEXT_ROUND and
+// CF_DECISION (CF_GO_ON, CF_SETTLED or CF_START_FINAL); CF_NO_START: a field with no start.
+#if !defined(CF_STATUS) || !defined(CF_TOO_LONG) || !defined(CF_DECISION) || !defined(CF_NO_START)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -33,12 +33,13 @@ __device__ __forceinline__ u64 step_cost(u32 k, u32 enter) {
 }
 
 // lists: three of ntiles entries (round r reads list r % 3), counts their lengths, queued the
-// last round each tile was queued for, bar the barrier and state words (CF_BAR_WORDS). Round 1
+// last round each tile was queued for, bar the barrier and state words (CF_BAR_WORDS), front
+// per round (r % 3) the least cost a tile's improved border cell took in it. Round 1
 // runs the goal's tile and its neighbours: the goal's cost is set here, not improved by a tile,
 // so no tile would queue a neighbour for a goal on its border.
 extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *counts,
                                    u32 *queued, u32 tiles_x, u32 tiles_y, u32 goal_tile,
-                                   u32 *bar) {
+                                   u32 *bar, u64 *front) {
     const u32 ntiles = tiles_x * tiles_y;
     const int gx = (int)(goal_tile % tiles_x), gy = (int)(goal_tile / tiles_x);
     auto near_goal = [&](u32 t) {
@@ -59,6 +60,7 @@ extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *
         counts[2] = 0;
         for (int j = 0; j < CF_BAR_WORDS; ++j) bar[j] = 0;
         bar[CF_NEXT_ROUND] = 1;
+        for (int j = 0; j < 3; ++j) front[j] = UNREACHED_COST;
     }
 }
 
@@ -74,7 +76,7 @@ __device__ __forceinline__ u32 cf_sides(int x, int y, bool diag) {
 #define SW (TILE + 3) /* shared row stride of the tile and its halo */
 
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
-// sides whose border cells improved (cf_sides). One block of TILE x TILE threads, thread
+// sides whose border cells improved (cf_sides), and in `least` the least cost one of them took. One block of TILE x TILE threads, thread
 // (x, y) owning cell (x, y): each pass lowers every cell to the least cost(n) + step(into n)
 // over its allowed neighbours n in the tile and its halo, in place (a neighbour read mid-pass
 // is an older or a newer cost, both costs of real paths), until a pass lowers nothing. The
@@ -82,10 +84,14 @@ __device__ __forceinline__ u32 cf_sides(int x, int y, bool diag) {
 // round, whose time is its slowest tile's, take 110-135 us on the H200 on nav2's maps; a
 // thread per cell, 50 us on the small ones (a thread per 4 cells of a column: slower still).
 __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter, u64 *cost,
-                       u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u32 *sides) {
+                       u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u32 *sides,
+                       u64 *least) {
     const int x = threadIdx.x % TILE, y = threadIdx.x / TILE;
     const long long x0 = (long long)tx * TILE, y0 = (long long)ty * TILE;
-    if (threadIdx.x == 0) *sides = 0;
+    if (threadIdx.x == 0) {
+        *sides = 0;
+        *least = UNREACHED_COST;
+    }
     for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += blockDim.x) {
         const int lx = i % (TILE + 2), ly = i / (TILE + 2);
         const long long gx = x0 + lx - 1, gy = y0 + ly - 1;
@@ -124,7 +130,10 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
         // One block per tile per round: a plain store cannot lose a smaller cost.
         cost[(u64)gy * w + gx] = after;
         const u32 f = cf_sides(x, y, ndirs == 8);
-        if (f) atomicOr(sides, f);
+        if (f) {
+            atomicOr(sides, f);
+            atomicMin(least, after);
+        }
     }
     __syncthreads();
     const u32 out = *sides;
@@ -142,38 +151,92 @@ __device__ __forceinline__ void cf_push(u32 t, u32 *lists, u32 *counts, u32 *que
     }
 }
 
+// common.cuh's grid barrier, whose last block to arrive also decides, once and before any block
+// goes on, how the rounds go on (bar[CF_DECISION]): CF_GO_ON, CF_SETTLED when the round queued
+// no tile (the fixed point), or CF_START_FINAL when the start's cost is at most the least cost
+// an improved border cell took in the round (`front`): every later improvement comes from those
+// cells by steps that cost more than 0, so no later path reaches the start for less, nor any
+// cell that costs less than the start, which are all the cells its descent visits.
+__device__ __forceinline__ void cf_barrier(u32 *bar, const u64 *cost, u64 start, const u64 *front,
+                                           const u32 *counts, u32 round) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile u32 *gen = &bar[1];
+        const u32 g = *gen;
+        __threadfence();
+        if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
+            u32 d = CF_GO_ON;
+            if (__ldcg(&counts[(round + 1) % 3]) == 0) {
+                d = CF_SETTLED;
+            } else if (start != CF_NO_START) {
+                const u64 c = __ldcg(&cost[start]);
+                if (c != UNREACHED_COST && c <= __ldcg(&front[round % 3])) d = CF_START_FINAL;
+            }
+            bar[CF_DECISION] = d;
+            atomicExch(&bar[0], 0u);
+            __threadfence();
+            atomicAdd(&bar[1], 1u);
+        } else {
+            while (*gen == g) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
 // Rounds first_round.. (at most max_rounds) in one launch of TILE x TILE-thread blocks, all
-// resident; stops when a round queues nothing (bar[CF_SETTLED] = 1) and leaves the next round
-// to run in bar[CF_NEXT_ROUND].
+// resident, until the fixed point (bar[CF_DECISION] = CF_SETTLED) or, with a start
+// (CF_NO_START: none), until the start's cost is final (CF_START_FINAL; also before the first
+// round of a later launch, which a plan to the same goal from another start makes); leaves the
+// next round to run in bar[CF_NEXT_ROUND].
 extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                      u64 *cost, u32 w, u32 h, u32 ndirs, u32 tiles_x,
                                      u32 tiles_y, u32 *lists, u32 *counts, u32 *queued,
-                                     u32 *bar, u32 first_round, u32 max_rounds) {
+                                     u32 *bar, u64 *front, u64 start, u32 first_round,
+                                     u32 max_rounds) {
     __shared__ u64 sc[(TILE + 2) * SW];
     __shared__ u32 se[(TILE + 2) * SW];
     __shared__ u32 sides;
+    __shared__ u64 least;
     const u32 ntiles = tiles_x * tiles_y;
     u32 round = first_round;
+    if (round > 1 && start != CF_NO_START) {
+        // Nothing writes before this: every block reads the same and does the same.
+        const u64 c = __ldcg(&cost[start]);
+        if (c != UNREACHED_COST && c <= __ldcg(&front[(round - 1) % 3])) {
+            if (blockIdx.x == 0 && threadIdx.x == 0) {
+                bar[CF_DECISION] = CF_START_FINAL;
+                bar[CF_NEXT_ROUND] = round;
+            }
+            return;
+        }
+    }
     for (; round - first_round < max_rounds; ++round) {
-        // The list two rounds ahead was consumed by the previous round: empty it for reuse.
-        if (blockIdx.x == 0 && threadIdx.x == 0) counts[(round + 2) % 3] = 0;
+        // The list two rounds ahead was consumed by the previous round, and the front slot
+        // one round ahead was last read by the barrier two rounds back: both reused.
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            counts[(round + 2) % 3] = 0;
+            front[(round + 1) % 3] = UNREACHED_COST;
+        }
         const u32 cur = round % 3;
         const u32 count = __ldcg(&counts[cur]);
         for (u32 e = blockIdx.x; e < count; e += gridDim.x) {
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
             const int tx = (int)(t % tiles_x), ty = (int)(t / tiles_x);
-            const u32 f = cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, &sides);
+            const u32 f =
+                cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, &sides, &least);
             // Thread k queues the neighbour in direction k whose halo holds an improved cell.
             if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
                 const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];
                 if (nx >= 0 && ny >= 0 && nx < (int)tiles_x && ny < (int)tiles_y)
                     cf_push((u32)ny * tiles_x + (u32)nx, lists, counts, queued, ntiles, round);
             }
+            if (threadIdx.x == 0 && f) atomicMin(&front[cur], least);
         }
-        grid_barrier(bar);
-        if (__ldcg(&counts[(round + 1) % 3]) == 0) {
+        cf_barrier(bar, cost, start, front, counts, round);
+        if (__ldcg(&bar[CF_DECISION]) != CF_GO_ON) {
             ++round;
-            if (blockIdx.x == 0 && threadIdx.x == 0) bar[CF_SETTLED] = 1;
             break;
         }
     }

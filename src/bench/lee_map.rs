@@ -209,10 +209,10 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
             let s = Instant::now();
             let got = Some(answer(&dev, a, b)?);
             times.push(s.elapsed().as_secs_f64() * 1e3);
+            launches.extend(dev.last_rounds().map(f64::from));
             let s = Instant::now();
             let repeat = answer(&dev, a, b)?;
             again.push(s.elapsed().as_secs_f64() * 1e3);
-            launches.extend(dev.last_rounds().map(f64::from));
             if got.as_ref() != Some(&want[i]) || Some(&repeat) != got.as_ref() {
                 return Err(Error::Gpu(format!(
                     "map bench: pair {a:?} -> {b:?} differs from the CPU's"

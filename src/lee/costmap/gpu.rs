@@ -20,10 +20,17 @@ use crate::sync::lock;
 const TILE: u32 = 32;
 /// Launches between two reads of the "improved" flag (each read is a host round trip; a launch
 /// with no front left returns at once).
-/// cf_rounds's barrier and state words: arrivals, generation, the next round, settled.
+/// cf_rounds's barrier and state words: arrivals, generation, the next round, and how the last
+/// round ended (CF_GO_ON: more rounds to run, CF_SETTLED: the fixed point, CF_START_FINAL: the
+/// start's cost is final).
 const CF_BAR_WORDS: usize = 4;
 const CF_NEXT_ROUND: usize = 2;
-const CF_SETTLED: usize = 3;
+const CF_DECISION: usize = 3;
+const CF_GO_ON: u32 = 0;
+const CF_SETTLED: u32 = 1;
+const CF_START_FINAL: u32 = 2;
+/// The start of a field wanted whole (cf_rounds runs it to the fixed point).
+const CF_NO_START: u64 = u64::MAX;
 /// Rounds one launch may run before the host looks: bounds how long a cancelled plan's launch
 /// holds the device (a round of a few tiles takes microseconds).
 const ROUNDS_PER_LAUNCH: u32 = 512;
@@ -40,11 +47,15 @@ const CF_TOO_LONG: u64 = 3;
 const PATH_CAP_START: usize = 1 << 16;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 10] {
+fn kernel_defines() -> [(&'static str, String); 14] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
-        ("CF_SETTLED", CF_SETTLED.to_string()),
+        ("CF_DECISION", CF_DECISION.to_string()),
+        ("CF_GO_ON", format!("{CF_GO_ON}u")),
+        ("CF_SETTLED", format!("{CF_SETTLED}u")),
+        ("CF_START_FINAL", format!("{CF_START_FINAL}u")),
+        ("CF_NO_START", format!("{CF_NO_START}ull")),
         ("CF_STATUS", CF_STATUS.to_string()),
         ("CF_LENGTH", CF_LENGTH.to_string()),
         ("CF_COST", CF_COST.to_string()),
@@ -80,8 +91,12 @@ pub struct DeviceCosts {
 /// The per-map buffers of the field and the descent, allocated on the first plan.
 #[derive(Default)]
 struct Field {
-    /// The goal whose costs `cost` holds, once complete.
+    /// The goal whose costs `cost` holds: final everywhere once `complete`, else final for
+    /// every cell that costs no more than the last plan's start (the rounds stopped there and
+    /// go on from `next_round` for a later start).
     goal: Option<(u32, u32)>,
+    complete: bool,
+    next_round: u32,
     buffers: Option<FieldBuffers>,
 }
 
@@ -93,6 +108,8 @@ struct FieldBuffers {
     counts: CudaSlice<u32>,
     queued: CudaSlice<u32>,
     bar: CudaSlice<u32>,
+    /// Per round (r % 3): the least cost an improved border cell took in it.
+    front: CudaSlice<u64>,
     state: CudaSlice<u64>,
     path: CudaSlice<u32>,
     path_cap: usize,
@@ -142,7 +159,7 @@ impl DeviceCosts {
     /// The least total cost from every cell to `goal` (u64::MAX where unreached), row-major.
     pub fn field(&self, goal: (u32, u32)) -> Result<Vec<u64>> {
         let mut f = lock(&self.field);
-        let b = self.field_on_device(&mut f, goal)?;
+        let b = self.field_on_device(&mut f, goal, None)?;
         self.rt.download(&b.cost, self.cells())
     }
 
@@ -151,12 +168,19 @@ impl DeviceCosts {
     pub fn plan(&self, goal: (u32, u32), start: (u32, u32)) -> Result<(Option<CellPath>, bool)> {
         let mut f = lock(&self.field);
         let reused = f.goal == Some(goal);
-        self.field_on_device(&mut f, goal)?;
+        self.field_on_device(&mut f, goal, Some(start))?;
         Ok((self.descend(&mut f, goal, start)?, reused))
     }
 
-    /// The field for `goal` in the buffers, computed unless it is already there.
-    fn field_on_device<'a>(&self, f: &'a mut Field, goal: (u32, u32)) -> Result<&'a FieldBuffers> {
+    /// The field for `goal` in the buffers, final at least for `start` and every cell that
+    /// costs less (with no start: everywhere), computed as far as that needs unless it is
+    /// already there.
+    fn field_on_device<'a>(
+        &self,
+        f: &'a mut Field,
+        goal: (u32, u32),
+        start: Option<(u32, u32)>,
+    ) -> Result<&'a FieldBuffers> {
         if f.buffers.is_none() {
             let ntiles = {
                 let (x, y) = self.tiles();
@@ -172,40 +196,55 @@ impl DeviceCosts {
                     counts: self.rt.alloc(3)?,
                     queued: self.rt.alloc(ntiles)?,
                     bar: self.rt.alloc(CF_BAR_WORDS)?,
+                    front: self.rt.alloc(3)?,
                     state: self.rt.alloc(CF_SLOTS)?,
                     path: self.rt.alloc(PATH_CAP_START.min(self.cells().max(1)))?,
                     path_cap: PATH_CAP_START.min(self.cells().max(1)),
                 }
             });
         }
-        let Field { goal: at, buffers } = f;
+        let Field {
+            goal: at,
+            complete,
+            next_round,
+            buffers,
+        } = f;
         let b = buffers
             .as_mut()
             .ok_or_else(|| Error::Gpu("cost field buffers missing".into()))?;
+        let start = start.map_or(CF_NO_START, |(x, y)| {
+            y as u64 * self.width as u64 + x as u64
+        });
         if *at != Some(goal) {
             // A field cut short by an error must not be taken for the goal's.
             *at = None;
-            let rounds = self.relax(b, goal)?;
-            self.last_rounds.store(rounds, Ordering::Relaxed);
+            self.init(b, goal)?;
+            *complete = false;
+            *next_round = 1;
+            self.last_rounds.store(0, Ordering::Relaxed);
+            self.run(b, start, complete, next_round)?;
             // Nor one that settled after its plan was cancelled.
             crate::cancel::checkpoint()?;
             *at = Some(goal);
+        } else if !*complete {
+            // The rounds go on from where the last start's cost was final (a valid state:
+            // costs only fall), at once done where this start's already is.
+            self.last_rounds.store(0, Ordering::Relaxed);
+            self.run(b, start, complete, next_round)?;
         }
         Ok(b)
     }
 
-    /// cf_init, then launches of cf_rounds until a round queues no tile; returns the rounds.
-    fn relax(&self, b: &mut FieldBuffers, goal: (u32, u32)) -> Result<u32> {
+    /// cf_init: every cost unreached but the goal's, round 1's tiles queued.
+    fn init(&self, b: &mut FieldBuffers, goal: (u32, u32)) -> Result<()> {
         let rt = &self.rt;
-        let (w, h) = (self.width, self.height);
         let n = self.cells();
         let (tiles_x, tiles_y) = self.tiles();
         let ntiles = tiles_x * tiles_y;
-        let stream = rt.stream();
         let n64 = n as u64;
-        let goal_idx = goal.1 as u64 * w as u64 + goal.0 as u64;
+        let goal_idx = goal.1 as u64 * self.width as u64 + goal.0 as u64;
         let goal_tile = (goal.1 / TILE) * tiles_x + goal.0 / TILE;
-        let mut l = stream.launch_builder(&self.init);
+        let mut l = rt.stream().launch_builder(&self.init);
         l.arg(&mut b.cost)
             .arg(&n64)
             .arg(&goal_idx)
@@ -215,21 +254,39 @@ impl DeviceCosts {
             .arg(&tiles_x)
             .arg(&tiles_y)
             .arg(&goal_tile)
-            .arg(&mut b.bar);
+            .arg(&mut b.bar)
+            .arg(&mut b.front);
         // SAFETY: cf_init(cost, n, goal, lists, counts, queued, tiles_x, tiles_y, goal_tile,
-        // bar): writes cost[0..n), queued[0..ntiles), counts[0..3), at most 9 entries of list 1
-        // (from lists[ntiles]; ntiles >= that many when they exist) and bar[0..CF_BAR_WORDS),
-        // each allocated so.
+        // bar, front): writes cost[0..n), queued[0..ntiles), counts[0..3), at most 9 entries of
+        // list 1 (from lists[ntiles]; ntiles >= that many when they exist), bar[0..CF_BAR_WORDS)
+        // and front[0..3), each allocated so.
         unsafe { l.launch(rt.grid_stride(n.max(ntiles as usize), 256)) }
             .map_err(launch_err("cf_init"))?;
+        Ok(())
+    }
+
+    /// Launches of cf_rounds from `next_round` until the fixed point (`complete`) or, with a
+    /// start, until its cost is final; adds the rounds run to `last_rounds`.
+    fn run(
+        &self,
+        b: &mut FieldBuffers,
+        start: u64,
+        complete: &mut bool,
+        next_round: &mut u32,
+    ) -> Result<()> {
+        let rt = &self.rt;
+        let (w, h) = (self.width, self.height);
+        let (tiles_x, tiles_y) = self.tiles();
+        let ntiles = tiles_x * tiles_y;
+        let stream = rt.stream();
         let launch = self.rounds_launch(ntiles)?;
         // A round settles at least the tiles the front has crossed for good, but a winding
         // corridor enters one tile many times: the bound only stops a kernel that never
         // settles. A launch runs at most ROUNDS_PER_LAUNCH rounds before the host looks (and
         // a cancelled plan stops).
         let max_rounds = (ntiles as u64 + 2) * 32;
-        let mut first: u32 = 1;
         loop {
+            let first = *next_round;
             let mut l = stream.launch_builder(&self.rounds);
             l.arg(&self.masks)
                 .arg(&self.enter)
@@ -243,28 +300,38 @@ impl DeviceCosts {
                 .arg(&mut b.counts)
                 .arg(&mut b.queued)
                 .arg(&mut b.bar)
+                .arg(&mut b.front)
+                .arg(&start)
                 .arg(&first)
                 .arg(&ROUNDS_PER_LAUNCH);
             // SAFETY: cf_rounds(masks, enter, cost, w, h, ndirs, tiles_x, tiles_y, lists,
-            // counts, queued, bar, first_round, max_rounds): reads masks/enter/cost within
-            // w x h, writes cost cells of the tiles it runs, the lists, counts and queued
-            // flags (sized for every tile) and bar; blocks <= the occupancy bound, as a
-            // cooperative launch requires.
+            // counts, queued, bar, front, start, first_round, max_rounds): reads masks/enter/
+            // cost within w x h and cost[start] (a cell of the grid, or none), writes cost cells
+            // of the tiles it runs, the lists, counts and queued flags (sized for every tile),
+            // bar and front[0..3); blocks <= the occupancy bound, as a cooperative launch
+            // requires.
             unsafe { l.launch_cooperative(launch) }.map_err(launch_err("cf_rounds"))?;
             let bar = rt.download(&b.bar, CF_BAR_WORDS)?;
-            let next = bar[CF_NEXT_ROUND];
-            if bar[CF_SETTLED] != 0 {
-                return Ok(next - 1);
+            *next_round = bar[CF_NEXT_ROUND];
+            self.last_rounds
+                .fetch_add(*next_round - first, Ordering::Relaxed);
+            match bar[CF_DECISION] {
+                CF_SETTLED => {
+                    *complete = true;
+                    return Ok(());
+                }
+                CF_START_FINAL => return Ok(()),
+                CF_GO_ON => {}
+                other => return Err(Error::Gpu(format!("cf_rounds: decision {other}"))),
             }
             // A cancelled plan stops between launches (the field is then not taken for the
             // goal's: the caller leaves the goal unset).
             crate::cancel::checkpoint()?;
-            if next as u64 > max_rounds {
+            if *next_round as u64 > max_rounds {
                 return Err(Error::Gpu(format!(
                     "cost field did not settle within {max_rounds} rounds"
                 )));
             }
-            first = next;
         }
     }
 
