@@ -708,6 +708,22 @@ fn the_default_shape_is_the_same_for_a_graph_and_its_padded_matrix() {
 /// The start matrices built on the device from the edge list equal the host's `dense`, bit
 /// for bit: parallel edges (the lightest kept), self loops (negative, zero, -0.0, positive),
 /// padding vertices, both weight kinds, every graph on fresh random edges.
+/// The host's and the device's matrices equal bit for bit (a float's -0 is not its 0), or the
+/// first cell where they differ.
+fn assert_same_bits<T: Weight>(d0: &[T], h0: &[u32], d: &[T], h: &[u32], what: &str) {
+    let bits = |x: &T| format!("{x:?}");
+    let c = (0..d0.len().max(d.len()))
+        .find(|&c| d0.get(c).map(bits) != d.get(c).map(bits) || h0.get(c) != h.get(c));
+    assert!(
+        c.is_none(),
+        "{what}: first difference at {c:?}: host {:?}/{:?} device {:?}/{:?}",
+        c.and_then(|c| d0.get(c)),
+        c.and_then(|c| h0.get(c)),
+        c.and_then(|c| d.get(c)),
+        c.and_then(|c| h.get(c))
+    );
+}
+
 #[test]
 fn gpu_start_matrices_from_edges_equal_the_hosts() {
     use gpu_planning::apsp::gpu::DeviceMatrices;
@@ -727,16 +743,7 @@ fn gpu_start_matrices_from_edges_equal_the_hosts() {
             .expect("from_edges");
         let (mut d, mut h) = (vec![T::ZERO; np * np], vec![0u32; np * np]);
         m.download(&mut d, &mut h).expect("download");
-        let bits = |d: &[T]| d.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-        let c = (0..np * np).find(|&c| bits(&d0[c..=c]) != bits(&d[c..=c]) || h0[c] != h[c]);
-        assert!(
-            c.is_none(),
-            "{what}: first difference at {c:?}: host {:?}/{:?} device {:?}/{:?}",
-            c.map(|c| d0[c]),
-            c.map(|c| h0[c]),
-            c.map(|c| d[c]),
-            c.map(|c| h[c])
-        );
+        assert_same_bits(&d0, &h0, &d, &h, what);
     }
     let seed = gpu_planning::compute::testing::seed(0xa95d);
     for (i, (n, density, pad)) in [
@@ -914,15 +921,6 @@ fn gpu_edge_checks_and_finished_answers_equal_the_hosts() {
         m.download_finished(config, n, &mut d, &mut h)
             .expect("download_finished");
         assert_eq!(z, z0, "{what}: zero-weight cycle");
-        let bits = |d: &[T]| d.iter().map(|x| format!("{x:?}")).collect::<Vec<_>>();
-        let c = (0..n * n).find(|&c| bits(&d0[c..=c]) != bits(&d[c..=c]) || h0[c] != h[c]);
-        assert!(
-            c.is_none(),
-            "{what}: first difference at {c:?}: host {:?}/{:?} device {:?}/{:?}",
-            c.map(|c| d0[c]),
-            c.map(|c| h0[c]),
-            c.map(|c| d[c]),
-            c.map(|c| h[c])
-        );
+        assert_same_bits(&d0, &h0, &d, &h, what);
     }
 }

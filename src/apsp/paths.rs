@@ -118,26 +118,6 @@ pub fn bellman_ford_cycle<T: Weight>(
     (total < T::ZERO).then_some(c)
 }
 
-/// Successors that lead in circles, which the blocked relaxation order can leave behind on
-/// cycles of total weight zero (the textbook order never does), are rebuilt column by column:
-/// for each affected target j, a breadth-first search backwards from j over tight edges
-/// (`w(u, v) + d[v][j] == d[u][j]`) gives every vertex the first-found tight edge one level closer
-/// to j. Deterministic (edge order), so CPU and GPU results stay equal. Costs O(m) when the
-/// graph has no zero-weight cycle, which is checked first.
-pub fn repair_circular_successors<T: Weight>(
-    from: &[u32],
-    to: &[u32],
-    w: &[T],
-    d: &[T],
-    h: &mut [u32],
-    n: usize,
-) -> usize {
-    if !has_zero_weight_cycle(from, to, w, d, n) {
-        return 0;
-    }
-    repair_on_zero_weight_cycles(from, to, w, d, h, n)
-}
-
 /// Whether `to` is as short as `target` (floats within 1e-5 relative, as sums in another
 /// order may round differently; kernels/apsp.cu apsp_zero_cycle compares as this does).
 fn tight<T: Weight>(x: T, target: T) -> bool {
@@ -164,7 +144,12 @@ pub fn has_zero_weight_cycle<T: Weight>(
     })
 }
 
-/// [`repair_circular_successors`] once a zero-weight cycle is known to be there.
+/// Successors that lead in circles, which the blocked relaxation order can leave behind on
+/// cycles of total weight zero (the textbook order never does), are rebuilt column by column:
+/// for each affected target j, a breadth-first search backwards from j over tight edges
+/// (`w(u, v) + d[v][j] == d[u][j]`) gives every vertex the first-found tight edge one level closer
+/// to j. Deterministic (edge order), so CPU and GPU results stay equal. Run only where
+/// [`has_zero_weight_cycle`] found one (the check costs O(m)).
 pub fn repair_on_zero_weight_cycles<T: Weight>(
     from: &[u32],
     to: &[u32],
