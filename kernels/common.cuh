@@ -32,14 +32,17 @@ __device__ __forceinline__ long long window_origin(long long c, long long g, lon
 #define SUCC_GOAL 0xfffdu   /* the goal, or unreached: no step */
 
 // A barrier of the whole grid for kernels whose blocks are all resident (a cooperative launch):
-// bar[0] counts arrivals, bar[1] is the barrier's generation (both 0 before the first use).
-__device__ __forceinline__ void grid_barrier(u32 *bar) {
+// bar[0] counts arrivals, bar[1] is the barrier's generation (both 0 before the first use). The
+// last block to arrive runs `last()` before any block goes on (every block's writes before the
+// barrier are visible to it, and none is written meanwhile).
+template <typename F> __device__ __forceinline__ void grid_barrier_then(u32 *bar, F last) {
     __syncthreads();
     if (threadIdx.x == 0) {
         volatile u32 *gen = &bar[1];
         const u32 g = *gen;
         __threadfence();
         if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
+            last();
             atomicExch(&bar[0], 0u);
             __threadfence();
             atomicAdd(&bar[1], 1u);
@@ -50,4 +53,20 @@ __device__ __forceinline__ void grid_barrier(u32 *bar) {
         __threadfence();
     }
     __syncthreads();
+}
+
+__device__ __forceinline__ void grid_barrier(u32 *bar) {
+    grid_barrier_then(bar, [] {});
+}
+
+// Rounds of tiles behind a grid barrier (lee/bitwave.cu, costfield.cu): queues tile t on the
+// list of the round after `round` (three lists of ntiles entries, round r reading list r % 3;
+// counts their lengths), once: queued[t] holds the last round it was queued for.
+__device__ __forceinline__ void queue_tile(u32 t, u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
+                                           u32 round) {
+    const u32 next = round + 1;
+    if (atomicMax(&queued[t], next) < next) {
+        const u32 l = next % 3;
+        lists[(u64)l * ntiles + atomicAdd(&counts[l], 1u)] = t;
+    }
 }

@@ -141,48 +141,24 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
     return out;
 }
 
-// Queues tile t for the round after `round`, once.
-__device__ __forceinline__ void cf_push(u32 t, u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
-                                        u32 round) {
-    const u32 next = round + 1;
-    if (atomicMax(&queued[t], next) < next) {
-        const u32 l = next % 3;
-        lists[(u64)l * ntiles + atomicAdd(&counts[l], 1u)] = t;
-    }
-}
-
 // common.cuh's grid barrier, whose last block to arrive also decides, once and before any block
-// goes on, how the rounds go on (bar[CF_DECISION]): CF_GO_ON, CF_SETTLED when the round queued
+// goes on (grid_barrier_then), how the rounds go on (bar[CF_DECISION]): CF_GO_ON, CF_SETTLED when the round queued
 // no tile (the fixed point), or CF_START_FINAL when the start's cost is at most the least cost
 // an improved border cell took in the round (`front`): every later improvement comes from those
 // cells by steps that cost more than 0, so no later path reaches the start for less, nor any
 // cell that costs less than the start, which are all the cells its descent visits.
 __device__ __forceinline__ void cf_barrier(u32 *bar, const u64 *cost, u64 start, const u64 *front,
                                            const u32 *counts, u32 round) {
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile u32 *gen = &bar[1];
-        const u32 g = *gen;
-        __threadfence();
-        if (atomicAdd(&bar[0], 1u) == gridDim.x - 1) {
-            u32 d = CF_GO_ON;
-            if (__ldcg(&counts[(round + 1) % 3]) == 0) {
-                d = CF_SETTLED;
-            } else if (start != CF_NO_START) {
-                const u64 c = __ldcg(&cost[start]);
-                if (c != UNREACHED_COST && c <= __ldcg(&front[round % 3])) d = CF_START_FINAL;
-            }
-            bar[CF_DECISION] = d;
-            atomicExch(&bar[0], 0u);
-            __threadfence();
-            atomicAdd(&bar[1], 1u);
-        } else {
-            while (*gen == g) {
-            }
+    grid_barrier_then(bar, [&] {
+        u32 d = CF_GO_ON;
+        if (__ldcg(&counts[(round + 1) % 3]) == 0) {
+            d = CF_SETTLED;
+        } else if (start != CF_NO_START) {
+            const u64 c = __ldcg(&cost[start]);
+            if (c != UNREACHED_COST && c <= __ldcg(&front[round % 3])) d = CF_START_FINAL;
         }
-        __threadfence();
-    }
-    __syncthreads();
+        bar[CF_DECISION] = d;
+    });
 }
 
 // Rounds first_round.. (at most max_rounds) in one launch of TILE x TILE-thread blocks, all
@@ -230,7 +206,7 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
             if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
                 const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];
                 if (nx >= 0 && ny >= 0 && nx < (int)tiles_x && ny < (int)tiles_y)
-                    cf_push((u32)ny * tiles_x + (u32)nx, lists, counts, queued, ntiles, round);
+                    queue_tile((u32)ny * tiles_x + (u32)nx, lists, counts, queued, ntiles, round);
             }
             if (threadIdx.x == 0 && f) atomicMin(&front[cur], least);
         }

@@ -102,14 +102,6 @@ __device__ __forceinline__ u32 warp_min(u32 v) {
 __device__ __forceinline__ u32 finite_or_0(u32 v) { return v == UNREACHED ? 0u : v; }
 __device__ __forceinline__ u32 above(u32 v, u32 l) { return v > l ? v : UNREACHED; }
 
-__device__ __forceinline__ void bw_push(u32 t, u32 *lists, u32 *counts, u32 *queued, u32 ntiles,
-                                        u32 round) {
-    const u32 next = round + 1;
-    if (atomicMax(&queued[t], next) < next) {
-        const u32 l = next % 3;
-        lists[(u64)l * ntiles + atomicAdd(&counts[l], 1u)] = t;
-    }
-}
 
 #define BW_SLICES 16 /* bits of a level offset held per cell while a tile runs */
 #define BW_LOW 3     /* of which set every level; the rest once per 2^BW_LOW levels */
@@ -443,7 +435,7 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
             const u32 flags = bw_tile<false>(planes, labels, w, h, wwords, ndirs, tiles_x, t, goal, old);
             // Tell the neighbours on whose side a border cell improved (next round).
             const u32 nb = bw_neighbour(t, flags, threadIdx.x & 31, ndirs, tiles_x, tiles_y);
-            if (nb != UNREACHED) bw_push(nb, lists, counts, queued, ntiles, round);
+            if (nb != UNREACHED) queue_tile(nb, lists, counts, queued, ntiles, round);
         }
         grid_barrier(bar);
         const u32 next = __ldcg(&counts[(round + 1) % 3]);
