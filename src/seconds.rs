@@ -30,15 +30,22 @@ pub fn duration(key: &str, s: f64) -> Result<Duration> {
     Ok(Duration::from_secs_f64(s))
 }
 
-/// As [`duration`], refusing zero too.
+/// The shortest duration [`positive_duration`] takes: one nanosecond, a [`Duration`]'s unit.
+pub const MIN_POSITIVE_SECONDS: f64 = 1e-9;
+
+/// As [`duration`], refusing anything below [`MIN_POSITIVE_SECONDS`] too.
 pub fn positive_duration(key: &str, s: f64) -> Result<Duration> {
-    match duration(key, s)? {
-        d if d.is_zero() => Err(Error::invalid(
+    let d = duration(key, s)?;
+    if s < MIN_POSITIVE_SECONDS {
+        return Err(Error::invalid(
             key,
-            format!("{} is not a positive number of seconds", shown(s)),
-        )),
-        d => Ok(d),
+            format!(
+                "{} is not a positive number of seconds (at least 1 ns)",
+                shown(s)
+            ),
+        ));
     }
+    Ok(d)
 }
 
 /// A number as a person would write it: 1e20 rather than its 21 digits.

@@ -182,15 +182,26 @@ fn every_page_names_exactly_the_nodes_endpoints_and_parameters() {
                 ));
             }
         }
-        let want: BTreeSet<(String, String)> = yaml_section(&yaml, section)
+        let range = |key: &str| {
+            gpu_planning::nodes::PARAM_RANGES
+                .iter()
+                .filter(|(s, _)| *s == section)
+                .flat_map(|(_, params)| params.iter())
+                .find(|p| p.key == key)
+                .map_or(String::new(), |p| p.range.shown())
+        };
+        let want: BTreeSet<(String, String, String)> = yaml_section(&yaml, section)
             .into_iter()
-            .map(|(k, v)| (k, v.replace('|', "\\|")))
+            .map(|(k, v)| {
+                let r = range(&k);
+                (k, v.replace('|', "\\|"), r)
+            })
             .collect();
         assert!(
             !want.is_empty(),
             "config/default.yaml has no section {section}"
         );
-        let got: BTreeSet<(String, String)> = t
+        let got: BTreeSet<(String, String, String)> = t
             .iter()
             .filter(|(h, _)| h == "Parameters")
             .flat_map(|(_, rows)| {
@@ -198,13 +209,14 @@ fn every_page_names_exactly_the_nodes_endpoints_and_parameters() {
                     (
                         r[0].trim_matches('`').to_string(),
                         r[2].trim_matches('`').replace('|', "\\|"),
+                        r.get(3).cloned().unwrap_or_default(),
                     )
                 })
             })
             .collect();
         if want != got {
             failures.push(format!(
-                "docs/nodes/{page}.md, Parameters (name, default) missing from the page: {:?}; on the page but not in config/default.yaml's {section}: {:?} (python3 scripts/node-pages rewrites the tables)",
+                "docs/nodes/{page}.md, Parameters (name, default, range) missing from the page: {:?}; on the page but not in config/default.yaml's {section}: {:?} (python3 scripts/node-pages rewrites the tables)",
                 want.difference(&got).collect::<Vec<_>>(),
                 got.difference(&want).collect::<Vec<_>>()
             ));

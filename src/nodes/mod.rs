@@ -21,6 +21,7 @@ pub mod subscribe;
 pub mod timings;
 
 use crate::error::Result;
+use crate::ros::live_params::Param;
 use crate::ros::RosRuntime;
 
 /// Starts one node on a runtime's executor; returns its fully qualified name.
@@ -48,6 +49,21 @@ pub const NODE_NAMES: [&str; NODES.len()] = {
     }
     names
 };
+
+/// The sections of config/default.yaml with their keys' ranges, as `ros2 param describe`
+/// gives them: `/**` the service keys every node has, then each node's own.
+pub const PARAM_RANGES: [(&str, &[Param]); NODES.len() + 1] = [
+    ("/**", &crate::ros::node_params::SERVICE_PARAMS),
+    (runtime::NODE_NAME, runtime::params::PARAMS),
+    (lee_planner::NODE_NAME, lee_planner::params::PARAMS),
+    (apsp::NODE_NAME, apsp::params::PARAMS),
+    (polyline::NODE_NAME, polyline::params::PARAMS),
+    (cell_graph::NODE_NAME, cell_graph::params::PARAMS),
+    (
+        nearest_neighbors::NODE_NAME,
+        nearest_neighbors::params::PARAMS,
+    ),
+];
 
 /// Starts every node this build has on `rt`'s executor; returns their fully qualified names.
 pub fn start_all(rt: &RosRuntime) -> Result<Vec<String>> {
@@ -100,5 +116,183 @@ mod tests {
         round_trip::<PolylineParams>();
         round_trip::<CellGraphParams>();
         round_trip::<NearestNeighborsParams>();
+    }
+
+    /// The ranges `ros2 param describe` gives are the values a node takes: every numeric
+    /// parameter of every node has one (or says it takes any value of its type), both ends
+    /// are accepted and the values just outside refused, by the same parsing and validation
+    /// as at start. Where a bound depends on another parameter, that one is set so the end is
+    /// reachable (`others`).
+    #[test]
+    fn every_numeric_parameter_has_the_range_its_node_accepts() {
+        use crate::ros::live_params::{Param, Range};
+        use crate::ros::node_params::SERVICE_PARAMS;
+        use serde_yaml::{Mapping, Value};
+
+        fn check<T>(m: &Mapping) -> crate::error::Result<()>
+        where
+            T: serde::de::DeserializeOwned + Validated,
+        {
+            node_params::<T>(m)?.validated()?;
+            service_params(m).map(|_| ())
+        }
+        trait Validated {
+            fn validated(&self) -> crate::error::Result<()>;
+        }
+        macro_rules! validated {
+            ($($t:ty),*) => {$(impl Validated for $t {
+                fn validated(&self) -> crate::error::Result<()> { self.validate() }
+            })*};
+        }
+        validated!(
+            RuntimeParams,
+            LeeParams,
+            ApspParams,
+            PolylineParams,
+            CellGraphParams,
+            NearestNeighborsParams
+        );
+
+        /// The other parameters a value of `key` needs to be taken.
+        fn others(node: &str, key: &str, v: &Value) -> Vec<(&'static str, Value)> {
+            let int = |i: i64| Value::Number(i.into());
+            let nonzero = v.as_i64().is_some_and(|v| v != 0);
+            match (node, key) {
+                (_, "max_pending_requests") => vec![("max_concurrent_requests", int(1))],
+                (_, "max_concurrent_requests") => {
+                    vec![("max_pending_requests", int(u32::MAX as i64))]
+                }
+                (_, "block_x") => vec![("block_y", int(1))],
+                (_, "block_y") => vec![("block_x", int(1))],
+                ("lee_planner", "neutral_cost" | "cost_factor" | "cost_scaling_factor") => {
+                    vec![("cost_model", Value::String("costmap".into()))]
+                }
+                ("lee_planner", "inflation_radius") => vec![
+                    ("cost_model", Value::String("costmap".into())),
+                    ("robot_radius", int(0)),
+                ],
+                ("apsp", "tile") => vec![("thread_tile", int(if nonzero { 4 } else { 0 }))],
+                ("apsp", "thread_tile") => vec![("tile", int(if nonzero { 64 } else { 0 }))],
+                ("polyline", "guides") => vec![("max_guides", int(u32::MAX as i64))],
+                ("polyline", "max_guides") => vec![("guides", int(0))],
+                ("polyline", "points_per_guide") => {
+                    vec![("max_points_per_guide", int(u32::MAX as i64))]
+                }
+                ("polyline", "max_points_per_guide") => vec![("points_per_guide", int(2))],
+                ("cell_graph", "sample_count") => vec![("max_samples", int(u32::MAX as i64))],
+                ("cell_graph", "max_samples") => vec![("sample_count", int(0))],
+                _ => vec![],
+            }
+        }
+
+        type Check = fn(&Mapping) -> crate::error::Result<()>;
+        let nodes: [(&str, Mapping, &[Param], Check); 6] = [
+            (
+                super::runtime::NODE_NAME,
+                declared_defaults::<RuntimeParams>(true),
+                super::runtime::params::PARAMS,
+                check::<RuntimeParams>,
+            ),
+            (
+                super::lee_planner::NODE_NAME,
+                declared_defaults::<LeeParams>(true),
+                super::lee_planner::params::PARAMS,
+                check::<LeeParams>,
+            ),
+            (
+                super::apsp::NODE_NAME,
+                declared_defaults::<ApspParams>(true),
+                super::apsp::params::PARAMS,
+                check::<ApspParams>,
+            ),
+            (
+                super::polyline::NODE_NAME,
+                declared_defaults::<PolylineParams>(true),
+                super::polyline::params::PARAMS,
+                check::<PolylineParams>,
+            ),
+            (
+                super::cell_graph::NODE_NAME,
+                declared_defaults::<CellGraphParams>(true),
+                super::cell_graph::params::PARAMS,
+                check::<CellGraphParams>,
+            ),
+            (
+                super::nearest_neighbors::NODE_NAME,
+                declared_defaults::<NearestNeighborsParams>(true),
+                super::nearest_neighbors::params::PARAMS,
+                check::<NearestNeighborsParams>,
+            ),
+        ];
+        let mut wrong = Vec::new();
+        let mut bounded = 0;
+        for (node, defaults, table, check) in nodes {
+            let table: Vec<Param> = SERVICE_PARAMS.iter().chain(table).copied().collect();
+            for p in &table {
+                assert!(
+                    defaults.contains_key(p.key),
+                    "{node}: {} is not a parameter",
+                    p.key
+                );
+            }
+            let takes = |key: &'static str, v: Value| {
+                let mut m = defaults.clone();
+                for (k, o) in others(node, key, &v) {
+                    m.insert(k.into(), o);
+                }
+                m.insert(key.into(), v);
+                check(&m).is_ok()
+            };
+            for (key, value) in &defaults {
+                let Some(key) = key.as_str() else { continue };
+                let numeric = matches!(value, Value::Number(_));
+                let entry = table.iter().find(|p| p.key == key);
+                match (numeric, entry) {
+                    (true, None) => wrong.push(format!("{node}: {key} has no range")),
+                    (false, Some(p)) if p.range != Range::Any => {
+                        wrong.push(format!("{node}: {key} is not numeric but has a range"))
+                    }
+                    _ => {}
+                }
+            }
+            for p in &table {
+                let key = p.key;
+                let (inside, outside): (Vec<Value>, Vec<Value>) = match p.range {
+                    Range::Any => continue,
+                    Range::Integer(lo, hi) => (
+                        vec![lo.into(), hi.into()],
+                        [lo.checked_sub(1), hi.checked_add(1)]
+                            .into_iter()
+                            .flatten()
+                            .map(Value::from)
+                            .collect(),
+                    ),
+                    Range::Steps(lo, hi, step) => (
+                        (lo..=hi).step_by(step as usize).map(Value::from).collect(),
+                        (lo - 1..=hi + 1)
+                            .filter(|v| !(lo..=hi).contains(v) || (v - lo) % step != 0)
+                            .map(Value::from)
+                            .collect(),
+                    ),
+                    Range::Float(lo, hi) => (
+                        vec![lo.into(), hi.into()],
+                        vec![lo.next_down().into(), hi.next_up().into()],
+                    ),
+                };
+                bounded += 1;
+                for v in inside {
+                    if !takes(key, v.clone()) {
+                        wrong.push(format!("{node}: {key} = {v:?} refused, inside its range"));
+                    }
+                }
+                for v in outside {
+                    if takes(key, v.clone()) {
+                        wrong.push(format!("{node}: {key} = {v:?} taken, outside its range"));
+                    }
+                }
+            }
+        }
+        assert!(bounded > 50, "only {bounded} ranges checked");
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     }
 }

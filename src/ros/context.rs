@@ -17,7 +17,7 @@ use ros2_client::{
 use crate::error::{Error, Result};
 use crate::ros::args::Remap;
 use crate::ros::clock::{self, Clock};
-use crate::ros::live_params::{Dynamic, Live, LiveParams, NodeParams};
+use crate::ros::live_params::{Live, LiveParams, NodeParams, Param};
 use crate::ros::msg::rosgraph_msgs::Clock as ClockMsg;
 use crate::ros::msg::{RosMessage, RosService};
 use crate::ros::names;
@@ -51,14 +51,14 @@ impl NodeContext {
     }
 
     /// As [`Self::new`] for a node that declares `defaults` (what it runs with where no
-    /// file or `-p` says otherwise: [`crate::ros::node_params::declared_defaults`]) and changes the
-    /// parameters `dynamic` names at run time (see [`crate::ros::live_params`]; the service
-    /// keys are dynamic on every node).
+    /// file or `-p` says otherwise: [`crate::ros::node_params::declared_defaults`]), with the
+    /// ranges `ranges` gives and changing at run time those it marks dynamic (see
+    /// [`crate::ros::live_params`]; the service keys' ranges and dynamic ones are every node's).
     pub fn with_params(
         rt: &RosRuntime,
         default_name: &str,
         defaults: Mapping,
-        dynamic: &[Dynamic],
+        ranges: &[Param],
     ) -> Result<NodeContext> {
         let args = rt.args();
         let name = args.node_name(default_name);
@@ -75,26 +75,30 @@ impl NodeContext {
             RequestLayout::Auto | RequestLayout::Enhanced => ServiceMapping::Enhanced,
         };
         let mut options = NodeOptions::new().enable_rosout(true);
-        // Expose the effective parameters to `ros2 param list/get/describe`. Those in
-        // `dynamic` (and the service keys every node has) change at run time; the others are
+        // Expose the effective parameters to `ros2 param list/get/describe`. Those `ranges`
+        // (and the service keys every node has) mark dynamic change at run time; the others are
         // read once, at start, and `ros2 param set` refuses them with that reason (to the
         // value already in effect it succeeds, changing nothing).
         let declared: std::collections::BTreeMap<String, ParameterValue> =
             flatten(&params).into_iter().collect();
         let node_label = fully_qualified(&namespace, &name);
-        let dynamic = crate::ros::node_params::DYNAMIC_SERVICE_KEYS
+        let table: Vec<Param> = crate::ros::node_params::SERVICE_PARAMS
             .iter()
-            .chain(dynamic)
+            .chain(ranges)
             .copied()
             .collect();
-        let live = Arc::new(LiveParams::new(node_label.clone(), dynamic, params.clone()));
+        let live = Arc::new(LiveParams::new(
+            node_label.clone(),
+            table.clone(),
+            params.clone(),
+        ));
         for (key, value) in &declared {
-            let d = live.dynamic(key);
-            let constraints = match d {
-                Some(_) => "changes at run time: the next request uses it".to_string(),
-                None => {
-                    format!("read at start: restart {node_label} with --ros-args -p {key}:=VALUE")
-                }
+            let entry = table.iter().find(|p| p.key == key);
+            let dynamic = entry.is_some_and(|p| p.dynamic);
+            let constraints = if dynamic {
+                "changes at run time: the next request uses it".to_string()
+            } else {
+                format!("read at start: restart {node_label} with --ros-args -p {key}:=VALUE")
             };
             options = options
                 .declare_parameter(key, value.clone())
@@ -105,9 +109,9 @@ impl NodeContext {
                         .unwrap_or_default()
                         .to_string(),
                     additional_constraints: constraints,
-                    read_only: d.is_none(),
+                    read_only: !dynamic,
                     dynamic_typing: false,
-                    range: d.map_or(NumericRange::NotSpecified, |d| d.range.descriptor()),
+                    range: entry.map_or(NumericRange::NotSpecified, |p| p.range.descriptor()),
                 });
         }
         let checks = live.clone();

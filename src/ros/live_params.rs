@@ -1,7 +1,7 @@
-//! Parameters that `ros2 param set` changes while a node runs. A node names them with
-//! [`Dynamic`] (and their ranges, which `ros2 param describe` shows); every other parameter is
-//! read once, at start, and a set of it is refused with that reason, as rclcpp refuses a
-//! read-only parameter. A new value is checked twice before it is taken: against its range,
+//! Parameters that `ros2 param set` changes while a node runs. A node names its parameters'
+//! ranges, which `ros2 param describe` shows, and which of them are dynamic with [`Param`];
+//! every other parameter is read once, at start, and a set of it is refused with that reason,
+//! as rclcpp refuses a read-only parameter. A new value is checked twice before it is taken: against its range,
 //! then as the node's whole parameter struct with the new value in it (the same parsing and
 //! `validate` as at start), so a value the node would have refused at start is refused now,
 //! with the same message. The node reads the values in effect through a [`Live`] handle at
@@ -16,22 +16,80 @@ use serde_yaml::{Mapping, Value};
 use crate::error::{Error, Result};
 use crate::sync::lock;
 
-/// A parameter that changes at run time, and the range `describe` gives it.
+/// A parameter's range as `ros2 param describe` gives it, and whether `ros2 param set`
+/// changes it while the node runs.
 #[derive(Debug, Clone, Copy)]
-pub struct Dynamic {
+pub struct Param {
     pub key: &'static str,
     pub range: Range,
+    pub dynamic: bool,
 }
 
-/// The values a numeric parameter may take, both ends included.
+impl Param {
+    /// Changed at run time: the next request uses the new value.
+    pub const fn dynamic(key: &'static str, range: Range) -> Param {
+        Param {
+            key,
+            range,
+            dynamic: true,
+        }
+    }
+
+    /// Read once, at start.
+    pub const fn fixed(key: &'static str, range: Range) -> Param {
+        Param {
+            key,
+            range,
+            dynamic: false,
+        }
+    }
+}
+
+/// The values a numeric parameter may take, both ends included, as rclcpp's ranges are
+/// (`Any`: a numeric parameter any value of its type may take, or one that is not numeric).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Range {
     Any,
     Integer(i64, i64),
+    /// From the first to the second in steps of the third.
+    Steps(i64, i64, i64),
     Float(f64, f64),
 }
 
+/// The least positive double: the lower end, both ends included, of a range that takes every
+/// number above 0.
+pub const ABOVE_ZERO: f64 = f64::from_bits(1);
+
 impl Range {
+    /// The range as the node pages show it (`1..=1024`, `(0, 3600]`, `>= 0, finite`), empty for
+    /// [`Range::Any`].
+    pub fn shown(self) -> String {
+        let int = |v: i64| match v {
+            v if v == u32::MAX as i64 => "2^32-1".to_string(),
+            v => v.to_string(),
+        };
+        let float = |v: f64| match v {
+            v if v != 0.0 && v.abs() < 1e-3 => format!("{v:e}"),
+            v => v.to_string(),
+        };
+        match self {
+            Range::Any => String::new(),
+            Range::Integer(lo, i64::MAX) => format!(">= {lo}"),
+            Range::Integer(lo, hi) => format!("{}..={}", int(lo), int(hi)),
+            Range::Steps(lo, hi, step) => format!("{lo}..={hi}, step {step}"),
+            Range::Float(lo, hi) => {
+                let (open, finite) = (lo == ABOVE_ZERO, hi == f64::MAX);
+                match (open, finite) {
+                    _ if lo == -f64::MAX && finite => "finite".to_string(),
+                    (true, true) => "> 0, finite".to_string(),
+                    (false, true) => format!(">= {}, finite", float(lo)),
+                    (true, false) => format!("(0, {}]", float(hi)),
+                    (false, false) => format!("[{}, {}]", float(lo), float(hi)),
+                }
+            }
+        }
+    }
+
     pub(crate) fn descriptor(self) -> NumericRange {
         match self {
             Range::Any => NumericRange::NotSpecified,
@@ -39,6 +97,11 @@ impl Range {
                 from_value,
                 to_value,
                 step: 0,
+            },
+            Range::Steps(from_value, to_value, step) => NumericRange::IntegerRange {
+                from_value,
+                to_value,
+                step,
             },
             Range::Float(from_value, to_value) => NumericRange::FloatingPointRange {
                 from_value,
@@ -52,11 +115,14 @@ impl Range {
     fn refuses(self, key: &str, value: &ParameterValue) -> Option<String> {
         let inside = match (self, value) {
             (Range::Integer(lo, hi), ParameterValue::Integer(v)) => (lo..=hi).contains(v),
+            (Range::Steps(lo, hi, step), ParameterValue::Integer(v)) => {
+                (lo..=hi).contains(v) && (v - lo) % step == 0
+            }
             (Range::Float(lo, hi), ParameterValue::Double(v)) => (lo..=hi).contains(v),
             _ => return None,
         };
         let kind = match self {
-            Range::Integer(..) => "integer",
+            Range::Integer(..) | Range::Steps(..) => "integer",
             _ => "floating point",
         };
         (!inside).then(|| format!("Parameter {{{key}}} doesn't comply with {kind} range."))
@@ -118,14 +184,14 @@ impl<T: NodeParams> Hook for Typed<T> {
 /// A node's dynamic parameters: what ros2-client's validator and set action consult.
 pub(crate) struct LiveParams {
     node: String,
-    dynamic: Vec<Dynamic>,
+    dynamic: Vec<Param>,
     /// The node's parameters as they are now (YAML, nested as in the params file).
     all: Mutex<Mapping>,
     hooks: Mutex<Vec<Arc<dyn Hook>>>,
 }
 
 impl LiveParams {
-    pub(crate) fn new(node: String, dynamic: Vec<Dynamic>, all: Mapping) -> LiveParams {
+    pub(crate) fn new(node: String, dynamic: Vec<Param>, all: Mapping) -> LiveParams {
         LiveParams {
             node,
             dynamic,
@@ -134,8 +200,11 @@ impl LiveParams {
         }
     }
 
-    pub(crate) fn dynamic(&self, key: &str) -> Option<Dynamic> {
-        self.dynamic.iter().find(|d| d.key == key).copied()
+    pub(crate) fn dynamic(&self, key: &str) -> Option<Param> {
+        self.dynamic
+            .iter()
+            .find(|d| d.dynamic && d.key == key)
+            .copied()
     }
 
     /// A [`Live`] view of `T`, updated with every accepted change.
@@ -241,10 +310,10 @@ mod tests {
     use super::*;
     use crate::ros::node_params::ServiceParams;
 
-    const DYNAMIC: &[Dynamic] = &[Dynamic {
-        key: "request_timeout_s",
-        range: Range::Float(0.0, 86400.0),
-    }];
+    const DYNAMIC: &[Param] = &[
+        Param::dynamic("request_timeout_s", Range::Float(0.0, 86400.0)),
+        Param::fixed("max_pending_requests", Range::Integer(1, 9)),
+    ];
 
     fn params(text: &str) -> LiveParams {
         LiveParams::new(

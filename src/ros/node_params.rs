@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
+use crate::ros::live_params::{Param, Range};
 
 /// How a node serves its services: deadlines, queueing and the CPU fallback. The same keys
 /// apply to every node, so they usually sit under `/**`; they are taken out of a node's
@@ -90,18 +91,16 @@ pub fn split_service_params(
     (own, service)
 }
 
-/// The keys of [`ServiceParams`] `ros2 param set` changes at run time, on every node: the
-/// next request is timed and admitted by the new values (`max_concurrent_requests` sizes a
-/// node's workers at start).
-pub const DYNAMIC_SERVICE_KEYS: [crate::ros::live_params::Dynamic; 2] = [
-    crate::ros::live_params::Dynamic {
-        key: "request_timeout_s",
-        range: crate::ros::live_params::Range::Float(0.0, crate::seconds::MAX_SECONDS),
-    },
-    crate::ros::live_params::Dynamic {
-        key: "max_pending_requests",
-        range: crate::ros::live_params::Range::Integer(1, u32::MAX as i64),
-    },
+/// The ranges of [`ServiceParams`], on every node; `ros2 param set` changes two of them at run
+/// time: the next request is timed and admitted by the new values (`max_concurrent_requests`
+/// sizes a node's workers at start).
+pub const SERVICE_PARAMS: [Param; 3] = [
+    Param::dynamic(
+        "request_timeout_s",
+        Range::Float(0.0, crate::seconds::MAX_SECONDS),
+    ),
+    Param::dynamic("max_pending_requests", Range::Integer(1, u32::MAX as i64)),
+    Param::fixed("max_concurrent_requests", Range::Integer(1, 1024)),
 ];
 
 impl crate::ros::live_params::NodeParams for ServiceParams {

@@ -35,7 +35,7 @@ type Shared = Arc<Mutex<Option<Arc<Solution>>>>;
 pub fn start(rt: &RosRuntime) -> Result<String> {
     let defaults =
         crate::ros::node_params::declared_defaults::<crate::nodes::apsp::ApspParams>(true);
-    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, params::PARAMS)?;
     let params: ApspParams = ctx.params()?;
     params
         .validate()

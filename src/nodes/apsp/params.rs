@@ -4,6 +4,27 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::BackendKind;
 use crate::error::{Error, Result};
+use crate::ros::live_params::{Param, Range};
+
+/// The parameters' ranges (every one read at start). `tile` is 0, 16, 32 or 64 and
+/// `thread_tile` 0, 1, 2, 4 or 8: their ranges are the bounds of those sets.
+pub const PARAMS: &[Param] = &[
+    Param::fixed("gpu_priority", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("tile", Range::Integer(0, 64)),
+    Param::fixed("thread_tile", Range::Integer(0, 8)),
+    Param::fixed("block_x", Range::Integer(1, 1024)),
+    Param::fixed("block_y", Range::Integer(1, 1024)),
+    Param::fixed("max_vertices", Range::Integer(1, u32::MAX as i64)),
+    Param::fixed(
+        "max_solve_s",
+        Range::Float(
+            crate::seconds::MIN_POSITIVE_SECONDS,
+            crate::seconds::MAX_SECONDS,
+        ),
+    ),
+    Param::fixed("max_pairs", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("max_path_vertices", Range::Integer(0, i64::MAX)),
+];
 
 /// Parameters of the `apsp` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -70,7 +70,7 @@ pub fn start(rt: &RosRuntime) -> Result<String> {
     let defaults = crate::ros::node_params::declared_defaults::<
         crate::nodes::cell_graph::CellGraphParams,
     >(true);
-    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, params::PARAMS)?;
     let params: CellGraphParams = ctx.params()?;
     let fq = ctx.fully_qualified_name();
     params.validate().map_err(|e| e.under(format!("{fq}.")))?;

@@ -4,6 +4,19 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::BackendKind;
 use crate::error::{Error, Result};
+use crate::ros::live_params::{Param, Range};
+
+/// The parameters' ranges (every one read at start); `sample_count` is at most `max_samples`.
+pub const PARAMS: &[Param] = &[
+    Param::fixed("gpu_priority", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("r", Range::Integer(1, 8)),
+    Param::fixed("h", Range::Integer(1, 64)),
+    Param::fixed("sample_count", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("seed", Range::Integer(0, i64::MAX)),
+    Param::fixed("max_constraints", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("max_samples", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("max_markers", Range::Integer(0, u32::MAX as i64)),
+];
 
 /// Parameters of the `cell_graph` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::nodes::lifecycle::{BondTiming, Primary};
 use crate::nodes::planner_server::{Endpoints, Frames, Settings, Setup};
 use crate::nodes::subscribe::messages;
-use crate::ros::live_params::{Dynamic, Live, Range};
+use crate::ros::live_params::Live;
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav2_msgs::Costmap;
 use crate::ros::msg::nav_msgs::OccupancyGrid;
@@ -42,36 +42,6 @@ use crate::ros::node_params::ServiceParams;
 use crate::ros::{qos, NodeContext, RosRuntime};
 
 use maps::{costmap_state, elevation_state, heightmap_state, occupancy_state};
-
-/// The parameters `ros2 param set` changes while the node runs (as NavFn's dynamic
-/// parameters: `tolerance`, `use_final_approach_orientation`); the map-building ones apply to
-/// the maps of a node started with them.
-pub const DYNAMIC: &[Dynamic] = &[
-    Dynamic {
-        key: "tolerance",
-        range: Range::Float(0.0, f64::MAX),
-    },
-    Dynamic {
-        key: "use_final_approach_orientation",
-        range: Range::Any,
-    },
-    Dynamic {
-        key: "transform_tolerance",
-        range: Range::Float(0.0, f64::MAX),
-    },
-    Dynamic {
-        key: "publish_distance_field",
-        range: Range::Any,
-    },
-    Dynamic {
-        key: "path",
-        range: Range::Any,
-    },
-    Dynamic {
-        key: "max_viapoints",
-        range: Range::Integer(1, crate::nodes::lee_planner::MAX_VIAPOINTS as i64),
-    },
-];
 
 /// The planner server's settings from the node's parameters as they are now.
 fn settings(p: &LeeParams) -> Settings {
@@ -91,7 +61,7 @@ fn settings(p: &LeeParams) -> Settings {
 
 pub fn start(rt: &RosRuntime) -> Result<String> {
     let defaults = crate::ros::node_params::declared_defaults::<LeeParams>(true);
-    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, DYNAMIC)?;
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, params::PARAMS)?;
     let params: LeeParams = ctx.params()?;
     params.validate().map_err(|e| prefixed(&ctx, e))?;
     let live: Live<LeeParams> = ctx.live()?;

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::compute::BackendKind;
 use crate::error::{Error, Result};
 
+use crate::ros::live_params::{Param, Range, ABOVE_ZERO};
 use crate::ros::node_params::node_params;
 
 /// The node's name (its namespace's last part).
@@ -14,6 +15,39 @@ pub const NODE_NAME: &str = "lee_planner";
 /// The planner's default stream priority: the highest on every device CUDA has shipped (a
 /// robot's get_plan should not wait behind an all-pairs solve or a cell graph).
 pub const LEE_GPU_PRIORITY: u32 = 5;
+
+/// The parameters' ranges, and those `ros2 param set` changes while the node runs (as NavFn's
+/// dynamic parameters: `tolerance`, `use_final_approach_orientation`); the map-building ones
+/// apply to the maps of a node started with them.
+pub const PARAMS: &[Param] = &[
+    Param::dynamic("tolerance", Range::Float(0.0, f64::MAX)),
+    Param::dynamic("use_final_approach_orientation", Range::Any),
+    Param::dynamic("transform_tolerance", Range::Float(0.0, f64::MAX)),
+    Param::dynamic("publish_distance_field", Range::Any),
+    Param::dynamic("path", Range::Any),
+    Param::dynamic("max_viapoints", Range::Integer(1, MAX_VIAPOINTS as i64)),
+    Param::fixed("gpu_priority", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("block_x", Range::Integer(1, 1024)),
+    Param::fixed("block_y", Range::Integer(1, 1024)),
+    Param::fixed("portal_table_mib", Range::Integer(-1, i64::MAX)),
+    Param::fixed("max_step", Range::Float(0.0, f64::MAX)),
+    Param::fixed("occupied_threshold", Range::Integer(1, 101)),
+    Param::fixed("connectivity", Range::Steps(0, 8, 4)),
+    Param::fixed("max_cells", Range::Integer(1, i64::MAX)),
+    Param::fixed("robot_radius", Range::Float(0.0, f64::MAX)),
+    Param::fixed(
+        "neutral_cost",
+        Range::Integer(1, crate::lee::costmap::config::MAX_NEUTRAL_COST as i64),
+    ),
+    Param::fixed(
+        "cost_factor",
+        Range::Integer(0, crate::lee::costmap::config::MAX_COST_FACTOR as i64),
+    ),
+    Param::fixed("inflation_radius", Range::Float(0.0, f64::MAX)),
+    Param::fixed("cost_scaling_factor", Range::Float(0.0, f64::MAX)),
+    Param::fixed("bond_heartbeat_period", Range::Float(ABOVE_ZERO, 3600.0)),
+    Param::fixed("bond_timeout", Range::Float(ABOVE_ZERO, 3600.0)),
+];
 
 /// Parameters of the `lee_planner` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

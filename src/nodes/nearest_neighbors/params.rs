@@ -5,6 +5,16 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::BackendKind;
 use crate::error::{Error, Result};
+use crate::ros::live_params::{Param, Range};
+
+/// The parameters' ranges (every one read at start).
+pub const PARAMS: &[Param] = &[
+    Param::fixed("gpu_priority", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("k", Range::Integer(1, u32::MAX as i64)),
+    Param::fixed("max_points", Range::Integer(1, u32::MAX as i64)),
+    Param::fixed("max_queries", Range::Integer(1, u32::MAX as i64)),
+    Param::fixed("max_results", Range::Integer(0, i64::MAX)),
+];
 
 /// Parameters of the `nearest_neighbors` node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

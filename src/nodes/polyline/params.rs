@@ -5,6 +5,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::BackendKind;
 use crate::error::{Error, Result};
+use crate::ros::live_params::{Param, Range, ABOVE_ZERO};
+
+/// The parameters' ranges (every one read at start); `guides` is at most `max_guides` and
+/// `points_per_guide` at most `max_points_per_guide`.
+pub const PARAMS: &[Param] = &[
+    Param::fixed("gpu_priority", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("guides", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("points_per_guide", Range::Integer(2, u32::MAX as i64)),
+    Param::fixed("half_width", Range::Float(ABOVE_ZERO, f64::MAX)),
+    Param::fixed("max_angle", Range::Float(0.0, f64::MAX)),
+    Param::fixed("max_guides", Range::Integer(0, u32::MAX as i64)),
+    Param::fixed("max_points_per_guide", Range::Integer(2, u32::MAX as i64)),
+    Param::fixed("max_image_pixels", Range::Integer(1, i64::MAX)),
+    Param::fixed("pixel_size", Range::Float(0.0, f64::MAX)),
+    Param::fixed("origin_x", Range::Float(-f64::MAX, f64::MAX)),
+    Param::fixed("origin_y", Range::Float(-f64::MAX, f64::MAX)),
+];
 
 /// Parameters of the `polyline` node; the extraction defaults apply where a request leaves a
 /// field at 0 (or a negative angle / width).

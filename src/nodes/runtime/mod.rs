@@ -71,7 +71,7 @@ impl State {
 pub fn start(rt: &RosRuntime) -> Result<String> {
     let defaults =
         crate::ros::node_params::declared_defaults::<crate::nodes::runtime::RuntimeParams>(false);
-    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, &[])?;
+    let mut ctx = NodeContext::with_params(rt, NODE_NAME, defaults, params::PARAMS)?;
     let params: RuntimeParams = ctx.params()?;
     params.validate().map_err(|e| prefix(&ctx, e))?;
     let backend = Backend::select(params.backend)?;

@@ -5,6 +5,13 @@ use serde::{Deserialize, Serialize};
 
 use crate::compute::BackendKind;
 use crate::error::{Error, Result};
+use crate::ros::live_params::{Param, Range, ABOVE_ZERO};
+
+/// The parameters' ranges (every one read at start).
+pub const PARAMS: &[Param] = &[
+    Param::fixed("status_period_s", Range::Float(ABOVE_ZERO, 3600.0)),
+    Param::fixed("occupied_threshold", Range::Integer(1, 100)),
+];
 
 /// Parameters of the `gpu_planning` runtime node (process status and map summary).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
