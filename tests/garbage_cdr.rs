@@ -4,7 +4,7 @@
 //! prefix claims gigabytes).
 
 use gpu_planning::ros::msg::geometry_msgs::{PoseArray, PoseStamped};
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     BuildCellGraphRequest, ExtractPolylineRequest, FindRotationPathRequest, GetStatusRequest,
     KNearestRequest, QuadricArrangement, RadiusSearchRequest, ShortestPathRequest, WeightedGraph,
 };

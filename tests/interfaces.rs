@@ -8,7 +8,7 @@ use std::path::Path;
 use gpu_planning::ros::idl::{parse_msg, parse_srv, FieldDef};
 use gpu_planning::ros::msg::lifecycle_msgs as lc;
 use gpu_planning::ros::msg::{
-    builtin_interfaces as bi, geometry_msgs as gm, gpu_planning as ours, grid_map_msgs as gmm,
+    builtin_interfaces as bi, geometry_msgs as gm, gpu_planning_msgs as ours, grid_map_msgs as gmm,
     nav_msgs as nav, rosgraph_msgs as rg, sensor_msgs as sm, std_msgs as stdm, RosMessage,
     RosService,
 };
@@ -132,21 +132,21 @@ fn files(dir: &Path, ext: &str) -> Vec<std::path::PathBuf> {
 fn every_package_msg_file_matches_its_rust_type() {
     let root = gpu_planning::testing::repo();
     let rust = ours_msgs();
-    let found = files(&root.join("msg"), "msg");
+    let found = files(&root.join("gpu_planning_msgs/msg"), "msg");
     assert_eq!(
         found.len(),
         rust.len(),
-        "msg/ files and Rust types differ in number"
+        "gpu_planning_msgs/msg/ files and Rust types differ in number"
     );
     for path in found {
         let name = format!(
-            "gpu_planning/{}",
+            "gpu_planning_msgs/{}",
             path.file_stem().unwrap().to_str().unwrap()
         );
         let fields = rust
             .get(&name)
             .unwrap_or_else(|| panic!("no Rust type for {name}"));
-        let defs = parse_msg("gpu_planning", &read(&path)).unwrap();
+        let defs = parse_msg("gpu_planning_msgs", &read(&path)).unwrap();
         assert_eq!(as_pairs(&defs), from_rust(*fields), "{name}");
     }
 }
@@ -155,21 +155,21 @@ fn every_package_msg_file_matches_its_rust_type() {
 fn every_package_srv_file_matches_its_rust_types() {
     let root = gpu_planning::testing::repo();
     let rust = ours_srvs();
-    let found = files(&root.join("srv"), "srv");
+    let found = files(&root.join("gpu_planning_msgs/srv"), "srv");
     assert_eq!(
         found.len(),
         rust.len(),
-        "srv/ files and Rust types differ in number"
+        "gpu_planning_msgs/srv/ files and Rust types differ in number"
     );
     for path in found {
         let name = format!(
-            "gpu_planning/{}",
+            "gpu_planning_msgs/{}",
             path.file_stem().unwrap().to_str().unwrap()
         );
         let (req, resp) = rust
             .get(&name)
             .unwrap_or_else(|| panic!("no Rust type for {name}"));
-        let (dreq, dresp) = parse_srv("gpu_planning", &read(&path)).unwrap();
+        let (dreq, dresp) = parse_srv("gpu_planning_msgs", &read(&path)).unwrap();
         assert_eq!(as_pairs(&dreq), from_rust(*req), "{name} request");
         assert_eq!(as_pairs(&dresp), from_rust(*resp), "{name} response");
     }

@@ -3,7 +3,7 @@
 #![no_main]
 
 use gpu_planning::ros::msg::geometry_msgs::{PoseArray, PoseStamped};
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     BuildCellGraphRequest, ExtractPolylineRequest, FindRotationPathRequest, GetStatusRequest,
     KNearestRequest, QuadricArrangement, RadiusSearchRequest, ShortestPathRequest, WeightedGraph,
 };

@@ -17,7 +17,7 @@ use crate::cellgraph::Arrangement;
 use crate::compute::Backend;
 use crate::error::{Error, Result};
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseArray, Quaternion};
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     BuildCellGraphRequest, ExtractPolylineRequest, FindRotationPathRequest, KNearestRequest,
     QuadricArrangement, RadiusSearchRequest, ShortestPathRequest, WeightedGraph,
 };
@@ -136,7 +136,7 @@ fn lee_planner() -> Result<Scenario> {
 }
 
 fn apsp() -> Result<Scenario> {
-    use crate::ros::msg::gpu_planning::ShortestPath;
+    use crate::ros::msg::gpu_planning_msgs::ShortestPath;
     let mut b = Builder::new();
     let g = crate::apsp::synth::random_graph(300, 0.02, 1, 100, 20, 3);
     let crate::apsp::Weights::Int(w) = &g.weights else {
@@ -200,7 +200,7 @@ fn apsp() -> Result<Scenario> {
 }
 
 fn polyline() -> Result<Scenario> {
-    use crate::ros::msg::gpu_planning::ExtractPolyline;
+    use crate::ros::msg::gpu_planning_msgs::ExtractPolyline;
     let mut b = Builder::new();
     let gray = demo_image();
     let mut img = Image {
@@ -243,7 +243,7 @@ fn polyline() -> Result<Scenario> {
 }
 
 fn cell_graph() -> Result<Scenario> {
-    use crate::ros::msg::gpu_planning::{BuildCellGraph, FindRotationPath};
+    use crate::ros::msg::gpu_planning_msgs::{BuildCellGraph, FindRotationPath};
     let mut b = Builder::new();
     let samples = PoseArray {
         poses: shoemake(3000, 3)
@@ -302,7 +302,7 @@ fn cell_graph() -> Result<Scenario> {
 }
 
 fn nearest_neighbors() -> Result<Scenario> {
-    use crate::ros::msg::gpu_planning::{KNearest, RadiusSearch};
+    use crate::ros::msg::gpu_planning_msgs::{KNearest, RadiusSearch};
     let mut b = Builder::new();
     let mut rng = crate::rng::XorShift::new(21);
     let mut unit = move || (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
@@ -401,16 +401,19 @@ fn outputs(name: &str) -> Vec<(String, String)> {
             ("/lee_planner/distance_field", "nav_msgs/msg/OccupancyGrid"),
             ("/lee_planner/markers", MARKERS),
         ],
-        "apsp" => &[("/apsp/status", "gpu_planning/msg/ApspStatus")],
+        "apsp" => &[("/apsp/status", "gpu_planning_msgs/msg/ApspStatus")],
         "polyline" => &[
             ("/polyline/polyline", "nav_msgs/msg/Path"),
             ("/polyline/markers", MARKERS),
         ],
         "cell_graph" => &[
-            ("/cell_graph/cell_graph", "gpu_planning/msg/CellGraph"),
+            ("/cell_graph/cell_graph", "gpu_planning_msgs/msg/CellGraph"),
             ("/cell_graph/markers", MARKERS),
         ],
-        "nearest_neighbors" => &[("/nearest_neighbors/neighbors", "gpu_planning/msg/Neighbors")],
+        "nearest_neighbors" => &[(
+            "/nearest_neighbors/neighbors",
+            "gpu_planning_msgs/msg/Neighbors",
+        )],
         _ => &[],
     };
     pairs

@@ -33,8 +33,8 @@ pub const KNOWN_TOPICS: &[(&str, &str, bool)] = &[
         "visualization_msgs/msg/MarkerArray",
         true,
     ),
-    ("/apsp/graph", "gpu_planning/msg/WeightedGraph", true),
-    ("/apsp/status", "gpu_planning/msg/ApspStatus", true),
+    ("/apsp/graph", "gpu_planning_msgs/msg/WeightedGraph", true),
+    ("/apsp/status", "gpu_planning_msgs/msg/ApspStatus", true),
     ("/polyline/image", "sensor_msgs/msg/Image", false),
     ("/polyline/polyline", "nav_msgs/msg/Path", true),
     (
@@ -44,11 +44,15 @@ pub const KNOWN_TOPICS: &[(&str, &str, bool)] = &[
     ),
     (
         "/cell_graph/constraints",
-        "gpu_planning/msg/QuadricArrangement",
+        "gpu_planning_msgs/msg/QuadricArrangement",
         true,
     ),
     ("/cell_graph/samples", "geometry_msgs/msg/PoseArray", true),
-    ("/cell_graph/cell_graph", "gpu_planning/msg/CellGraph", true),
+    (
+        "/cell_graph/cell_graph",
+        "gpu_planning_msgs/msg/CellGraph",
+        true,
+    ),
     (
         "/cell_graph/markers",
         "visualization_msgs/msg/MarkerArray",
@@ -71,12 +75,12 @@ pub const KNOWN_TOPICS: &[(&str, &str, bool)] = &[
     ),
     (
         "/nearest_neighbors/neighbors",
-        "gpu_planning/msg/Neighbors",
+        "gpu_planning_msgs/msg/Neighbors",
         true,
     ),
     (
         "/gpu_planning/status",
-        "gpu_planning/msg/RuntimeStatus",
+        "gpu_planning_msgs/msg/RuntimeStatus",
         true,
     ),
 ];

@@ -68,24 +68,24 @@ const MESSAGES: &[(&str, &str)] = definitions! {
     "rcl_interfaces/FloatingPointRange" => "interfaces/rcl_interfaces/msg/FloatingPointRange.msg",
     "rcl_interfaces/IntegerRange" => "interfaces/rcl_interfaces/msg/IntegerRange.msg",
     "rcl_interfaces/ParameterDescriptor" => "interfaces/rcl_interfaces/msg/ParameterDescriptor.msg",
-    "gpu_planning/ApspStatus" => "msg/ApspStatus.msg",
-    "gpu_planning/CellGraph" => "msg/CellGraph.msg",
-    "gpu_planning/Neighbors" => "msg/Neighbors.msg",
-    "gpu_planning/QuadricArrangement" => "msg/QuadricArrangement.msg",
-    "gpu_planning/RuntimeStatus" => "msg/RuntimeStatus.msg",
-    "gpu_planning/WeightedGraph" => "msg/WeightedGraph.msg",
+    "gpu_planning_msgs/ApspStatus" => "gpu_planning_msgs/msg/ApspStatus.msg",
+    "gpu_planning_msgs/CellGraph" => "gpu_planning_msgs/msg/CellGraph.msg",
+    "gpu_planning_msgs/Neighbors" => "gpu_planning_msgs/msg/Neighbors.msg",
+    "gpu_planning_msgs/QuadricArrangement" => "gpu_planning_msgs/msg/QuadricArrangement.msg",
+    "gpu_planning_msgs/RuntimeStatus" => "gpu_planning_msgs/msg/RuntimeStatus.msg",
+    "gpu_planning_msgs/WeightedGraph" => "gpu_planning_msgs/msg/WeightedGraph.msg",
 };
 
 /// Service definitions by `pkg/Service`.
 const SERVICES: &[(&str, &str)] = definitions! {
     "nav_msgs/GetPlan" => "interfaces/nav_msgs/srv/GetPlan.srv",
-    "gpu_planning/BuildCellGraph" => "srv/BuildCellGraph.srv",
-    "gpu_planning/ExtractPolyline" => "srv/ExtractPolyline.srv",
-    "gpu_planning/FindRotationPath" => "srv/FindRotationPath.srv",
-    "gpu_planning/GetStatus" => "srv/GetStatus.srv",
-    "gpu_planning/KNearest" => "srv/KNearest.srv",
-    "gpu_planning/RadiusSearch" => "srv/RadiusSearch.srv",
-    "gpu_planning/ShortestPath" => "srv/ShortestPath.srv",
+    "gpu_planning_msgs/BuildCellGraph" => "gpu_planning_msgs/srv/BuildCellGraph.srv",
+    "gpu_planning_msgs/ExtractPolyline" => "gpu_planning_msgs/srv/ExtractPolyline.srv",
+    "gpu_planning_msgs/FindRotationPath" => "gpu_planning_msgs/srv/FindRotationPath.srv",
+    "gpu_planning_msgs/GetStatus" => "gpu_planning_msgs/srv/GetStatus.srv",
+    "gpu_planning_msgs/KNearest" => "gpu_planning_msgs/srv/KNearest.srv",
+    "gpu_planning_msgs/RadiusSearch" => "gpu_planning_msgs/srv/RadiusSearch.srv",
+    "gpu_planning_msgs/ShortestPath" => "gpu_planning_msgs/srv/ShortestPath.srv",
     "lifecycle_msgs/ChangeState" => "interfaces/lifecycle_msgs/srv/ChangeState.srv",
     "lifecycle_msgs/GetAvailableStates" => "interfaces/lifecycle_msgs/srv/GetAvailableStates.srv",
     "lifecycle_msgs/GetAvailableTransitions" => "interfaces/lifecycle_msgs/srv/GetAvailableTransitions.srv",
@@ -136,7 +136,7 @@ fn short_name(type_name: &str) -> Result<String> {
 
 /// The `ros2msg` schema of a topic type, as rosbag2 stores it: for a message
 /// (`nav_msgs/msg/Path`) its definition then every type it uses; for a service event
-/// (`gpu_planning/srv/KNearest_Event`) the `SRV:` form rosbag2 writes from Jazzy on (a
+/// (`gpu_planning_msgs/srv/KNearest_Event`) the `SRV:` form rosbag2 writes from Jazzy on (a
 /// separator, `SRV: pkg/srv/Name`, the `.srv` text, then the messages it uses; readers know
 /// the event's own layout).
 pub fn definition(type_name: &str) -> Result<String> {
@@ -364,28 +364,29 @@ mod tests {
 
     #[test]
     fn service_events_are_in_rosbag2s_srv_form() {
-        let d = definition("gpu_planning/srv/KNearest_Event").unwrap();
-        let srv = include_str!("../../srv/KNearest.srv");
+        let d = definition("gpu_planning_msgs/srv/KNearest_Event").unwrap();
+        let srv = include_str!("../../gpu_planning_msgs/srv/KNearest.srv");
         assert!(d.starts_with(&format!(
-            "{SEPARATOR}\nSRV: gpu_planning/srv/KNearest\n{srv}"
+            "{SEPARATOR}\nSRV: gpu_planning_msgs/srv/KNearest\n{srv}"
         )));
-        assert!(d.contains(&format!("{SEPARATOR}\nMSG: gpu_planning/Neighbors\n")));
+        assert!(d.contains(&format!("{SEPARATOR}\nMSG: gpu_planning_msgs/Neighbors\n")));
         assert!(
             !d.contains("ServiceEventInfo"),
             "rosbag2 leaves the event's info out"
         );
         // Readers turn it back into the event's plain form.
-        let plain = crate::ros::idl::service_event_as_msg("gpu_planning/srv/KNearest_Event", &d)
-            .unwrap()
-            .unwrap();
+        let plain =
+            crate::ros::idl::service_event_as_msg("gpu_planning_msgs/srv/KNearest_Event", &d)
+                .unwrap()
+                .unwrap();
         assert!(plain.starts_with(
-            "service_msgs/ServiceEventInfo info\ngpu_planning/KNearest_Request[<=1] request"
+            "service_msgs/ServiceEventInfo info\ngpu_planning_msgs/KNearest_Request[<=1] request"
         ));
         for s in [
             "MSG: service_msgs/ServiceEventInfo",
-            "MSG: gpu_planning/KNearest_Request",
-            "MSG: gpu_planning/KNearest_Response",
-            "MSG: gpu_planning/Neighbors",
+            "MSG: gpu_planning_msgs/KNearest_Request",
+            "MSG: gpu_planning_msgs/KNearest_Response",
+            "MSG: gpu_planning_msgs/Neighbors",
             "MSG: builtin_interfaces/Time",
         ] {
             assert_eq!(plain.matches(s).count(), 1, "{s} in\n{plain}");
@@ -459,7 +460,7 @@ mod tests {
         // Every service and action part of ours has one too.
         for dds in [
             "nav_msgs::srv::dds_::GetPlan_Request_",
-            "gpu_planning::srv::dds_::KNearest_Response_",
+            "gpu_planning_msgs::srv::dds_::KNearest_Response_",
             "lifecycle_msgs::srv::dds_::ChangeState_Request_",
             "nav2_msgs::action::dds_::ComputePathToPose_SendGoal_Request_",
             "nav2_msgs::action::dds_::ComputePathToPose_GetResult_Response_",

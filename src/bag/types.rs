@@ -16,7 +16,7 @@ use super::qos::TopicQos;
 use crate::error::{Error, Result};
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{PoseArray, PoseStamped};
-use crate::ros::msg::gpu_planning as gp;
+use crate::ros::msg::gpu_planning_msgs as gp;
 use crate::ros::msg::grid_map_msgs::GridMap;
 use crate::ros::msg::nav_msgs::{GetPlan, OccupancyGrid, Path};
 use crate::ros::msg::sensor_msgs::{Image, PointCloud2};

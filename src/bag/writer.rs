@@ -75,7 +75,7 @@ impl BagWriter {
     }
 
     /// Declares a topic of a type this package knows (`nav_msgs/msg/Path`,
-    /// `gpu_planning/srv/KNearest_Event`); its schema goes into the bag.
+    /// `gpu_planning_msgs/srv/KNearest_Event`); its schema goes into the bag.
     pub fn add_topic(&mut self, topic: &str, ty: &str, qos: TopicQos) -> Result<()> {
         if let Some(t) = self.topics.get(topic) {
             if t.ty != ty {

@@ -21,7 +21,7 @@ use crate::compute::BackendKind;
 use crate::error::{Error, Result};
 use crate::nodes::timings;
 use crate::ros::msg::geometry_msgs::Point;
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     ApspStatus, BuildCellGraph, BuildCellGraphRequest, ExtractPolyline, ExtractPolylineRequest,
     KNearest, KNearestRequest, QuadricArrangement, ShortestPath, ShortestPathRequest,
     WeightedGraph,

@@ -15,7 +15,7 @@ use crate::compute::{Backend, BackendKind};
 use crate::error::{Error, Result};
 use crate::polyline::{Gray, Problem};
 use crate::ros::msg::geometry_msgs::Point;
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     ApspStatus, BuildCellGraphResponse, CellGraph, ExtractPolylineRequest, ExtractPolylineResponse,
     FindRotationPathResponse, KNearestResponse, Neighbors, ShortestPathRequest,
     ShortestPathResponse,
@@ -300,7 +300,7 @@ fn cell_graph(r: &Report) -> Result<Vec<String>> {
         ));
     }
     let builds = calls::<
-        crate::ros::msg::gpu_planning::BuildCellGraphRequest,
+        crate::ros::msg::gpu_planning_msgs::BuildCellGraphRequest,
         BuildCellGraphResponse,
     >(r, "/cell_graph/build")?;
     lines.push(format!(
@@ -308,7 +308,7 @@ fn cell_graph(r: &Report) -> Result<Vec<String>> {
         builds.len()
     ));
     for (_, p, ms) in calls::<
-        crate::ros::msg::gpu_planning::FindRotationPathRequest,
+        crate::ros::msg::gpu_planning_msgs::FindRotationPathRequest,
         FindRotationPathResponse,
     >(r, "/cell_graph/find_path")?
     {
@@ -330,7 +330,7 @@ fn nearest(r: &Report) -> Result<Vec<String>> {
             n.k
         ));
     }
-    for (q, p, ms) in calls::<crate::ros::msg::gpu_planning::KNearestRequest, KNearestResponse>(
+    for (q, p, ms) in calls::<crate::ros::msg::gpu_planning_msgs::KNearestRequest, KNearestResponse>(
         r,
         "/nearest_neighbors/knn",
     )? {

@@ -186,7 +186,7 @@ macro_rules! reply_with_error_field {
     )*};
 }
 
-use crate::ros::msg::gpu_planning as gp;
+use crate::ros::msg::gpu_planning_msgs as gp;
 reply_with_error_field!(
     gp::BuildCellGraphResponse,
     gp::FindRotationPathResponse,

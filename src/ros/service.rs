@@ -390,7 +390,7 @@ struct BasicReplyHeader {
 mod tests {
     use super::*;
     use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped};
-    use crate::ros::msg::gpu_planning::{GetStatusRequest, KNearestRequest};
+    use crate::ros::msg::gpu_planning_msgs::{GetStatusRequest, KNearestRequest};
     use crate::ros::msg::nav_msgs::{GetPlanRequest, GetPlanResponse};
     use crate::ros::msg::std_msgs::Header;
     use ros2_client::Gid;

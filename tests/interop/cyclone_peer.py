@@ -80,7 +80,7 @@ class OccupancyGrid(IdlStruct, typename="nav_msgs::msg::dds_::OccupancyGrid_"):
 
 
 @dataclass
-class RuntimeStatus(IdlStruct, typename="gpu_planning::msg::dds_::RuntimeStatus_"):
+class RuntimeStatus(IdlStruct, typename="gpu_planning_msgs::msg::dds_::RuntimeStatus_"):
     header: Header
     backend: str
     device: str
@@ -103,7 +103,7 @@ class RuntimeStatus(IdlStruct, typename="gpu_planning::msg::dds_::RuntimeStatus_
 # rmw_cyclonedds prefixes requests and replies with the client's GUID half and a sequence
 # number; ros2-client's ServiceMapping::Cyclone reads and echoes the same 16 bytes.
 @dataclass
-class GetStatusRequest(IdlStruct, typename="gpu_planning::srv::dds_::GetStatus_Request_"):
+class GetStatusRequest(IdlStruct, typename="gpu_planning_msgs::srv::dds_::GetStatus_Request_"):
     client_guid: t.uint64
     sequence_high: t.int32
     sequence_low: t.uint32
@@ -111,7 +111,7 @@ class GetStatusRequest(IdlStruct, typename="gpu_planning::srv::dds_::GetStatus_R
 
 
 @dataclass
-class GetStatusReply(IdlStruct, typename="gpu_planning::srv::dds_::GetStatus_Response_"):
+class GetStatusReply(IdlStruct, typename="gpu_planning_msgs::srv::dds_::GetStatus_Response_"):
     client_guid: t.uint64
     sequence_high: t.int32
     sequence_low: t.uint32

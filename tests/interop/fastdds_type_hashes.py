@@ -72,7 +72,7 @@ def services_and_actions(ts):
     as_uint8 = lambda d: (d[0], ((Nodetype.BASE, ("uint8", 0)), d[1][1]))  # noqa: E731
     ts.fielddefs["service_msgs/msg/ServiceEventInfo"] = (consts, [
         (n, as_uint8(d) if n == "client_gid" else d) for n, d in fields])
-    dirs = [("gpu_planning", os.path.join(REPO, "srv"))]
+    dirs = [("gpu_planning_msgs", os.path.join(REPO, "gpu_planning_msgs", "srv"))]
     root = os.path.join(REPO, "interfaces")
     dirs += [(pkg, os.path.join(root, pkg, "srv")) for pkg in sorted(os.listdir(root))]
     for pkg, d in dirs:

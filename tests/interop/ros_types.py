@@ -15,10 +15,10 @@ def typestore():
     planner actions."""
     ts = get_typestore(Stores.ROS2_JAZZY)
     types = {}
-    for name in sorted(os.listdir(os.path.join(REPO, "msg"))):
-        text = open(os.path.join(REPO, "msg", name)).read()
-        types.update(get_types_from_msg(text, f"gpu_planning/msg/{name[:-4]}"))
-    srv_dirs = [("gpu_planning", os.path.join(REPO, "srv"))]
+    for name in sorted(os.listdir(os.path.join(REPO, "gpu_planning_msgs", "msg"))):
+        text = open(os.path.join(REPO, "gpu_planning_msgs", "msg", name)).read()
+        types.update(get_types_from_msg(text, f"gpu_planning_msgs/msg/{name[:-4]}"))
+    srv_dirs = [("gpu_planning_msgs", os.path.join(REPO, "gpu_planning_msgs", "srv"))]
     for pkg in sorted(os.listdir(os.path.join(REPO, "interfaces"))):
         d = os.path.join(REPO, "interfaces", pkg, "srv")
         if os.path.isdir(d):

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use gpu_planning::apsp::synth::random_graph;
 use gpu_planning::apsp::{Config, Weights};
 use gpu_planning::compute::Backend;
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
 };
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};

@@ -7,7 +7,7 @@
 use std::time::{Duration, Instant};
 
 use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseArray, PoseStamped, Quaternion};
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     ApspStatus, BuildCellGraph, BuildCellGraphRequest, ExtractPolyline, ExtractPolylineRequest,
     FindRotationPath, FindRotationPathRequest, KNearest, KNearestRequest, QuadricArrangement,
     RadiusSearch, RadiusSearchRequest, ShortestPath, ShortestPathRequest, WeightedGraph,

@@ -93,7 +93,7 @@ fn record_writes_what_a_replay_makes() {
     let got = Bag::open(&out).unwrap();
     assert_eq!(
         got.topics["/apsp/graph"].ty,
-        "gpu_planning/msg/WeightedGraph"
+        "gpu_planning_msgs/msg/WeightedGraph"
     );
     let graphs = |b: &Bag| {
         b.on("/apsp/graph")
@@ -103,7 +103,7 @@ fn record_writes_what_a_replay_makes() {
     assert_eq!(graphs(&got), graphs(&bag));
     let status = |b: &Bag| {
         b.on("/apsp/status")
-            .map(|m| types::to_json("gpu_planning/msg/ApspStatus", "status", &m.data).unwrap())
+            .map(|m| types::to_json("gpu_planning_msgs/msg/ApspStatus", "status", &m.data).unwrap())
             .collect::<Vec<_>>()
     };
     let (want, have) = (status(&bag), status(&got));

@@ -10,7 +10,7 @@ use gpu_planning::cellgraph::samples::shoemake;
 use gpu_planning::cellgraph::{build, Algorithm, Arrangement, Config};
 use gpu_planning::compute::Backend;
 use gpu_planning::ros::msg::geometry_msgs::Quaternion;
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     BuildCellGraph, BuildCellGraphRequest, BuildCellGraphResponse, CellGraph, FindRotationPath,
     FindRotationPathRequest, FindRotationPathResponse, QuadricArrangement,
 };

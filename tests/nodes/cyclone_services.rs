@@ -22,7 +22,7 @@ use gpu_planning::kdtree::{Metric, Points};
 use gpu_planning::lee::{Connectivity, Grid, Planner};
 use gpu_planning::polyline::{Gradient, Gray, Problem};
 use gpu_planning::ros::msg::action_msgs::{GetResultResponse, GoalState, SendGoalResponse};
-use gpu_planning::ros::msg::gpu_planning as gp;
+use gpu_planning::ros::msg::gpu_planning_msgs as gp;
 use gpu_planning::ros::msg::lifecycle_msgs as lc;
 use gpu_planning::ros::msg::nav2_msgs::jazzy;
 use gpu_planning::ros::msg::nav_msgs::GetPlanResponse;
@@ -182,7 +182,7 @@ pub(crate) fn calls_every_service_of_every_node(
         "timeout_s": 60,
         "publish": [
             {"topic": "/map", "type": "nav_msgs/msg/OccupancyGrid", "qos": "latched", "value": map},
-            {"topic": "/apsp/graph", "type": "gpu_planning/msg/WeightedGraph", "qos": "latched",
+            {"topic": "/apsp/graph", "type": "gpu_planning_msgs/msg/WeightedGraph", "qos": "latched",
              "value": graph},
             {"topic": "/polyline/image", "type": "sensor_msgs/msg/Image", "qos": "sensor",
              "value": image},
@@ -192,23 +192,23 @@ pub(crate) fn calls_every_service_of_every_node(
         "calls": [
             {"service": "/lee_planner/get_plan", "type": "nav_msgs/srv/GetPlan",
              "request": {"start": pose(1.3, 2.1), "goal": pose(5.4, 2.2)}, "until": "plan.poses"},
-            {"service": "/apsp/shortest_path", "type": "gpu_planning/srv/ShortestPath",
+            {"service": "/apsp/shortest_path", "type": "gpu_planning_msgs/srv/ShortestPath",
              "request": {"sources": sources, "targets": targets}, "until": "success"},
-            {"service": "/polyline/extract", "type": "gpu_planning/srv/ExtractPolyline",
+            {"service": "/polyline/extract", "type": "gpu_planning_msgs/srv/ExtractPolyline",
              "request": {"a": {"x": 6.0, "y": 1.0}, "b": {"x": 33.0, "y": 28.0}, "guides": 5,
                          "points_per_guide": 17, "half_width": 6.0, "max_angle": 0.6},
              "until": "success"},
-            {"service": "/cell_graph/build", "type": "gpu_planning/srv/BuildCellGraph",
+            {"service": "/cell_graph/build", "type": "gpu_planning_msgs/srv/BuildCellGraph",
              "request": {"constraints": {"count": arr.len(),
                  "coefficients": arr.coefficients.iter().flatten().collect::<Vec<_>>()},
                  "samples": samples.iter().map(quat).collect::<Vec<_>>(), "algorithm": "tree"}},
-            {"service": "/cell_graph/find_path", "type": "gpu_planning/srv/FindRotationPath",
+            {"service": "/cell_graph/find_path", "type": "gpu_planning_msgs/srv/FindRotationPath",
              "request": {"start": quat(&samples[3]), "goal": quat(&samples[500])}},
-            {"service": "/nearest_neighbors/knn", "type": "gpu_planning/srv/KNearest",
+            {"service": "/nearest_neighbors/knn", "type": "gpu_planning_msgs/srv/KNearest",
              "request": {"dimensions": 3, "points": queries, "k": 4}, "until": "success"},
-            {"service": "/nearest_neighbors/radius", "type": "gpu_planning/srv/RadiusSearch",
+            {"service": "/nearest_neighbors/radius", "type": "gpu_planning_msgs/srv/RadiusSearch",
              "request": {"dimensions": 3, "points": queries, "radius": 1.2}, "until": "success"},
-            {"service": "/gpu_planning/get_status", "type": "gpu_planning/srv/GetStatus",
+            {"service": "/gpu_planning/get_status", "type": "gpu_planning_msgs/srv/GetStatus",
              "request": {"refresh_memory": true}},
             {"service": "/lee_planner/get_state", "type": "lifecycle_msgs/srv/GetState",
              "request": {}},

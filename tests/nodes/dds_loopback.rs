@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use gpu_planning::nodes::map_summary::fnv1a64;
-use gpu_planning::ros::msg::gpu_planning::{GetStatus, GetStatusRequest, RuntimeStatus};
+use gpu_planning::ros::msg::gpu_planning_msgs::{GetStatus, GetStatusRequest, RuntimeStatus};
 use gpu_planning::ros::msg::nav_msgs::OccupancyGrid;
 use gpu_planning::ros::msg::std_msgs::Header;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};

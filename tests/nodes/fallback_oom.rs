@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use futures::StreamExt;
 use gpu_planning::compute::testing::cuda_or_skip;
 use gpu_planning::ros::msg::geometry_msgs::Point;
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     ApspStatus, BuildCellGraph, BuildCellGraphRequest, ExtractPolyline, ExtractPolylineRequest,
     KNearest, KNearestRequest, QuadricArrangement, WeightedGraph,
 };

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use futures::StreamExt;
 use gpu_planning::ros::msg::geometry_msgs::{Pose, PoseArray, Quaternion};
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     ApspStatus, CellGraph, ExtractPolyline, ExtractPolylineRequest, KNearest, KNearestRequest,
     Neighbors, QuadricArrangement, RuntimeStatus, WeightedGraph,
 };

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use futures::StreamExt;
 use gpu_planning::compute::Backend;
 use gpu_planning::lee::{Config, Connectivity, Grid, Planner};
-use gpu_planning::ros::msg::gpu_planning::{KNearestRequest, KNearestResponse};
+use gpu_planning::ros::msg::gpu_planning_msgs::{KNearestRequest, KNearestResponse};
 use gpu_planning::ros::msg::nav_msgs::{GetPlanRequest, GetPlanResponse, OccupancyGrid};
 use gpu_planning::ros::msg::sensor_msgs::PointCloud2;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
@@ -250,7 +250,7 @@ fn fast_dds_large_messages_cross_both_ways() {
     while answer.is_none() && Instant::now() < deadline {
         if let Some(r) = peer.call(
             "/nearest_neighbors/knn",
-            "gpu_planning/srv/KNearest",
+            "gpu_planning_msgs/srv/KNearest",
             &request,
             20000,
         ) {

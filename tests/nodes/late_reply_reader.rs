@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use gpu_planning::ros::msg::gpu_planning::{GetStatusRequest, GetStatusResponse};
+use gpu_planning::ros::msg::gpu_planning_msgs::{GetStatusRequest, GetStatusResponse};
 use gpu_planning::ros::{qos, ParamsFile, RosArgs, RosRuntime};
 use ros2_client::dds::rustdds::{
     CDRDeserializerAdapter, CDRSerializerAdapter, DomainParticipant, QosPolicies, RTPSEntity,
@@ -124,7 +124,7 @@ fn a_reply_reaches_a_client_whose_reader_the_server_matched_after_its_request() 
         &client,
         &server,
         "/gpu_planning/get_status",
-        "gpu_planning::srv::dds_::GetStatus",
+        "gpu_planning_msgs::srv::dds_::GetStatus",
         GetStatusRequest {
             refresh_memory: false,
         },

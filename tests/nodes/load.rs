@@ -16,7 +16,7 @@ use gpu_planning::kdtree::{Metric, Points};
 use gpu_planning::lee::{Config, Connectivity, Grid, Planner};
 use gpu_planning::rng::XorShift;
 use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
-use gpu_planning::ros::msg::gpu_planning::{KNearest, KNearestRequest, KNearestResponse};
+use gpu_planning::ros::msg::gpu_planning_msgs::{KNearest, KNearestRequest, KNearestResponse};
 use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, GetPlanResponse, OccupancyGrid};
 use gpu_planning::ros::msg::sensor_msgs::PointCloud2;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};

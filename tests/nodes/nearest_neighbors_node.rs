@@ -8,7 +8,7 @@ use futures::StreamExt;
 use gpu_planning::kdtree::cpu::{knn, radius};
 use gpu_planning::kdtree::{build, Metric, Points};
 use gpu_planning::ros::msg::geometry_msgs::{Pose, PoseArray, Quaternion};
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     KNearest, KNearestRequest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchRequest,
     RadiusSearchResponse,
 };

@@ -9,7 +9,7 @@ use futures::StreamExt;
 use gpu_planning::polyline::cpu::solve;
 use gpu_planning::polyline::{Gradient, Gray, Problem};
 use gpu_planning::ros::msg::geometry_msgs::Point;
-use gpu_planning::ros::msg::gpu_planning::{
+use gpu_planning::ros::msg::gpu_planning_msgs::{
     ExtractPolyline, ExtractPolylineRequest, ExtractPolylineResponse,
 };
 use gpu_planning::ros::msg::nav_msgs::Path;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use gpu_planning::ros::msg::builtin_interfaces::Time;
 use gpu_planning::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
-use gpu_planning::ros::msg::gpu_planning::{GetStatus, GetStatusRequest};
+use gpu_planning::ros::msg::gpu_planning_msgs::{GetStatus, GetStatusRequest};
 use gpu_planning::ros::msg::nav_msgs::{GetPlan, GetPlanRequest, OccupancyGrid};
 use gpu_planning::ros::msg::rosgraph_msgs::Clock;
 use gpu_planning::ros::msg::std_msgs::Header;

@@ -1,6 +1,6 @@
 //! Node `apsp`: all-pairs shortest paths of the latest graph.
 //!
-//! In: `~/graph` (gpu_planning/msg/WeightedGraph, reliable + transient local); each graph is
+//! In: `~/graph` (gpu_planning_msgs/msg/WeightedGraph, reliable + transient local); each graph is
 //! solved once, whole, and replaces the previous one only when that succeeds. Service
 //! `~/shortest_path` (ShortestPath: pairs -> distances, reachable flags, paths, or an error).
 //! Out: `~/status` (ApspStatus) after every graph, also when it was refused.
@@ -20,7 +20,7 @@ use crate::compute::{warmup, Backend};
 use crate::error::{Error, Result};
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     ApspStatus, ShortestPath, ShortestPathRequest, ShortestPathResponse, WeightedGraph,
 };
 use crate::ros::work::NodeWork;

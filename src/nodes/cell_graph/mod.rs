@@ -32,7 +32,7 @@ use crate::nodes::markers;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
 use crate::ros::msg::geometry_msgs::{PoseArray, Quaternion};
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     BuildCellGraph, BuildCellGraphRequest, BuildCellGraphResponse, CellGraph, FindRotationPath,
     FindRotationPathRequest, FindRotationPathResponse, QuadricArrangement,
 };

@@ -29,7 +29,7 @@ use crate::nodes::cloud_convert::xyz_from_cloud;
 use crate::nodes::serve::serve;
 use crate::nodes::subscribe::messages;
 use crate::ros::msg::geometry_msgs::PoseArray;
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     KNearest, KNearestRequest, KNearestResponse, Neighbors, RadiusSearch, RadiusSearchRequest,
     RadiusSearchResponse,
 };

@@ -25,7 +25,7 @@ use crate::nodes::subscribe::messages;
 use crate::polyline::{Extractor, Gradient, Polyline, Problem};
 use crate::ros::msg::builtin_interfaces::Time;
 use crate::ros::msg::geometry_msgs::{Point, Pose, PoseStamped, Quaternion};
-use crate::ros::msg::gpu_planning::{
+use crate::ros::msg::gpu_planning_msgs::{
     ExtractPolyline, ExtractPolylineRequest, ExtractPolylineResponse,
 };
 use crate::ros::msg::nav_msgs::Path;

@@ -18,7 +18,7 @@ use crate::compute::Backend;
 use crate::error::{Error, Result};
 use crate::nodes::map_summary;
 use crate::nodes::subscribe::messages;
-use crate::ros::msg::gpu_planning::{GetStatus, GetStatusResponse, RuntimeStatus};
+use crate::ros::msg::gpu_planning_msgs::{GetStatus, GetStatusResponse, RuntimeStatus};
 use crate::ros::msg::nav_msgs::OccupancyGrid;
 use crate::ros::msg::std_msgs::Header;
 use crate::ros::Clock;

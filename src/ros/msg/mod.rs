@@ -10,7 +10,7 @@ pub mod bond;
 pub mod builtin_interfaces;
 pub mod bulk;
 pub mod geometry_msgs;
-pub mod gpu_planning;
+pub mod gpu_planning_msgs;
 pub mod grid_map_msgs;
 pub mod lifecycle_msgs;
 pub mod nav2_msgs;

@@ -11,8 +11,8 @@
 #include <thread>
 #include <vector>
 
-#include "gpu_planning/msg/cell_graph.hpp"
-#include "gpu_planning/srv/k_nearest.hpp"
+#include "gpu_planning_msgs/msg/cell_graph.hpp"
+#include "gpu_planning_msgs/srv/k_nearest.hpp"
 #include "rclcpp/rclcpp.hpp"
 
 using namespace std::chrono_literals;
@@ -28,12 +28,12 @@ int main(int argc, char ** argv)
   auto node = rclcpp::Node::make_shared("rclcpp_client");
   int status = 0;
 
-  auto knn = node->create_client<gpu_planning::srv::KNearest>("/nearest_neighbors/knn");
+  auto knn = node->create_client<gpu_planning_msgs::srv::KNearest>("/nearest_neighbors/knn");
   if (!knn->wait_for_service(20s)) {
     std::fprintf(stderr, "no /nearest_neighbors/knn within 20 s\n");
     return 1;
   }
-  auto req = std::make_shared<gpu_planning::srv::KNearest::Request>();
+  auto req = std::make_shared<gpu_planning_msgs::srv::KNearest::Request>();
   req->dimensions = 3;
   req->k = static_cast<uint32_t>(std::atoi(args[1].c_str()));
   for (size_t i = 2; i < args.size(); ++i) {
@@ -63,8 +63,8 @@ int main(int argc, char ** argv)
   // The graph the node holds, latched as map_server's map is.
   bool got = false;
   auto qos = rclcpp::QoS(1).reliable().transient_local();
-  auto sub = node->create_subscription<gpu_planning::msg::CellGraph>(
-    "/cell_graph/cell_graph", qos, [&got](const gpu_planning::msg::CellGraph & g) {
+  auto sub = node->create_subscription<gpu_planning_msgs::msg::CellGraph>(
+    "/cell_graph/cell_graph", qos, [&got](const gpu_planning_msgs::msg::CellGraph & g) {
       std::printf(
         "cell_graph: %zu cells, %zu edges (constraints %u)\n", g.sample_counts.size(),
         g.edge_from.size(), g.constraint_count);

@@ -4,7 +4,7 @@ use super::geometry_msgs::{Point, Pose, Quaternion};
 use super::std_msgs::Header;
 
 ros_message! {
-    "gpu_planning" / "RuntimeStatus"
+    "gpu_planning_msgs" / "RuntimeStatus"
     pub struct RuntimeStatus {
         pub header: Header,
         pub backend: String,
@@ -27,7 +27,7 @@ ros_message! {
 }
 
 ros_message! {
-    "gpu_planning" / "QuadricArrangement"
+    "gpu_planning_msgs" / "QuadricArrangement"
     pub struct QuadricArrangement {
         pub header: Header,
         pub count: u32,
@@ -36,7 +36,7 @@ ros_message! {
 }
 
 ros_message! {
-    "gpu_planning" / "CellGraph"
+    "gpu_planning_msgs" / "CellGraph"
     pub struct CellGraph {
         pub header: Header,
         pub constraint_count: u32,
@@ -54,7 +54,7 @@ ros_message! {
 }
 
 ros_message! {
-    "gpu_planning" / "Neighbors"
+    "gpu_planning_msgs" / "Neighbors"
     pub struct Neighbors {
         pub header: Header,
         pub k: u32,
@@ -67,7 +67,7 @@ ros_message! {
 }
 
 ros_message! {
-    "gpu_planning" / "ApspStatus"
+    "gpu_planning_msgs" / "ApspStatus"
     pub struct ApspStatus {
         pub header: Header,
         pub vertex_count: u32,
@@ -83,7 +83,7 @@ ros_message! {
 }
 
 ros_message! {
-    "gpu_planning" / "WeightedGraph"
+    "gpu_planning_msgs" / "WeightedGraph"
     pub struct WeightedGraph {
         pub header: Header,
         pub vertex_count: u32,
@@ -97,17 +97,17 @@ ros_message! {
 }
 
 ros_message! {
-    "gpu_planning" / "GetStatus_Request"
+    "gpu_planning_msgs" / "GetStatus_Request"
     pub struct GetStatusRequest { pub refresh_memory: bool }
 }
 ros_message! {
-    "gpu_planning" / "GetStatus_Response"
+    "gpu_planning_msgs" / "GetStatus_Response"
     pub struct GetStatusResponse { pub status: RuntimeStatus }
 }
-ros_service! { "gpu_planning" / "GetStatus" pub struct GetStatus(GetStatusRequest, GetStatusResponse); }
+ros_service! { "gpu_planning_msgs" / "GetStatus" pub struct GetStatus(GetStatusRequest, GetStatusResponse); }
 
 ros_message! {
-    "gpu_planning" / "BuildCellGraph_Request"
+    "gpu_planning_msgs" / "BuildCellGraph_Request"
     pub struct BuildCellGraphRequest {
         pub constraints: QuadricArrangement,
         pub samples: Vec<Quaternion>,
@@ -117,20 +117,20 @@ ros_message! {
     }
 }
 ros_message! {
-    "gpu_planning" / "BuildCellGraph_Response"
+    "gpu_planning_msgs" / "BuildCellGraph_Response"
     pub struct BuildCellGraphResponse { pub success: bool, pub error: String, pub graph: CellGraph }
 }
 ros_service! {
-    "gpu_planning" / "BuildCellGraph"
+    "gpu_planning_msgs" / "BuildCellGraph"
     pub struct BuildCellGraph(BuildCellGraphRequest, BuildCellGraphResponse);
 }
 
 ros_message! {
-    "gpu_planning" / "FindRotationPath_Request"
+    "gpu_planning_msgs" / "FindRotationPath_Request"
     pub struct FindRotationPathRequest { pub start: Quaternion, pub goal: Quaternion }
 }
 ros_message! {
-    "gpu_planning" / "FindRotationPath_Response"
+    "gpu_planning_msgs" / "FindRotationPath_Response"
     pub struct FindRotationPathResponse {
         pub success: bool,
         pub error: String,
@@ -140,12 +140,12 @@ ros_message! {
     }
 }
 ros_service! {
-    "gpu_planning" / "FindRotationPath"
+    "gpu_planning_msgs" / "FindRotationPath"
     pub struct FindRotationPath(FindRotationPathRequest, FindRotationPathResponse);
 }
 
 ros_message! {
-    "gpu_planning" / "KNearest_Request"
+    "gpu_planning_msgs" / "KNearest_Request"
     pub struct KNearestRequest {
         pub dimensions: u32,
         #[serde(with = "super::bulk")] pub points: Vec<f32>,
@@ -153,13 +153,13 @@ ros_message! {
     }
 }
 ros_message! {
-    "gpu_planning" / "KNearest_Response"
+    "gpu_planning_msgs" / "KNearest_Response"
     pub struct KNearestResponse { pub success: bool, pub error: String, pub neighbors: Neighbors }
 }
-ros_service! { "gpu_planning" / "KNearest" pub struct KNearest(KNearestRequest, KNearestResponse); }
+ros_service! { "gpu_planning_msgs" / "KNearest" pub struct KNearest(KNearestRequest, KNearestResponse); }
 
 ros_message! {
-    "gpu_planning" / "RadiusSearch_Request"
+    "gpu_planning_msgs" / "RadiusSearch_Request"
     pub struct RadiusSearchRequest {
         pub dimensions: u32,
         #[serde(with = "super::bulk")] pub points: Vec<f32>,
@@ -168,23 +168,23 @@ ros_message! {
     }
 }
 ros_message! {
-    "gpu_planning" / "RadiusSearch_Response"
+    "gpu_planning_msgs" / "RadiusSearch_Response"
     pub struct RadiusSearchResponse { pub success: bool, pub error: String, pub neighbors: Neighbors }
 }
 ros_service! {
-    "gpu_planning" / "RadiusSearch"
+    "gpu_planning_msgs" / "RadiusSearch"
     pub struct RadiusSearch(RadiusSearchRequest, RadiusSearchResponse);
 }
 
 ros_message! {
-    "gpu_planning" / "ShortestPath_Request"
+    "gpu_planning_msgs" / "ShortestPath_Request"
     pub struct ShortestPathRequest {
         #[serde(with = "super::bulk")] pub sources: Vec<u32>,
         #[serde(with = "super::bulk")] pub targets: Vec<u32>,
     }
 }
 ros_message! {
-    "gpu_planning" / "ShortestPath_Response"
+    "gpu_planning_msgs" / "ShortestPath_Response"
     pub struct ShortestPathResponse {
         pub success: bool,
         pub error: String,
@@ -195,12 +195,12 @@ ros_message! {
     }
 }
 ros_service! {
-    "gpu_planning" / "ShortestPath"
+    "gpu_planning_msgs" / "ShortestPath"
     pub struct ShortestPath(ShortestPathRequest, ShortestPathResponse);
 }
 
 ros_message! {
-    "gpu_planning" / "ExtractPolyline_Request"
+    "gpu_planning_msgs" / "ExtractPolyline_Request"
     pub struct ExtractPolylineRequest {
         pub a: Point,
         pub b: Point,
@@ -211,7 +211,7 @@ ros_message! {
     }
 }
 ros_message! {
-    "gpu_planning" / "ExtractPolyline_Response"
+    "gpu_planning_msgs" / "ExtractPolyline_Response"
     pub struct ExtractPolylineResponse {
         pub success: bool,
         pub error: String,
@@ -221,6 +221,6 @@ ros_message! {
     }
 }
 ros_service! {
-    "gpu_planning" / "ExtractPolyline"
+    "gpu_planning_msgs" / "ExtractPolyline"
     pub struct ExtractPolyline(ExtractPolylineRequest, ExtractPolylineResponse);
 }
