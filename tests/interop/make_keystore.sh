@@ -6,6 +6,9 @@
 # governance.p7s and permissions.p7s. Permissions allow every topic (sros2's default policy
 # for an enclave it knows nothing about), unless the enclave names options:
 #   ENCLAVE:expired      an identity certificate valid only in 2020.
+# The governance protects discovery and liveliness by ENCRYPT, every topic's metadata and data
+# by ENCRYPT (or $METADATA_PROTECTION and $DATA_PROTECTION where set) and RTPS messages by SIGN
+# (or $RTPS_PROTECTION where set); each NONE, SIGN or ENCRYPT.
 # (`gpu_planning security` makes keystores too; this script is the independent one.)
 #
 # Usage: make_keystore.sh KEYSTORE ENCLAVE[:expired]...   (e.g. /gpu_planning /old:expired)
@@ -48,6 +51,10 @@ cat > "$ks/enclaves/governance.xml" <<'XML'
   </domain_access_rules>
 </dds>
 XML
+sed -i -e "s#<rtps_protection_kind>SIGN<#<rtps_protection_kind>${RTPS_PROTECTION:-SIGN}<#" \
+  -e "s#<data_protection_kind>ENCRYPT<#<data_protection_kind>${DATA_PROTECTION:-ENCRYPT}<#" \
+  -e "s#<metadata_protection_kind>ENCRYPT<#<metadata_protection_kind>${METADATA_PROTECTION:-ENCRYPT}<#" \
+  "$ks/enclaves/governance.xml"
 sign() {  # sign IN OUT
   openssl smime -sign -text -in "$1" -out "$2" -signer "$ca_cert" -inkey "$ca_key" -md sha256
 }

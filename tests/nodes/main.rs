@@ -30,6 +30,8 @@ mod open_files;
 mod polyline_node;
 #[cfg(feature = "security")]
 mod security;
+#[cfg(feature = "security")]
+mod security_capture;
 mod service_mappings;
 mod sim_time;
 mod spoofed_fragments;

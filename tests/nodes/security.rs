@@ -27,13 +27,13 @@ use crate::nav2_planner::{centre, expected, map, positions};
 /// secured test hang where it passes in seconds alone (a handshake forgotten after its resends,
 /// in the vendored RustDDS: its PATCHED.md), and a hang otherwise lasts until CI's own bound
 /// with nothing said. The secured nodes processes it started end by their own `--duration-s`.
-struct Watchdog {
+pub(crate) struct Watchdog {
     /// Dropped with the watchdog at the test's end: the channel disconnects, the thread ends.
     _done: std::sync::mpsc::Sender<()>,
 }
 
 impl Watchdog {
-    fn arm(test: &'static str, limit: Duration) -> Watchdog {
+    pub(crate) fn arm(test: &'static str, limit: Duration) -> Watchdog {
         let (done, wait) = std::sync::mpsc::channel::<()>();
         std::thread::spawn(move || {
             if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = wait.recv_timeout(limit) {
@@ -61,12 +61,21 @@ impl Watchdog {
 static NODES_LOGS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
 
 /// A keystore made for one test, removed after it.
-struct Keystore(PathBuf);
+pub(crate) struct Keystore(PathBuf);
 
 impl Keystore {
     /// A fresh keystore with `enclaves` (make_keystore.sh's `ENCLAVE[:OPTION]` specs), or why
     /// one cannot be made here.
     fn make(enclaves: &[&str]) -> Result<Keystore, String> {
+        Keystore::make_governed(enclaves, &[])
+    }
+
+    /// As [`Keystore::make`] with the governance's protection kinds `protection` sets
+    /// (make_keystore.sh's `RTPS_PROTECTION`, `METADATA_PROTECTION`, `DATA_PROTECTION`).
+    pub(crate) fn make_governed(
+        enclaves: &[&str],
+        protection: &[(&str, &str)],
+    ) -> Result<Keystore, String> {
         let dir = std::env::temp_dir().join(format!(
             "gp-keystore-{}-{}",
             std::process::id(),
@@ -77,6 +86,7 @@ impl Keystore {
             .arg(&script)
             .arg(&dir)
             .args(enclaves)
+            .envs(protection.iter().copied())
             .output()
             .map_err(|e| format!("bash not runnable: {e}"))?;
         if !out.status.success() {
@@ -126,7 +136,7 @@ impl Keystore {
         ks
     }
 
-    fn enclave(&self, name: &str) -> PathBuf {
+    pub(crate) fn enclave(&self, name: &str) -> PathBuf {
         enclave_dir(&self.0, name)
     }
 }
@@ -151,13 +161,13 @@ fn keystores<const N: usize>(specs: [&[&str]; N]) -> Option<[Keystore; N]> {
 
 /// A secured `gpu_planning run --nodes lee_planner` (Enforce, enclave `/gpu_planning`); its log
 /// is kept and shown when the test fails.
-struct SecuredNodes {
+pub(crate) struct SecuredNodes {
     child: Child,
     log: PathBuf,
 }
 
 impl SecuredNodes {
-    fn start(domain: u16, keystore: &Keystore, enclave: &str) -> SecuredNodes {
+    pub(crate) fn start(domain: u16, keystore: &Keystore, enclave: &str) -> SecuredNodes {
         SecuredNodes::start_nodes(domain, keystore, enclave, &["--nodes", "lee_planner"])
     }
 
@@ -193,7 +203,7 @@ impl SecuredNodes {
         SecuredNodes { child, log }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
@@ -226,7 +236,10 @@ impl Drop for SecuredNodes {
 }
 
 /// A participant of this process with `security`, spinning in the background.
-fn participant(domain: u16, security: Security) -> (RosRuntime, std::thread::JoinHandle<()>) {
+pub(crate) fn participant(
+    domain: u16,
+    security: Security,
+) -> (RosRuntime, std::thread::JoinHandle<()>) {
     let rt = RosRuntime::with_security(
         RosArgs::default(),
         ParamsFile::default(),
@@ -238,7 +251,7 @@ fn participant(domain: u16, security: Security) -> (RosRuntime, std::thread::Joi
     (rt, bg)
 }
 
-fn request() -> GetPlanRequest {
+pub(crate) fn request() -> GetPlanRequest {
     GetPlanRequest {
         start: pose(0.75, 0.75, "map"),
         goal: pose(6.25, 5.25, "map"),
@@ -246,7 +259,7 @@ fn request() -> GetPlanRequest {
     }
 }
 
-fn want() -> Vec<(f64, f64)> {
+pub(crate) fn want() -> Vec<(f64, f64)> {
     expected((1, 1), (12, 10)).into_iter().map(centre).collect()
 }
 
