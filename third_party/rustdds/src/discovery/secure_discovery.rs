@@ -80,6 +80,52 @@ impl StoredAuthenticationMessage {
   }
 }
 
+/// The log lines that handshake messages from the network cause when they are refused (no
+/// token, not related to our message, a failed check): at most one a second in all, since
+/// anyone who can reach the participant can send such messages as fast as it likes. The first
+/// line of each second is logged, with the count of those held back before it.
+#[derive(Default)]
+pub(crate) struct RefusalLog {
+  second: Option<std::time::Instant>,
+  held: u64,
+}
+
+impl RefusalLog {
+  /// `Some(n)` when a line may be logged now (`n` lines were held back before it), `None` when
+  /// this one is held back.
+  pub(crate) fn admit(&mut self) -> Option<u64> {
+    self.admit_at(std::time::Instant::now())
+  }
+
+  fn admit_at(&mut self, now: std::time::Instant) -> Option<u64> {
+    match self.second {
+      Some(start) if now.duration_since(start) < std::time::Duration::from_secs(1) => {
+        self.held += 1;
+        None
+      }
+      _ => {
+        self.second = Some(now);
+        Some(std::mem::take(&mut self.held))
+      }
+    }
+  }
+}
+
+/// Logs a refused handshake message's line at `$level` through the participant's
+/// [`RefusalLog`].
+macro_rules! refused {
+  ($self:ident, $level:ident, $($arg:tt)*) => {
+    if let Some(held) = $self.refusal_log.admit() {
+      let more = if held == 0 {
+        String::new()
+      } else {
+        format!(" ({held} more refused handshake messages in the last second were not logged)")
+      };
+      $level!("{}{more}", format_args!($($arg)*));
+    }
+  };
+}
+
 // This struct is an appendix to Discovery that handles Security-related
 // functionality. The intention is that Discovery calls the methods of this
 // struct when Security matters needs to be handled.
@@ -103,6 +149,8 @@ pub(crate) struct SecureDiscovery {
   // Here we store the latest authentication message that we've sent to each remote,
   // in case they need to be sent again
   stored_authentication_messages: HashMap<GuidPrefix, StoredAuthenticationMessage>,
+  // Lines logged for refused handshake messages (see `refused!`).
+  refusal_log: RefusalLog,
 
   cached_key_exchange_messages_for_resend: HashSet<ParticipantVolatileMessageSecure>,
   // gpu_planning patch: the remotes whose participant crypto tokens have come (see
@@ -259,6 +307,7 @@ impl SecureDiscovery {
       cached_key_exchange_messages_for_resend: HashSet::new(),
       remotes_with_participant_tokens: HashSet::new(),
       stored_authentication_messages: HashMap::new(),
+      refusal_log: RefusalLog::default(),
       cached_received_key_exchange_messages: HashMap::new(),
       user_data_endpoints_with_keys_already_sent_to: HashSet::new(),
       relay_only_remote_readers: HashSet::new(),
@@ -1673,7 +1722,7 @@ impl SecureDiscovery {
     let handshake_token = match get_handshake_token_from_stateless_message(received_message) {
       Some(token) => token,
       None => {
-        error!(
+        refused!(self, error,
           "A ParticipantStatelessMessage does not contain a message token. Remote guid prefix: \
            {remote_guid_prefix:?}"
         );
@@ -1732,13 +1781,13 @@ impl SecureDiscovery {
       }
       Ok((other_outcome, _reply_token)) => {
         // Other outcomes should not be possible
-        error!(
+        refused!(self, error,
           "Unexpected validation outcome from begin_handshake_reply. Outcome: {other_outcome:?}. \
            Remote guid prefix: {remote_guid_prefix:?}"
         );
       }
       Err(e) => {
-        error!(
+        refused!(self, error,
           "Replying to a handshake request failed: {e}. Remote guid prefix: {remote_guid_prefix:?}"
         );
       }
@@ -1761,7 +1810,7 @@ impl SecureDiscovery {
     // Make sure that 'related message identity' in the received message matches
     // the message that we have sent to the remote
     if !self.check_is_stateless_msg_related_to_our_msg(received_message, remote_guid_prefix) {
-      warn!(
+      refused!(self, warn,
         "Received handshake message that is not related to the message that we have sent. \
          Ignoring. Remote guid prefix: {remote_guid_prefix:?}"
       );
@@ -1772,7 +1821,7 @@ impl SecureDiscovery {
     let handshake_token = match get_handshake_token_from_stateless_message(received_message) {
       Some(token) => token,
       None => {
-        error!(
+        refused!(self, error,
           "A ParticipantStatelessMessage does not contain a message token. Ignoring the message. \
            Remote guid prefix: {remote_guid_prefix:?}"
         );
@@ -1829,13 +1878,13 @@ impl SecureDiscovery {
       }
       Ok((other_outcome, _token_opt)) => {
         // Expected only OkFinalMessage outcome
-        error!(
+        refused!(self, error,
           "Received an unexpected validation outcome from the security plugins. Outcome: \
            {other_outcome:?}. Remote guid prefix: {remote_guid_prefix:?}"
         );
       }
       Err(e) => {
-        error!(
+        refused!(self, error,
           "Validating handshake reply message failed. Error: {e}. Remote guid prefix: \
            {remote_guid_prefix:?}"
         );
@@ -1861,7 +1910,7 @@ impl SecureDiscovery {
     // Make sure that 'related message identity' in the received message matches
     // the message that we have sent to the remote
     if !self.check_is_stateless_msg_related_to_our_msg(received_message, remote_guid_prefix) {
-      warn!(
+      refused!(self, warn,
         "Received handshake message that is not related to the message that we have sent. \
          Ignoring. Remote guid prefix: {remote_guid_prefix:?}"
       );
@@ -1872,7 +1921,7 @@ impl SecureDiscovery {
     let handshake_token = match get_handshake_token_from_stateless_message(received_message) {
       Some(token) => token,
       None => {
-        error!(
+        refused!(self, error,
           "A ParticipantStatelessMessage does not contain a message token. Ignoring the message. \
            Remote guid prefix: {remote_guid_prefix:?}"
         );
@@ -1908,13 +1957,13 @@ impl SecureDiscovery {
       }
       Ok((other_outcome, _token_opt)) => {
         // Expected only Ok outcome
-        error!(
+        refused!(self, error,
           "Received an unexpected validation outcome from the security plugins. Outcome: \
            {other_outcome:?}. Remote guid prefix: {remote_guid_prefix:?}"
         );
       }
       Err(e) => {
-        error!(
+        refused!(self, error,
           "Validating final handshake message failed. Error: {e}. Remote guid prefix: \
            {remote_guid_prefix:?}"
         );
@@ -2870,5 +2919,26 @@ impl ParticipantGenericMessageHelper {
       message_class_id: message_class_id.to_string(),
       message_data: data_holders,
     }
+  }
+}
+
+#[cfg(test)]
+mod refusal_log_tests {
+  use std::time::{Duration, Instant};
+
+  use super::RefusalLog;
+
+  #[test]
+  fn refused_messages_log_one_line_a_second_with_the_count_held_back() {
+    let mut log = RefusalLog::default();
+    let t0 = Instant::now();
+    assert_eq!(log.admit_at(t0), Some(0));
+    for k in 1..1000 {
+      assert_eq!(log.admit_at(t0 + Duration::from_micros(k)), None);
+    }
+    assert_eq!(log.admit_at(t0 + Duration::from_millis(999)), None);
+    assert_eq!(log.admit_at(t0 + Duration::from_secs(1)), Some(1000));
+    assert_eq!(log.admit_at(t0 + Duration::from_millis(1500)), None);
+    assert_eq!(log.admit_at(t0 + Duration::from_secs(5)), Some(1));
   }
 }
