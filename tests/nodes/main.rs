@@ -32,6 +32,8 @@ mod polyline_node;
 mod security;
 #[cfg(feature = "security")]
 mod security_capture;
+#[cfg(feature = "security")]
+mod security_stranger;
 mod service_mappings;
 mod sim_time;
 mod spoofed_fragments;

@@ -282,7 +282,7 @@ async fn plan_with_map(
 }
 
 /// Whether `call` is answered within `wait`.
-async fn answered<F: std::future::Future>(call: F, wait: Duration) -> bool {
+pub(crate) async fn answered<F: std::future::Future>(call: F, wait: Duration) -> bool {
     let timer = async {
         smol::Timer::after(wait).await;
         false

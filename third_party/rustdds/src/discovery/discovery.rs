@@ -1572,25 +1572,29 @@ impl Discovery {
     if let Some(security) = self.security_opt.as_mut() {
       // Security enabled. Get messages from the stateless data reader & feed to
       // Secure Discovery.
-      match self
-        .dcps_participant_stateless_message
-        .reader
-        .into_iterator()
-      {
-        Ok(dr_iter) => {
-          for msg in dr_iter {
-            security.participant_stateless_message_read(
-              &msg,
-              &self.discovery_db,
-              &self.discovery_updated_sender,
-              &self.dcps_participant_stateless_message.writer,
-            );
+      // gpu_planning patch: a sample that cannot be read (anyone can send one on this
+      // unprotected topic) ends a read with an error after taking it; the samples behind it
+      // are read at once rather than at the next arrival, and the line is rate-limited.
+      for _ in 0..64 {
+        match self
+          .dcps_participant_stateless_message
+          .reader
+          .into_iterator()
+        {
+          Ok(dr_iter) => {
+            for msg in dr_iter {
+              security.participant_stateless_message_read(
+                &msg,
+                &self.discovery_db,
+                &self.discovery_updated_sender,
+                &self.dcps_participant_stateless_message.writer,
+              );
+            }
+            break;
           }
+          Err(e) => security.refused_stateless_sample(&e),
         }
-        Err(e) => {
-          error!("receive_participant_stateless_message: {e:?}");
-        }
-      };
+      }
     }
   }
 

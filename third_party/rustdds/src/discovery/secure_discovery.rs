@@ -1636,6 +1636,11 @@ impl SecureDiscovery {
     }
   }
 
+  /// Logs, rate-limited, a sample of the stateless topic that could not be read.
+  pub(crate) fn refused_stateless_sample(&mut self, e: &dyn std::fmt::Debug) {
+    refused!(self, error, "receive_participant_stateless_message: {e:?}");
+  }
+
   pub fn participant_stateless_message_read(
     &mut self,
     message: &ParticipantStatelessMessage,
