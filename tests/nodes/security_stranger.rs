@@ -35,7 +35,7 @@ struct Cdr(Vec<u8>);
 
 impl Cdr {
     fn align(&mut self, n: usize) {
-        while self.0.len() % n != 0 {
+        while !self.0.len().is_multiple_of(n) {
             self.0.push(0);
         }
     }
@@ -135,7 +135,7 @@ fn message(from: &[u8; 12], to: &[u8; 12], forged: &Forged, sn: u32, cut: bool) 
     if cut {
         payload.truncate(payload.len() / 3);
     }
-    while payload.len() % 4 != 0 {
+    while !payload.len().is_multiple_of(4) {
         payload.push(0);
     }
     let mut data = Vec::new();
