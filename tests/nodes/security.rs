@@ -396,16 +396,57 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
             return;
         }
     };
-    // Made by our CLI: Fast DDS checks its certificates and S/MIME signatures independently.
+    fast_dds_exchange(&exe, true);
+}
+
+/// Issue 63 item 3, the start-up race: secured nodes processes and Fast DDS peers started at
+/// the same moment, three pairs at once (each pair on its own domain), four times over: every
+/// pair authenticates and exchanges the map, the plan and the path. Not in CI: it fails about
+/// once in 170 starts (one run in fourteen), the race the ordered test above avoids.
+#[test]
+#[ignore = "the Fast DDS start-up race is not fixed: about 1 start in 170 fails; run with --ignored"]
+fn security_fast_dds_peers_and_nodes_started_at_once_always_authenticate() {
+    let _watchdog = Watchdog::arm(
+        "security_fast_dds_peers_and_nodes_started_at_once_always_authenticate",
+        Duration::from_secs(240),
+    );
+    let exe = match crate::fast_dds::peer() {
+        Ok(exe) => exe,
+        Err(why) => {
+            gpu_planning::testing::peer_missing("security with fast_dds", &why);
+            return;
+        }
+    };
+    for _round in 0..4 {
+        std::thread::scope(|scope| {
+            let pairs: Vec<_> = (0..3)
+                .map(|_| scope.spawn(|| fast_dds_exchange(&exe, false)))
+                .collect();
+            for p in pairs {
+                if let Err(e) = p.join() {
+                    std::panic::resume_unwind(e);
+                }
+            }
+        });
+    }
+}
+
+/// A secured nodes process and a secured Fast DDS peer of one keystore (made by our CLI: Fast
+/// DDS checks its certificates and S/MIME signatures independently), the peer started once the
+/// nodes run (`ordered`) or at the same moment: the peer publishes the map, calls get_plan and
+/// takes the path topic, each equal to the CPU reference.
+fn fast_dds_exchange(exe: &std::path::Path, ordered: bool) {
     let ks = Keystore::made_by_cli(&["/gpu_planning", "/fastdds"], &[]);
     let domain = common::unique_domain();
     let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
     // Known race, not fixed: when the Fast DDS participant authenticates while our process is
-    // still creating its endpoints, RustDDS sometimes never sets Fast DDS's participant crypto
-    // tokens and every protected submessage fails both ways (about 1 run in 6 with several
-    // secured processes starting at once). Started after the node is up, it has not happened.
-    nodes.wait_running();
-    let mut peer = FastDdsPeer::start(&exe, domain, Some(&ks.enclave("/fastdds")));
+    // still creating its endpoints, RustDDS can fail to set Fast DDS's participant crypto
+    // tokens and every protected submessage fails both ways (about 1 start in 170 here, in
+    // the test below). Started after the node is up, it has not happened.
+    if ordered {
+        nodes.wait_running();
+    }
+    let mut peer = FastDdsPeer::start(exe, domain, Some(&ks.enclave("/fastdds")));
     let path_type = "nav_msgs::msg::dds_::Path_";
     peer.listen("rt/lee_planner/path", path_type);
     let map_cdr = through_rosbags(
