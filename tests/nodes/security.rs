@@ -401,10 +401,10 @@ fn security_a_fast_dds_participant_of_the_keystore_exchanges_a_map_a_path_and_a_
 
 /// Issue 63 item 3, the start-up race: secured nodes processes and Fast DDS peers started at
 /// the same moment, three pairs at once (each pair on its own domain), four times over: every
-/// pair authenticates and exchanges the map, the plan and the path. Not in CI: it fails about
-/// once in 170 starts (one run in fourteen), the race the ordered test above avoids.
+/// pair authenticates and exchanges the map, the plan and the path. Not in CI: it failed
+/// once in about 240 starts here, the race the ordered test above avoids.
 #[test]
-#[ignore = "the Fast DDS start-up race is not fixed: about 1 start in 170 fails; run with --ignored"]
+#[ignore = "the Fast DDS start-up race is not fixed: it failed once in about 240 starts; run with --ignored"]
 fn security_fast_dds_peers_and_nodes_started_at_once_always_authenticate() {
     let _watchdog = Watchdog::arm(
         "security_fast_dds_peers_and_nodes_started_at_once_always_authenticate",
@@ -441,7 +441,7 @@ fn fast_dds_exchange(exe: &std::path::Path, ordered: bool) {
     let nodes = SecuredNodes::start(domain, &ks, "/gpu_planning");
     // Known race, not fixed: when the Fast DDS participant authenticates while our process is
     // still creating its endpoints, RustDDS can fail to set Fast DDS's participant crypto
-    // tokens and every protected submessage fails both ways (about 1 start in 170 here, in
+    // tokens and every protected submessage fails both ways (once in about 240 starts here, in
     // the test below). Started after the node is up, it has not happened.
     if ordered {
         nodes.wait_running();
