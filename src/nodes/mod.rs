@@ -186,48 +186,47 @@ mod tests {
         }
 
         type Check = fn(&Mapping) -> crate::error::Result<()>;
-        let nodes: [(&str, Mapping, &[Param], Check); 6] = [
+        let nodes: [(&str, Mapping, Check); 6] = [
             (
                 super::runtime::NODE_NAME,
                 declared_defaults::<RuntimeParams>(true),
-                super::runtime::params::PARAMS,
                 check::<RuntimeParams>,
             ),
             (
                 super::lee_planner::NODE_NAME,
                 declared_defaults::<LeeParams>(true),
-                super::lee_planner::params::PARAMS,
                 check::<LeeParams>,
             ),
             (
                 super::apsp::NODE_NAME,
                 declared_defaults::<ApspParams>(true),
-                super::apsp::params::PARAMS,
                 check::<ApspParams>,
             ),
             (
                 super::polyline::NODE_NAME,
                 declared_defaults::<PolylineParams>(true),
-                super::polyline::params::PARAMS,
                 check::<PolylineParams>,
             ),
             (
                 super::cell_graph::NODE_NAME,
                 declared_defaults::<CellGraphParams>(true),
-                super::cell_graph::params::PARAMS,
                 check::<CellGraphParams>,
             ),
             (
                 super::nearest_neighbors::NODE_NAME,
                 declared_defaults::<NearestNeighborsParams>(true),
-                super::nearest_neighbors::params::PARAMS,
                 check::<NearestNeighborsParams>,
             ),
         ];
         let mut wrong = Vec::new();
         let mut bounded = 0;
-        for (node, defaults, table, check) in nodes {
-            let table: Vec<Param> = SERVICE_PARAMS.iter().chain(table).copied().collect();
+        for (node, defaults, check) in nodes {
+            // The tables the nodes declare and the node pages show.
+            let own = super::PARAM_RANGES
+                .iter()
+                .find(|(section, _)| *section == node)
+                .map_or(&[][..], |(_, params)| *params);
+            let table: Vec<Param> = SERVICE_PARAMS.iter().chain(own).copied().collect();
             for p in &table {
                 assert!(
                     defaults.contains_key(p.key),
