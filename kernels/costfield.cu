@@ -5,11 +5,11 @@
 //   cf_rounds  rounds of tiles behind a grid barrier, in one launch (all blocks resident): in
 //              a round each block takes tiles from the round's list, loads a 32 x 32 tile and
 //              its halo into shared memory, relaxes cost = min over allowed neighbours n of
-//              cost(n) + step(into n), a thread per cell, until the tile is locally stable,
-//              writes back what improved and queues for the next round each neighbouring tile
-//              whose halo holds a cell that improved. Costs only decrease and each is the cost of a real
-//              path, so a round that queues nothing leaves the unique fixed point: Dijkstra's
-//              costs.
+//              cost(n) + step(into n) (min-plus scans along the tile's lines, then a pass of a
+//              thread per cell) until the tile is locally stable, writes back what improved
+//              and queues for the next round each neighbouring tile whose halo holds a cell
+//              that improved. Costs only decrease and each is the cost of a real path, so a
+//              round that queues nothing leaves the unique fixed point: Dijkstra's costs.
 //   cf_descend the path from the start down the field, in one block (common.cuh's windows),
 //              so that only the path leaves the device
 // Moves in the order of src/lee/grid.rs's DIRECTIONS; a diagonal step costs enter * 141 / 100.
@@ -75,23 +75,136 @@ __device__ __forceinline__ u32 cf_sides(int x, int y, bool diag) {
 
 #define SW (TILE + 3) /* shared row stride of the tile and its halo */
 
+__device__ __forceinline__ u64 min_u64(u64 a, u64 b) { return a < b ? a : b; }
+
+// In the scans a cost or a sum of steps of SCAN_BIG or more counts as unreached (the pass after
+// them still relaxes such a cell): two of them add without overflow.
+#define SCAN_BIG (1ull << 57)
+
+// One line of cells per warp, lane i holding cost v of cell p_i, where p_{i+1} = p_i + d: lowers
+// v to the least cost over the line's cells before it (each cell taking the step from the one
+// before, `from_prev`: that step's cost, UNREACHED_COST where it is not allowed or p_{i-1} is
+// not in the tile), then over the cells after it (`from_next`). A min-plus scan each way, five
+// shuffles deep (Kogge-Stone): `acc` is the cost of the steps over the window the lane's
+// value covers, so that x + acc is a path's cost; a sum clamped to SCAN_BIG is only ever
+// dearer than the path, and the result is the cost of a real path or v.
+__device__ __forceinline__ u64 cf_scan_line(u64 v, u64 from_prev, u64 from_next, u32 lane) {
+    u64 x = min_u64(v, SCAN_BIG);
+    u64 acc = min_u64(from_prev, SCAN_BIG);
+    for (u32 d = 1; d < TILE; d <<= 1) {
+        const u64 xu = __shfl_up_sync(0xffffffffu, x, d);
+        const u64 au = __shfl_up_sync(0xffffffffu, acc, d);
+        if (lane >= d) {
+            x = min_u64(x, xu + acc);
+            acc = min_u64(acc + au, SCAN_BIG);
+        }
+    }
+    acc = min_u64(from_next, SCAN_BIG);
+    for (u32 d = 1; d < TILE; d <<= 1) {
+        const u64 xd = __shfl_down_sync(0xffffffffu, x, d);
+        const u64 ad = __shfl_down_sync(0xffffffffu, acc, d);
+        if (lane + d < TILE) {
+            x = min_u64(x, xd + acc);
+            acc = min_u64(acc + ad, SCAN_BIG);
+        }
+    }
+    return x < SCAN_BIG ? min_u64(x, v) : v;
+}
+
+// The tile's lines of one kind, a warp each: rows (d = (1, 0)), columns (0, 1), diagonals
+// (1, 1) and anti-diagonals (1, -1), the diagonal kinds wrapped so that warp w's lane i holds
+// (i, (i + w) mod TILE) or (i, (w - i) mod TILE): a wrap is a tile's edge, where a line's
+// neighbour is not in the tile. KPREV / KNEXT: the move from p_i to p_{i-1} / p_{i+1}, in
+// DIRECTIONS' order.
+__constant__ int LDX[4] = {1, 0, 1, 1};
+__constant__ int LDY[4] = {0, 1, 1, -1};
+__constant__ u32 KPREV[4] = {0, 1, 4, 7};
+__constant__ u32 KNEXT[4] = {2, 3, 6, 5};
+
+// Which lines need a scan: bit w of dirty[kind] is warp w's line of that kind, set when a cell
+// of it was lowered after the line was last scanned (a scanned line is at its own fixed point).
+// Called by every lane of a warp, `lowered` its cell (cx, cy), the warp's lanes a line of
+// `kind` (4: a row, as the pass's warps are); the lines of `kind` itself are not marked (the
+// scan that lowered the cell was theirs), nor the diagonal kinds with 4 moves.
+__device__ __forceinline__ void cf_mark(u32 *dirty, bool lowered, int cx, int cy, u32 kind,
+                                        u32 kinds) {
+    const u32 all = 0xffffffffu;
+    const u32 b = __ballot_sync(all, lowered);
+    if (b == 0) return;
+    const u32 w = threadIdx.x / TILE;
+    u32 bits[4];
+    if (kind == 1) {
+        // A column (w, lane): the lanes are rows; (y - w) and (w + y) rotate them.
+        bits[0] = b;
+        bits[1] = 0;
+        bits[2] = __funnelshift_r(b, b, w);
+        bits[3] = __funnelshift_l(b, b, w);
+    } else if (kind == 2 || kind == 3) {
+        bits[0] = __reduce_or_sync(all, lowered ? 1u << cy : 0u);
+        bits[1] = b;
+        bits[2] = __reduce_or_sync(all, lowered ? 1u << ((cy - cx) & (TILE - 1)) : 0u);
+        bits[3] = __reduce_or_sync(all, lowered ? 1u << ((cx + cy) & (TILE - 1)) : 0u);
+    } else {
+        // A row (lane, w): the lanes are columns; (w - x) and (x + w) rotate them.
+        const u32 r = __brev(b);
+        bits[0] = 1u << w;
+        bits[1] = b;
+        bits[2] = __funnelshift_l(r, r, w + 1u);
+        bits[3] = __funnelshift_l(b, b, w);
+    }
+    if (threadIdx.x % TILE == 0)
+        for (u32 k = 0; k < kinds; ++k)
+            if (k != kind) atomicOr(&dirty[k], bits[k]);
+}
+
+// Scans warp w's line of `kind`, if it is marked dirty.
+__device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const u32 *se,
+                                             const u8 *sm, u32 *dirty) {
+    const int lane = (int)(threadIdx.x % TILE), w = (int)(threadIdx.x / TILE);
+    if (!((dirty[kind] >> w) & 1u)) return;
+    if (lane == 0) atomicAnd(&dirty[kind], ~(1u << w));
+    const int cx = kind == 1 ? w : lane;
+    const int cy = kind == 0 ? w : kind == 1 ? lane : kind == 2 ? (lane + w) % TILE
+                                                                : (w - lane + TILE) % TILE;
+    const int dx = LDX[kind], dy = LDY[kind];
+    const int ci = (cy + 1) * SW + cx + 1;
+    const u32 m = sm[cy * TILE + cx];
+    const int px = cx - dx, py = cy - dy, nx = cx + dx, ny = cy + dy;
+    const bool prev_in = px >= 0 && py >= 0 && px < TILE && py < TILE;
+    const bool next_in = nx >= 0 && ny >= 0 && nx < TILE && ny < TILE;
+    const u32 kp = KPREV[kind], kn = KNEXT[kind];
+    const u64 from_prev = prev_in && (m >> kp) & 1u ? step_cost(kp, se[ci - dy * SW - dx])
+                                                    : UNREACHED_COST;
+    const u64 from_next = next_in && (m >> kn) & 1u ? step_cost(kn, se[ci + dy * SW + dx])
+                                                    : UNREACHED_COST;
+    const u64 v = sc[ci];
+    const u64 lowest = cf_scan_line(v, from_prev, from_next, (u32)lane);
+    const bool lowered = lowest < v;
+    if (lowered) sc[ci] = lowest;
+    cf_mark(dirty, lowered, cx, cy, kind, kinds);
+}
+
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
-// sides whose border cells improved (cf_sides), and in `least` the least cost one of them took. One block of TILE x TILE threads, thread
-// (x, y) owning cell (x, y): each pass lowers every cell to the least cost(n) + step(into n)
-// over its allowed neighbours n in the tile and its halo, in place (a neighbour read mid-pass
-// is an older or a newer cost, both costs of real paths), until a pass lowers nothing. The
-// halo is read, never written. One warp's sweeps of the tile (32 dependent steps each) made a
-// round, whose time is its slowest tile's, take 110-135 us on the H200 on nav2's maps; a
-// thread per cell, 50 us on the small ones (a thread per 4 cells of a column: slower still).
+// sides whose border cells improved (cf_sides), and in `least` the least cost one of them took.
+// One block of TILE x TILE threads. An iteration scans the tile's lines both ways (rows,
+// columns, and with 8 moves both diagonals: cf_scan_kind), those holding a cell lowered since
+// their last scan (cf_mark), so that a least-cost path inside the tile that changes direction
+// k times is found in about k iterations; then a pass in which thread (x, y) lowers cell
+// (x, y) to the least cost(n) + step(into n) over its allowed neighbours n in the tile and its
+// halo, in place (a neighbour read mid-pass is an older or a newer cost, both costs of real
+// paths). A pass that lowers nothing ends the relaxation: every cell is then at most each
+// allowed neighbour's cost plus the step, the local fixed point. The halo is read, never
+// written. The pass alone needs a pass per cell of the longest path in the tile.
 __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter, u64 *cost,
-                       u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u32 *sides,
-                       u64 *least) {
+                       u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u8 *sm,
+                       u32 *dirty, u32 *sides, u64 *least) {
     const int x = threadIdx.x % TILE, y = threadIdx.x / TILE;
     const long long x0 = (long long)tx * TILE, y0 = (long long)ty * TILE;
     if (threadIdx.x == 0) {
         *sides = 0;
         *least = UNREACHED_COST;
     }
+    if (threadIdx.x < 4) dirty[threadIdx.x] = 0;
     for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += blockDim.x) {
         const int lx = i % (TILE + 2), ly = i / (TILE + 2);
         const long long gx = x0 + lx - 1, gy = y0 + ly - 1;
@@ -103,11 +216,20 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
     }
     const long long gx = x0 + x, gy = y0 + y;
     const u32 m = (gx < w && gy < h) ? masks[(u64)gy * w + gx] : 0u;
+    sm[y * TILE + x] = (u8)m;
     const int si = (y + 1) * SW + x + 1;
+    const u32 kinds = ndirs == 8 ? 4u : 2u;
     __syncthreads();
     const u64 before = sc[si];
+    // The first scans: every line with a cell already reached.
+    cf_mark(dirty, before != UNREACHED_COST, x, y, 4u, kinds);
+    __syncthreads();
     int lowered;
     do {
+        for (u32 kind = 0; kind < kinds; ++kind) {
+            cf_scan_kind(kind, kinds, sc, se, sm, dirty);
+            __syncthreads();
+        }
         lowered = 0;
         if (m) {
             u64 best = sc[si];
@@ -124,6 +246,7 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
                 lowered = 1;
             }
         }
+        cf_mark(dirty, lowered, x, y, 4u, kinds);
     } while (__syncthreads_or(lowered));
     const u64 after = sc[si];
     if (after < before) {
@@ -173,6 +296,8 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
                                      u32 max_rounds) {
     __shared__ u64 sc[(TILE + 2) * SW];
     __shared__ u32 se[(TILE + 2) * SW];
+    __shared__ u8 sm[TILE * TILE];
+    __shared__ u32 dirty[4];
     __shared__ u32 sides;
     __shared__ u64 least;
     const u32 ntiles = tiles_x * tiles_y;
@@ -201,7 +326,8 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
             const int tx = (int)(t % tiles_x), ty = (int)(t / tiles_x);
             const u32 f =
-                cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, &sides, &least);
+                cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, sm, dirty, &sides,
+                        &least);
             // Thread k queues the neighbour in direction k whose halo holds an improved cell.
             if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
                 const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];

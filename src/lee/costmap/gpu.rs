@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::lee::grid::Grid;
 use crate::sync::lock;
 
-/// Tiles are TILE x TILE cells, one warp each (kernels/costfield.cu).
+/// Tiles are TILE x TILE cells, a block of TILE x TILE threads each (kernels/costfield.cu).
 const TILE: u32 = 32;
 /// Launches between two reads of the "improved" flag (each read is a host round trip; a launch
 /// with no front left returns at once).
