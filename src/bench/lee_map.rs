@@ -180,18 +180,30 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
     // What the node sends out in costmap mode (path: auto): the smooth path, made on the CPU
     // from the grid path whichever backend planned it.
     if o.cost_model == CostModel::Costmap {
-        let (mut lengths, mut times) = (Vec::new(), Vec::new());
-        for (path, _) in want.iter().filter(|(path, _)| !path.is_empty()) {
+        let (mut lengths, mut times, mut per_pair) = (Vec::new(), Vec::new(), Vec::new());
+        for (path, _) in &want {
+            if path.is_empty() {
+                per_pair.push("-".to_string());
+                continue;
+            }
             let s = Instant::now();
             let smooth = cpu.smooth(path).unwrap_or_default();
             times.push(s.elapsed().as_secs_f64() * 1e3);
-            lengths.push(crate::lee::costmap::smooth::length(&smooth) * res);
+            let m = crate::lee::costmap::smooth::length(&smooth) * res;
+            lengths.push(m);
+            per_pair.push(format!("{m:.4}"));
         }
         let _ = write!(
             footer,
             "; smooth path length, median: {:.3} m (smoothing, median: {:.3} ms)",
             median(lengths),
             median(times)
+        );
+        // Pair by pair, in the pairs' order (scripts/race-navfn sets each beside NavFn's).
+        let _ = write!(
+            footer,
+            "\nsmooth path m per pair (-: none): {}",
+            per_pair.join(" ")
         );
     }
     if let Backend::Cuda(_) = backend {
