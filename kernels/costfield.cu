@@ -77,38 +77,39 @@ __device__ __forceinline__ u32 cf_sides(int x, int y, bool diag) {
 
 __device__ __forceinline__ u64 min_u64(u64 a, u64 b) { return a < b ? a : b; }
 
-// In the scans a cost or a sum of steps of SCAN_BIG or more counts as unreached (the pass after
-// them still relaxes such a cell): two of them add without overflow.
-#define SCAN_BIG (1ull << 57)
+// The scans work on 32-bit costs above the tile's base (the least cost in the tile and its
+// halo when it was loaded, which no cost of the tile goes below): an offset or a sum of steps
+// of SCAN_BIG or more counts as unreached there (the pass after them still relaxes such a
+// cell), and two of them add without overflow.
+#define SCAN_BIG (1u << 30)
 
-// One line of cells per warp, lane i holding cost v of cell p_i, where p_{i+1} = p_i + d: lowers
-// v to the least cost over the line's cells before it (each cell taking the step from the one
-// before, `from_prev`: that step's cost, UNREACHED_COST where it is not allowed or p_{i-1} is
-// not in the tile), then over the cells after it (`from_next`). A min-plus scan each way, five
-// shuffles deep (Kogge-Stone): `acc` is the cost of the steps over the window the lane's
+// One line of cells per warp, lane i holding offset x of cell p_i, where p_{i+1} = p_i + d:
+// lowers x to the least offset over the line's cells before it (each cell taking the step from
+// the one before, `from_prev`: that step's cost, SCAN_BIG where it is not allowed or p_{i-1}
+// is not in the tile), then over the cells after it (`from_next`). A min-plus scan each way,
+// five shuffles deep (Kogge-Stone): `acc` is the cost of the steps over the window the lane's
 // value covers, so that x + acc is a path's cost; a sum clamped to SCAN_BIG is only ever
-// dearer than the path, and the result is the cost of a real path or v.
-__device__ __forceinline__ u64 cf_scan_line(u64 v, u64 from_prev, u64 from_next, u32 lane) {
-    u64 x = min_u64(v, SCAN_BIG);
-    u64 acc = min_u64(from_prev, SCAN_BIG);
+// dearer than the path, so a result below SCAN_BIG is a real path's.
+__device__ __forceinline__ u32 cf_scan_line(u32 x, u32 from_prev, u32 from_next, u32 lane) {
+    u32 acc = from_prev;
     for (u32 d = 1; d < TILE; d <<= 1) {
-        const u64 xu = __shfl_up_sync(0xffffffffu, x, d);
-        const u64 au = __shfl_up_sync(0xffffffffu, acc, d);
+        const u32 xu = __shfl_up_sync(0xffffffffu, x, d);
+        const u32 au = __shfl_up_sync(0xffffffffu, acc, d);
         if (lane >= d) {
-            x = min_u64(x, xu + acc);
-            acc = min_u64(acc + au, SCAN_BIG);
+            x = min(x, xu + acc);
+            acc = min(acc + au, SCAN_BIG);
         }
     }
-    acc = min_u64(from_next, SCAN_BIG);
+    acc = from_next;
     for (u32 d = 1; d < TILE; d <<= 1) {
-        const u64 xd = __shfl_down_sync(0xffffffffu, x, d);
-        const u64 ad = __shfl_down_sync(0xffffffffu, acc, d);
+        const u32 xd = __shfl_down_sync(0xffffffffu, x, d);
+        const u32 ad = __shfl_down_sync(0xffffffffu, acc, d);
         if (lane + d < TILE) {
-            x = min_u64(x, xd + acc);
-            acc = min_u64(acc + ad, SCAN_BIG);
+            x = min(x, xd + acc);
+            acc = min(acc + ad, SCAN_BIG);
         }
     }
-    return x < SCAN_BIG ? min_u64(x, v) : v;
+    return x;
 }
 
 // The tile's lines of one kind, a warp each: rows (d = (1, 0)), columns (0, 1), diagonals
@@ -159,7 +160,7 @@ __device__ __forceinline__ void cf_mark(u32 *dirty, bool lowered, int cx, int cy
 
 // Scans warp w's line of `kind`, if it is marked dirty.
 __device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const u32 *se,
-                                             const u8 *sm, u32 *dirty) {
+                                             const u8 *sm, u32 *dirty, u64 base) {
     const int lane = (int)(threadIdx.x % TILE), w = (int)(threadIdx.x / TILE);
     if (!((dirty[kind] >> w) & 1u)) return;
     if (lane == 0) atomicAnd(&dirty[kind], ~(1u << w));
@@ -178,9 +179,11 @@ __device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const
     const u64 from_next = next_in && (m >> kn) & 1u ? step_cost(kn, se[ci + dy * SW + dx])
                                                     : UNREACHED_COST;
     const u64 v = sc[ci];
-    const u64 lowest = cf_scan_line(v, from_prev, from_next, (u32)lane);
-    const bool lowered = lowest < v;
-    if (lowered) sc[ci] = lowest;
+    const u32 x = v == UNREACHED_COST || v - base >= SCAN_BIG ? SCAN_BIG : (u32)(v - base);
+    const u32 lowest = cf_scan_line(x, (u32)min_u64(from_prev, SCAN_BIG),
+                                    (u32)min_u64(from_next, SCAN_BIG), (u32)lane);
+    const bool lowered = lowest < x;
+    if (lowered) sc[ci] = base + lowest;
     cf_mark(dirty, lowered, cx, cy, kind, kinds);
 }
 
@@ -197,23 +200,29 @@ __device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const
 // written. The pass alone needs a pass per cell of the longest path in the tile.
 __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter, u64 *cost,
                        u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u8 *sm,
-                       u32 *dirty, u32 *sides, u64 *least) {
+                       u32 *dirty, u64 *base, u32 *sides, u64 *least) {
     const int x = threadIdx.x % TILE, y = threadIdx.x / TILE;
     const long long x0 = (long long)tx * TILE, y0 = (long long)ty * TILE;
     if (threadIdx.x == 0) {
         *sides = 0;
         *least = UNREACHED_COST;
+        *base = UNREACHED_COST;
     }
     if (threadIdx.x < 4) dirty[threadIdx.x] = 0;
+    u64 loaded_min = UNREACHED_COST;
     for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += blockDim.x) {
         const int lx = i % (TILE + 2), ly = i / (TILE + 2);
         const long long gx = x0 + lx - 1, gy = y0 + ly - 1;
         const bool in = gx >= 0 && gy >= 0 && gx < w && gy < h;
         const u64 g = in ? (u64)gy * w + gx : 0;
         // L2 loads: other blocks of this round write these costs.
-        sc[ly * SW + lx] = in ? __ldcg(&cost[g]) : UNREACHED_COST;
+        const u64 c = in ? __ldcg(&cost[g]) : UNREACHED_COST;
+        sc[ly * SW + lx] = c;
+        loaded_min = min_u64(loaded_min, c);
         se[ly * SW + lx] = in ? enter[g] : 0u;
     }
+    for (int o = TILE / 2; o > 0; o >>= 1)
+        loaded_min = min_u64(loaded_min, __shfl_xor_sync(0xffffffffu, loaded_min, o));
     const long long gx = x0 + x, gy = y0 + y;
     const u32 m = (gx < w && gy < h) ? masks[(u64)gy * w + gx] : 0u;
     sm[y * TILE + x] = (u8)m;
@@ -221,13 +230,15 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
     const u32 kinds = ndirs == 8 ? 4u : 2u;
     __syncthreads();
     const u64 before = sc[si];
+    if (x == 0) atomicMin(base, loaded_min);
     // The first scans: every line with a cell already reached.
     cf_mark(dirty, before != UNREACHED_COST, x, y, 4u, kinds);
     __syncthreads();
+    const u64 tile_base = *base;
     int lowered;
     do {
         for (u32 kind = 0; kind < kinds; ++kind) {
-            cf_scan_kind(kind, kinds, sc, se, sm, dirty);
+            cf_scan_kind(kind, kinds, sc, se, sm, dirty, tile_base);
             __syncthreads();
         }
         lowered = 0;
@@ -298,6 +309,7 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
     __shared__ u32 se[(TILE + 2) * SW];
     __shared__ u8 sm[TILE * TILE];
     __shared__ u32 dirty[4];
+    __shared__ u64 base;
     __shared__ u32 sides;
     __shared__ u64 least;
     const u32 ntiles = tiles_x * tiles_y;
@@ -326,8 +338,8 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
             const int tx = (int)(t % tiles_x), ty = (int)(t / tiles_x);
             const u32 f =
-                cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, sm, dirty, &sides,
-                        &least);
+                cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, sm, dirty, &base,
+                        &sides, &least);
             // Thread k queues the neighbour in direction k whose halo holds an improved cell.
             if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
                 const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];
