@@ -32,8 +32,10 @@ const CF_START_FINAL: u32 = 2;
 /// The start of a field wanted whole (cf_rounds runs it to the fixed point).
 const CF_NO_START: u64 = u64::MAX;
 /// Rounds one launch may run before the host looks: bounds how long a cancelled plan's launch
-/// holds the device (a round of a few tiles takes microseconds).
-const ROUNDS_PER_LAUNCH: u32 = 512;
+/// holds the device. A round takes its slowest tile's time, up to about 150 us on nav2's maps
+/// on an H200, so a launch ends within about 5 ms; a field of more rounds (113 on depot x10)
+/// pays a host round trip per launch.
+const ROUNDS_PER_LAUNCH: u32 = 32;
 /// Slots of the descent's state (cf_descend) and its statuses.
 const CF_STATUS: usize = 0;
 const CF_LENGTH: usize = 1;
