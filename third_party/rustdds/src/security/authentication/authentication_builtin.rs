@@ -177,13 +177,9 @@ impl DHKeys {
 }
 
 /// The MODP key agreement's secret as OpenSSL's `EVP_PKEY_derive` gives it, the octets Fast DDS
-/// and Cyclone DDS hash: big-endian without leading zero octets (gpu_planning patch).
-/// `Dh::compute_key` returned `DH_size` (256) octets whatever the secret's length, so when the
-/// secret's first octet was zero (one agreement in 256) the 255 octets came followed by a zero
-/// and the hash differed from the peer's: the handshake completed, and every protected message
-/// failed to decode on both sides for the pair's lifetime (the "start-up race" seen once in
-/// about 240 starts with Fast DDS).
-pub(crate) fn modp_secret(own: Dh<Private>, remote_public: &[u8]) -> SecurityResult<Vec<u8>> {
+/// and Cyclone DDS hash: big-endian without leading zero octets, so 255 or fewer for one
+/// agreement in 256 (gpu_planning patch; `Dh::compute_key` always returns 256, see PATCHED.md).
+fn modp_secret(own: Dh<Private>, remote_public: &[u8]) -> SecurityResult<Vec<u8>> {
   let peer = Dh::get_2048_256()?.set_public_key(BigNum::from_slice(remote_public)?)?;
   let own = PKey::from_dh(own)?;
   let peer = PKey::from_dh(peer)?;
