@@ -4,6 +4,7 @@
 //   APSP_FLOAT  1: weights are float; 0: int with the operand rules below.
 //   TILE        k-block of the blocked models (phase tiles are TILE x TILE).
 //   TT          cells per thread along each axis in phase 3 (1 = the seed's one thread per cell).
+//   P12_THREADS threads of phases 1 and 2 (the seed's 1024: one per cell of a 32 x 32 tile).
 //
 // Matrices are np x np, row-major, np a multiple of TILE (padding vertices are isolated).
 // d[i][j] is the best distance so far, h[i][j] the first vertex after i on that path
@@ -251,10 +252,15 @@ extern "C" __global__ void apsp_shared(W *d, u32 *h, int np, int k) {
 }
 
 // ---- Blocked (Venkataraman): per k-block, phase 1 the diagonal tile, phase 2 its row and
-// column tiles, phase 3 the rest. Phases 1 and 2 run TILE x P12_Y threads, each owning
-// TILE / P12_Y cells of one column. ------------------------------------------------------------
+// column tiles (the k-block's line), phase 3 the rest. Phases 1 and 2 run TILE x P12_Y
+// threads, each owning TILE / P12_Y cells of one column: P12_THREADS threads in all, at most
+// one per cell (the seed's 1,024 for `blocked`; 256 for `tiled`, whose phases 1 and 2 run
+// beside phase 3 and so take a block's room no larger than phase 3's). -----------------------
 
-#define P12_Y ((TILE * TILE > 1024) ? (1024 / TILE) : TILE)
+#ifndef P12_THREADS
+#define P12_THREADS 1024
+#endif
+#define P12_Y ((TILE * TILE > P12_THREADS) ? (P12_THREADS / TILE) : TILE)
 #define P12_ROWS (TILE / P12_Y)
 
 extern "C" __global__ void apsp_phase1(W *d, u32 *h, int np, int kb) {
@@ -341,9 +347,20 @@ extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
     }
 }
 
-// Phase 3: tile (blockIdx.y, blockIdx.x) outside the k-block's row and column, with the
-// column tile (I, kb) and row tile (kb, J) in shared memory. Block (TILE/TT)^2 threads, each
-// owning TT x TT cells strided by TILE/TT (coalesced global access, conflict-free rows).
+// Phase 3: the tiles outside the k-block's line (row and column kb), each with the column
+// tile (I, kb) and row tile (kb, J) in shared memory. With `next` >= 0 (src/apsp/gpu.rs's
+// lookahead) the tiles of the next k-block's line come first, in a launch of their own, so
+// that its phases 1 and 2 run beside the rest: `part` 0 takes tile (blockIdx.y, blockIdx.x)
+// unless it lies on either line, `part` 1 the next line's, its row (blockIdx.y 0, tile
+// (next, blockIdx.x)) and then its column (blockIdx.y 1, tile (blockIdx.x, next)). Block (TILE/TT)^2 threads, thread
+// (tx, ty) owning the TT x TT cells from row ty * TT, column tx * TT. Each step k reads the
+// thread's TT entries of column k of the column tile and TT entries of row k of the row tile
+// as 16-byte vectors at offsets fixed when the loop is unrolled: the column tile is stored
+// transposed, its rows padded by four entries so the transposing stores spread over the banks.
+// A strided layout needed one load per row and per column, two-way conflicted; a swizzle in
+// place of the padding cost its index arithmetic on every step, in the pipe the add-mins use.
+// The tiles take dynamic shared memory (P3_SMEM_BYTES, above the 48 KiB of static memory at
+// TILE 64; the host opts in).
 //
 // Integer tiles whose values all lie in [0, PACK_FINITE) or are unreached (every tile of a graph
 // without negative weights and with paths shorter than 2^22) run packed: each value shifted
@@ -355,6 +372,39 @@ extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
 // long paths) runs the generic loop; the choice is the block's, by vote.
 #define P3_S (TILE / TT)
 
+#if APSP_FLOAT
+typedef float4 W4;
+typedef float2 W2;
+#else
+typedef int4 W4;
+typedef int2 W2;
+#endif
+
+// The transposed column tile's row pitch, and the three tiles' bytes (src/apsp/gpu.rs asks for
+// the same: P3_PITCH and P3_SMEM_BYTES there).
+#define P3_PITCH (TILE + 4)
+#define P3_SMEM_BYTES ((TILE * P3_PITCH + 2 * TILE * TILE) * 4)
+
+// v = row[at .. at + TT); `at` a multiple of TT and `row` 16-byte aligned.
+__device__ __forceinline__ void p3_run(W (&v)[TT], const W *row, int at) {
+#if TT >= 4
+#pragma unroll
+    for (int g = 0; g < TT; g += 4) {
+        W4 q = *reinterpret_cast<const W4 *>(row + at + g);
+        v[g] = q.x;
+        v[g + 1] = q.y;
+        v[g + 2] = q.z;
+        v[g + 3] = q.w;
+    }
+#elif TT == 2
+    W2 q = *reinterpret_cast<const W2 *>(row + at);
+    v[0] = q.x;
+    v[1] = q.y;
+#else
+    v[0] = row[at];
+#endif
+}
+
 #if !APSP_FLOAT
 #define PACK_SHIFT 7  // tags 1..TILE <= 64 fit below bit 7
 #define PACK_FINITE (1 << 22)
@@ -362,8 +412,10 @@ extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
 __device__ __forceinline__ bool packable(W x) {
     return x >= REACH_LIMIT || (x >= 0 && x < PACK_FINITE);
 }
+// Shifted as unsigned: a value that is not packable (the block then votes `wide`) may be
+// negative.
 __device__ __forceinline__ W pack(W x) {
-    return (x >= REACH_LIMIT ? PACK_UNREACHED : x) << PACK_SHIFT;
+    return (W)((u32)(x >= REACH_LIMIT ? PACK_UNREACHED : x) << PACK_SHIFT);
 }
 __device__ __forceinline__ W add_min(W a, W b, W c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
@@ -374,59 +426,73 @@ __device__ __forceinline__ W add_min(W a, W b, W c) {
 }
 #endif
 
-extern "C" __global__ void apsp_phase3(W *d, u32 *h, int np, int kb) {
-    __shared__ W sa[TILE][TILE];
-    __shared__ u32 sha[TILE][TILE];
-    __shared__ W sb[TILE][TILE];
-    const int I = blockIdx.y, J = blockIdx.x;
+// Four blocks a multiprocessor (64 registers at 256 threads; the host asks for the largest
+// shared-memory carveout): at the compiler's choice of registers two fitted, and the tile
+// loads' latency showed (ncu: no eligible warp 44 % of the cycles; 90 -> 76 ms at n = 8192).
+#define P3_MIN_BLOCKS 4
+
+extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
+    apsp_phase3(W *d, u32 *h, int np, int kb, int next, int part) {
+    extern __shared__ __align__(16) unsigned char p3_smem[];
+    W(*sat)[P3_PITCH] = reinterpret_cast<W(*)[P3_PITCH]>(p3_smem);  // [k][r]: column tile (r, k)
+    W(*sb)[TILE] = reinterpret_cast<W(*)[TILE]>(p3_smem + TILE * P3_PITCH * 4);
+    u32(*sha)[TILE] = reinterpret_cast<u32(*)[TILE]>(p3_smem + (TILE * P3_PITCH + TILE * TILE) * 4);
+    int I = blockIdx.y, J = blockIdx.x;
+    if (part == 0) {
+        if (I == next || J == next) return;
+    } else {
+        if (blockIdx.y == 1 && blockIdx.x == next) return;  // the row's launch has it
+        I = blockIdx.y == 0 ? next : blockIdx.x;
+        J = blockIdx.y == 0 ? blockIdx.x : next;
+    }
     if (I == kb || J == kb) return;
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    const long long kbase = (long long)kb * TILE;
-    const long long ib = (long long)I * TILE, jb = (long long)J * TILE;
+    const int tx = threadIdx.x, ty = threadIdx.y, r0 = ty * TT, c0 = tx * TT;
+    // The three tiles' first cells; offsets inside a tile (below TILE * np) fit an int.
+    W *own = d + ((long long)I * np + J) * TILE;
+    u32 *ownh = h + ((long long)I * np + J) * TILE;
+    const W *col = d + ((long long)I * np + kb) * TILE;
+    const u32 *colh = h + ((long long)I * np + kb) * TILE;
+    const W *row = d + ((long long)kb * np + J) * TILE;
+    // Integer operands are stored packed as they arrive; a block that votes `wide` stores them
+    // again plainly below.
     bool wide = false;  // a value the packed form cannot hold
-    for (int r = ty; r < TILE; r += P3_S) {
-        for (int c = tx; c < TILE; c += P3_S) {
-            long long ga = (ib + r) * np + kbase + c;
-            W a = op(d[ga]), b = op(d[(kbase + r) * np + jb + c]);
-            sa[r][c] = a;
-            sha[r][c] = h[ga];
+#pragma unroll
+    for (int i = 0; i < TT; ++i)
+#pragma unroll
+        for (int j = 0; j < TT; ++j) {
+            const int r = ty + i * P3_S, c = tx + j * P3_S, o = r * np + c;
+            const W a = op(col[o]), b = op(row[o]);
+            sha[r][c] = colh[o];
+#if APSP_FLOAT
+            sat[c][r] = a;
             sb[r][c] = b;
-#if !APSP_FLOAT
+#else
             wide |= !packable(a) || !packable(b);
+            sat[c][r] = pack(a);
+            sb[r][c] = pack(b) | (r + 1);
 #endif
         }
-    }
     W dd[TT][TT];
 #pragma unroll
-    for (int r = 0; r < TT; ++r)
-#pragma unroll
-        for (int c = 0; c < TT; ++c) {
-            dd[r][c] = d[(ib + ty + r * P3_S) * np + jb + tx + c * P3_S];
+    for (int r = 0; r < TT; ++r) {
+        p3_run(dd[r], own + (r0 + r) * np, c0);
 #if !APSP_FLOAT
-            wide |= !packable(dd[r][c]);
+#pragma unroll
+        for (int c = 0; c < TT; ++c) wide |= !packable(dd[r][c]);
 #endif
-        }
+    }
 #if !APSP_FLOAT
     if (!__syncthreads_or(wide)) {
-        // Each thread packs the entries it loaded, so only the barrier below orders them.
-        for (int r = ty; r < TILE; r += P3_S)
-            for (int c = tx; c < TILE; c += P3_S) {
-                sa[r][c] = pack(sa[r][c]);
-                sb[r][c] = pack(sb[r][c]) | (r + 1);
-            }
         W pd[TT][TT];
 #pragma unroll
         for (int r = 0; r < TT; ++r)
 #pragma unroll
             for (int c = 0; c < TT; ++c) pd[r][c] = pack(dd[r][c]);
-        __syncthreads();
-#pragma unroll 4
+#pragma unroll 8
         for (int k = 0; k < TILE; ++k) {
             W a[TT], b[TT];
-#pragma unroll
-            for (int r = 0; r < TT; ++r) a[r] = sa[ty + r * P3_S][k];
-#pragma unroll
-            for (int c = 0; c < TT; ++c) b[c] = sb[k][tx + c * P3_S];
+            p3_run(a, sat[k], r0);
+            p3_run(b, sb[k], c0);
 #pragma unroll
             for (int r = 0; r < TT; ++r)
 #pragma unroll
@@ -438,33 +504,37 @@ extern "C" __global__ void apsp_phase3(W *d, u32 *h, int np, int kb) {
             for (int c = 0; c < TT; ++c) {
                 const int tag = pd[r][c] & ((1 << PACK_SHIFT) - 1);
                 if (tag != 0) {
-                    long long g = (ib + ty + r * P3_S) * np + jb + tx + c * P3_S;
-                    d[g] = pd[r][c] >> PACK_SHIFT;
-                    h[g] = sha[ty + r * P3_S][tag - 1];
+                    const int o = (r0 + r) * np + c0 + c;
+                    own[o] = pd[r][c] >> PACK_SHIFT;
+                    ownh[o] = sha[r0 + r][tag - 1];
                 }
             }
         return;
     }
-#else
-    __syncthreads();
+    // Each thread stores its own entries again, so the barrier below orders them.
+#pragma unroll
+    for (int i = 0; i < TT; ++i)
+#pragma unroll
+        for (int j = 0; j < TT; ++j) {
+            const int r = ty + i * P3_S, c = tx + j * P3_S, o = r * np + c;
+            sat[c][r] = op(col[o]);
+            sb[r][c] = op(row[o]);
+        }
 #endif
+    __syncthreads();
     u32 hh[TT][TT];
 #pragma unroll
     for (int r = 0; r < TT; ++r)
 #pragma unroll
-        for (int c = 0; c < TT; ++c)
-            hh[r][c] = h[(ib + ty + r * P3_S) * np + jb + tx + c * P3_S];
+        for (int c = 0; c < TT; ++c) hh[r][c] = ownh[(r0 + r) * np + c0 + c];
 #pragma unroll 4
     for (int k = 0; k < TILE; ++k) {
         W a[TT], b[TT];
         u32 ha[TT];
+        p3_run(a, sat[k], r0);
 #pragma unroll
-        for (int r = 0; r < TT; ++r) {
-            a[r] = sa[ty + r * P3_S][k];
-            ha[r] = sha[ty + r * P3_S][k];
-        }
-#pragma unroll
-        for (int c = 0; c < TT; ++c) b[c] = sb[k][tx + c * P3_S];
+        for (int r = 0; r < TT; ++r) ha[r] = sha[r0 + r][k];
+        p3_run(b, sb[k], c0);
 #pragma unroll
         for (int r = 0; r < TT; ++r)
 #pragma unroll
@@ -474,8 +544,8 @@ extern "C" __global__ void apsp_phase3(W *d, u32 *h, int np, int kb) {
     for (int r = 0; r < TT; ++r)
 #pragma unroll
         for (int c = 0; c < TT; ++c) {
-            long long g = (ib + ty + r * P3_S) * np + jb + tx + c * P3_S;
-            d[g] = dd[r][c];
-            h[g] = hh[r][c];
+            const int o = (r0 + r) * np + c0 + c;
+            own[o] = dd[r][c];
+            ownh[o] = hh[r][c];
         }
 }

@@ -2,12 +2,14 @@
 
 use std::sync::Arc;
 
-use cudarc::driver::{CudaSlice, DevicePtrMut, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    sys, CudaFunction, CudaSlice, CudaStream, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 
 use super::config::{Config, MemoryModel, AUTO_LARGE_FROM};
 use super::graph::{bad_vertex, bad_weight, check_reach};
 use super::weight::Weight;
-use crate::compute::cuda::{launch_err, CudaRuntime};
+use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::APSP;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
@@ -34,14 +36,27 @@ struct Edges<T> {
     w: CudaSlice<T>,
 }
 
-/// The NVRTC definitions of a solve: the weight kind and the blocked shape.
-fn kernel_defines<T: Weight>(config: &Config, np: usize) -> [(&'static str, String); 3] {
+/// The NVRTC definitions of a solve: the weight kind, the blocked shape and the threads of
+/// phases 1 and 2 ([`p12_threads`]).
+fn kernel_defines<T: Weight>(config: &Config, np: usize) -> [(&'static str, String); 4] {
     let (tile, tt) = config.blocked_shape(np);
     [
         ("APSP_FLOAT", (T::KERNEL_FLOAT as u32).to_string()),
         ("TILE", tile.to_string()),
         ("TT", tt.to_string()),
+        ("P12_THREADS", p12_threads(config).to_string()),
     ]
+}
+
+/// Threads of a phase 1 or 2 block (kernels/apsp.cu P12_THREADS): the seed's one per cell of
+/// its 32 x 32 tiles for `blocked`; 256 for `tiled`, whose phases 1 and 2 run beside phase 3
+/// ([`DeviceMatrices::solve`]'s lookahead) and so ask for no more room than a phase 3 block
+/// frees.
+fn p12_threads(config: &Config) -> u32 {
+    match config.memory_model {
+        MemoryModel::Tiled => 256,
+        _ => 1024,
+    }
 }
 
 /// The modules solves with `config` use (integer and float weights, small and large graphs),
@@ -321,7 +336,8 @@ impl<T: Weight> DeviceMatrices<T> {
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
         let (tile, tt) = config.blocked_shape(np);
         let defines = kernel_defines::<T>(config, np);
-        let f = |name: &str| self.rt.function_with(&APSP, &defines, name);
+        let kernels = self.rt.clone();
+        let f = move |name: &str| kernels.function_with(&APSP, &defines, name);
         // Under a cancel scope (a node's solve deadline), wait for the device every few
         // launches and stop if cancelled: queued launches cannot be recalled.
         let cancel = crate::cancel::current();
@@ -372,7 +388,6 @@ impl<T: Weight> DeviceMatrices<T> {
                 }
             }
             MemoryModel::Blocked | MemoryModel::Tiled => {
-                let (p1, p2, p3) = (f("apsp_phase1")?, f("apsp_phase2")?, f("apsp_phase3")?);
                 let t = tile as usize;
                 if !np.is_multiple_of(t) {
                     return Err(Error::invalid(
@@ -380,34 +395,142 @@ impl<T: Weight> DeviceMatrices<T> {
                         format!("matrix side {np} is not padded to the tile {t}"),
                     ));
                 }
-                let nb = (np / t) as u32;
-                let p12_y = if tile * tile > 1024 {
-                    1024 / tile
-                } else {
-                    tile
-                };
-                let s = tile / tt;
-                let cfg = |grid: (u32, u32), block: (u32, u32)| LaunchConfig {
-                    grid_dim: (grid.0, grid.1, 1),
-                    block_dim: (block.0, block.1, 1),
-                    shared_mem_bytes: 0,
-                };
-                for kb in 0..nb as i32 {
-                    for (func, name, c) in [
-                        (&p1, "apsp_phase1", cfg((1, 1), (tile, p12_y))),
-                        (&p2, "apsp_phase2", cfg((nb, 2), (tile, p12_y))),
-                        (&p3, "apsp_phase3", cfg((nb, nb), (s, s))),
-                    ] {
-                        let mut b = stream.launch_builder(func);
-                        b.arg(&mut self.d).arg(&mut self.h).arg(&npi).arg(&kb);
-                        // SAFETY: arguments (d, h, np, k) as the kernels declare; each phase reads and writes only TILE x TILE tiles inside the np x np matrices d and h (np a multiple of the tile, both allocated np * np)
-                        unsafe { b.launch(c) }.map_err(launch_err(name))?;
-                    }
-                    check(kb, 4)?;
-                }
+                let lookahead = config.memory_model == MemoryModel::Tiled;
+                self.blocked(&f, (tile, tt, p12_threads(config)), lookahead, &check)?;
             }
         }
         Ok(())
+    }
+
+    /// The blocked models' k-blocks: phase 1 (the diagonal tile), phase 2 (the k-block's line:
+    /// its row and column tiles), phase 3 (the rest). With `lookahead` (the tiled model),
+    /// phase 3 of k-block kb first relaxes the next k-block's line, on a second stream of
+    /// higher priority, which then runs the next k-block's phases 1 and 2 while the main stream
+    /// relaxes the rest: the phases 1 and 2, a few blocks that leave most of the device idle,
+    /// hide under the rest's thousands (n = 8192: 128 k-blocks of about 90 us of phases 1 and
+    /// 2 each). Events order the two streams: the rest of kb waits for kb's line; the next
+    /// line's tiles wait for the rest of kb (which writes them before it is done with kb).
+    fn blocked(
+        &mut self,
+        f: &dyn Fn(&str) -> Result<CudaFunction>,
+        (tile, tt, p12_threads): (u32, u32, u32),
+        lookahead: bool,
+        check: &dyn Fn(i32, i32) -> Result<()>,
+    ) -> Result<()> {
+        let (p1, p2, p3) = (f("apsp_phase1")?, f("apsp_phase2")?, f("apsp_phase3")?);
+        // Phase 3's three tiles (kernels/apsp.cu P3_SMEM_BYTES: the transposed one's rows
+        // padded by four) are dynamic shared memory, 49 KiB at tile 64, above the static 48;
+        // the largest carveout lets four blocks share a multiprocessor (its __launch_bounds__
+        // asks for four).
+        let p3_smem = (tile * (tile + 4) + 2 * tile * tile) * 4;
+        for (attribute, value) in [
+            (
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                p3_smem as i32,
+            ),
+            (
+                sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+                100,
+            ),
+        ] {
+            p3.set_attribute(attribute, value).map_err(gpu_err)?;
+        }
+        let np = self.np;
+        let npi = np as i32; // checked by the caller
+        let nb = (np / tile as usize) as i32;
+        let p12_y = if tile * tile > p12_threads {
+            p12_threads / tile
+        } else {
+            tile
+        };
+        let s = tile / tt;
+        let cfg = |grid: (u32, u32), block: (u32, u32), smem: u32| LaunchConfig {
+            grid_dim: (grid.0, grid.1, 1),
+            block_dim: (block.0, block.1, 1),
+            shared_mem_bytes: smem,
+        };
+        let main = self.rt.stream().clone();
+        let side = if lookahead && nb > 1 {
+            let (_, greatest) = self.rt.priorities()?;
+            let priority = (self.rt.priority() - 1).max(greatest);
+            let side = self
+                .rt
+                .context()
+                .new_stream_with_priority(priority)
+                .map_err(gpu_err)?;
+            side.join(&main).map_err(gpu_err)?;
+            Some(side)
+        } else {
+            None
+        };
+        // Raw pointers on both streams: the events below order them, where the slices' own
+        // tracking would make each launch wait for the other stream's last one. The guards
+        // record the solve's end on the main stream, which joins the side stream last.
+        let (dp, _wd) = self.d.device_ptr_mut(&main);
+        let (hp, _wh) = self.h.device_ptr_mut(&main);
+        let launch = |stream: &Arc<CudaStream>, which: u32, kb: i32, next: i32| -> Result<()> {
+            let (func, name, c) = match which {
+                1 => (&p1, "apsp_phase1", cfg((1, 1), (tile, p12_y), 0)),
+                2 => (&p2, "apsp_phase2", cfg((nb as u32, 2), (tile, p12_y), 0)),
+                // The rest of kb (all of it without a next line)
+                3 => (
+                    &p3,
+                    "apsp_phase3",
+                    cfg((nb as u32, nb as u32), (s, s), p3_smem),
+                ),
+                // The next line's tiles
+                _ => (&p3, "apsp_phase3", cfg((nb as u32, 2), (s, s), p3_smem)),
+            };
+            let part = i32::from(which == 4);
+            let mut b = stream.launch_builder(func);
+            b.arg(&dp).arg(&hp).arg(&npi).arg(&kb);
+            if which >= 3 {
+                b.arg(&next).arg(&part);
+            }
+            // SAFETY: arguments (d, h, np, kb[, next, part]) as the kernels declare; each phase reads and writes only TILE x TILE tiles inside the np x np matrices d and h (np a multiple of the tile, both allocated np * np, alive until the main stream, which joins the side stream, is done with them); the events below keep a tile's writers and readers in order across the two streams
+            unsafe { b.launch(c) }.map_err(launch_err(name)).map(drop)
+        };
+        let run = || -> Result<()> {
+            let Some(side) = &side else {
+                for kb in 0..nb {
+                    for which in 1..=3 {
+                        launch(&main, which, kb, -1)?;
+                    }
+                    check(kb, 4)?;
+                }
+                return Ok(());
+            };
+            let ctx = self.rt.context();
+            let (line_done, rest_done) = (
+                ctx.new_event(None).map_err(gpu_err)?,
+                ctx.new_event(None).map_err(gpu_err)?,
+            );
+            launch(side, 1, 0, -1)?;
+            launch(side, 2, 0, -1)?;
+            for kb in 0..nb {
+                let next = if kb + 1 < nb { kb + 1 } else { -1 };
+                line_done.record(side).map_err(gpu_err)?;
+                main.wait(&line_done).map_err(gpu_err)?;
+                launch(&main, 3, kb, next)?;
+                if next >= 0 {
+                    rest_done.record(&main).map_err(gpu_err)?;
+                    launch(side, 4, kb, next)?;
+                    launch(side, 1, next, -1)?;
+                    launch(side, 2, next, -1)?;
+                    side.wait(&rest_done).map_err(gpu_err)?;
+                }
+                check(kb, 4)?;
+            }
+            Ok(())
+        };
+        let ran = run();
+        // Whatever ended the loop (a cancel, a failed launch), nothing on the side stream may
+        // outlive the main stream's view of the matrices.
+        let joined = match &side {
+            Some(side) => main.join(side).map_err(gpu_err),
+            None => Ok(()),
+        };
+        ran.and(joined)
     }
 
     /// Waits for every launch on the matrices' stream.
