@@ -26,6 +26,7 @@
 //                                              the host reports it (src/apsp/mod.rs finish)
 //   apsp_linear, apsp_coalesced, apsp_shared   one launch per k (the per-k memory models)
 //   apsp_phase1, apsp_phase2, apsp_phase3      the blocked models' three phases per k-block
+//   apsp_pack_bound                            whether every value of a solve packs (integers)
 
 #ifndef APSP_FLOAT
 #define APSP_FLOAT 0
@@ -417,6 +418,11 @@ __device__ __forceinline__ bool packable(W x) {
 __device__ __forceinline__ W pack(W x) {
     return (W)((u32)(x >= REACH_LIMIT ? PACK_UNREACHED : x) << PACK_SHIFT);
 }
+// pack() for a value known to be unreached or in [0, PACK_FINITE): the unsigned min sends
+// every unreached value (>= REACH_LIMIT) to PACK_UNREACHED.
+__device__ __forceinline__ W pack_proven(W x) {
+    return (W)(min((u32)x, (u32)PACK_UNREACHED) << PACK_SHIFT);
+}
 __device__ __forceinline__ W add_min(W a, W b, W c) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     return __viaddmin_s32(a, b, c);
@@ -431,28 +437,22 @@ __device__ __forceinline__ W add_min(W a, W b, W c) {
 // loads' latency showed (ncu: no eligible warp 44 % of the cycles; 90 -> 76 ms at n = 8192).
 #define P3_MIN_BLOCKS 4
 
-extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
-    apsp_phase3(W *d, u32 *h, int np, int kb, int next, int part) {
-    extern __shared__ __align__(16) unsigned char p3_smem[];
-    W(*sat)[P3_PITCH] = reinterpret_cast<W(*)[P3_PITCH]>(p3_smem);  // [k][r]: column tile (r, k)
-    W(*sb)[TILE] = reinterpret_cast<W(*)[TILE]>(p3_smem + TILE * P3_PITCH * 4);
-    u32(*sha)[TILE] = reinterpret_cast<u32(*)[TILE]>(p3_smem + (TILE * P3_PITCH + TILE * TILE) * 4);
-    int I = blockIdx.y, J = blockIdx.x;
-    if (part == 0) {
-        if (I == next || J == next) return;
-    } else {
-        if (blockIdx.y == 1 && blockIdx.x == next) return;  // the row's launch has it
-        I = blockIdx.y == 0 ? next : blockIdx.x;
-        J = blockIdx.y == 0 ? blockIdx.x : next;
-    }
-    if (I == kb || J == kb) return;
+// The shared tiles: sat[k][r] the column tile's (r, k), sb the row tile, sha the column tile's
+// successors.
+struct P3Shared {
+    W (*sat)[P3_PITCH];
+    W (*sb)[TILE];
+    u32 (*sha)[TILE];
+};
+
+// One tile of phase 3: `own` (and its successors `ownh`) relaxed through the column tile `col`
+// (`colh`) and the row tile `row`. PROVEN (integer weights only): the host's bound
+// (apsp_pack_bound) holds every value the solve can meet packable, so the tile runs packed
+// without a vote and without the checks that feed it.
+template <bool PROVEN>
+__device__ __forceinline__ void p3_tile(const P3Shared s, W *own, u32 *ownh, const W *col,
+                                        const u32 *colh, const W *row, int np) {
     const int tx = threadIdx.x, ty = threadIdx.y, r0 = ty * TT, c0 = tx * TT;
-    // The three tiles' first cells; offsets inside a tile (below TILE * np) fit an int.
-    W *own = d + ((long long)I * np + J) * TILE;
-    u32 *ownh = h + ((long long)I * np + J) * TILE;
-    const W *col = d + ((long long)I * np + kb) * TILE;
-    const u32 *colh = h + ((long long)I * np + kb) * TILE;
-    const W *row = d + ((long long)kb * np + J) * TILE;
     // Integer operands are stored packed as they arrive; a block that votes `wide` stores them
     // again plainly below.
     bool wide = false;  // a value the packed form cannot hold
@@ -461,15 +461,20 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < TT; ++j) {
             const int r = ty + i * P3_S, c = tx + j * P3_S, o = r * np + c;
-            const W a = op(col[o]), b = op(row[o]);
-            sha[r][c] = colh[o];
+            s.sha[r][c] = colh[o];
 #if APSP_FLOAT
-            sat[c][r] = a;
-            sb[r][c] = b;
+            s.sat[c][r] = op(col[o]);
+            s.sb[r][c] = op(row[o]);
 #else
-            wide |= !packable(a) || !packable(b);
-            sat[c][r] = pack(a);
-            sb[r][c] = pack(b) | (r + 1);
+            if (PROVEN) {
+                s.sat[c][r] = pack_proven(col[o]);
+                s.sb[r][c] = pack_proven(row[o]) | (r + 1);
+            } else {
+                const W a = op(col[o]), b = op(row[o]);
+                wide |= !packable(a) || !packable(b);
+                s.sat[c][r] = pack(a);
+                s.sb[r][c] = pack(b) | (r + 1);
+            }
 #endif
         }
     W dd[TT][TT];
@@ -477,22 +482,24 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
     for (int r = 0; r < TT; ++r) {
         p3_run(dd[r], own + (r0 + r) * np, c0);
 #if !APSP_FLOAT
+        if (!PROVEN) {
 #pragma unroll
-        for (int c = 0; c < TT; ++c) wide |= !packable(dd[r][c]);
+            for (int c = 0; c < TT; ++c) wide |= !packable(dd[r][c]);
+        }
 #endif
     }
 #if !APSP_FLOAT
-    if (!__syncthreads_or(wide)) {
+    if (PROVEN ? (__syncthreads(), true) : !__syncthreads_or(wide)) {
         W pd[TT][TT];
 #pragma unroll
         for (int r = 0; r < TT; ++r)
 #pragma unroll
-            for (int c = 0; c < TT; ++c) pd[r][c] = pack(dd[r][c]);
+            for (int c = 0; c < TT; ++c) pd[r][c] = PROVEN ? pack_proven(dd[r][c]) : pack(dd[r][c]);
 #pragma unroll 8
         for (int k = 0; k < TILE; ++k) {
             W a[TT], b[TT];
-            p3_run(a, sat[k], r0);
-            p3_run(b, sb[k], c0);
+            p3_run(a, s.sat[k], r0);
+            p3_run(b, s.sb[k], c0);
 #pragma unroll
             for (int r = 0; r < TT; ++r)
 #pragma unroll
@@ -506,7 +513,7 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
                 if (tag != 0) {
                     const int o = (r0 + r) * np + c0 + c;
                     own[o] = pd[r][c] >> PACK_SHIFT;
-                    ownh[o] = sha[r0 + r][tag - 1];
+                    ownh[o] = s.sha[r0 + r][tag - 1];
                 }
             }
         return;
@@ -517,8 +524,8 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
 #pragma unroll
         for (int j = 0; j < TT; ++j) {
             const int r = ty + i * P3_S, c = tx + j * P3_S, o = r * np + c;
-            sat[c][r] = op(col[o]);
-            sb[r][c] = op(row[o]);
+            s.sat[c][r] = op(col[o]);
+            s.sb[r][c] = op(row[o]);
         }
 #endif
     __syncthreads();
@@ -531,10 +538,10 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
     for (int k = 0; k < TILE; ++k) {
         W a[TT], b[TT];
         u32 ha[TT];
-        p3_run(a, sat[k], r0);
+        p3_run(a, s.sat[k], r0);
 #pragma unroll
-        for (int r = 0; r < TT; ++r) ha[r] = sha[r0 + r][k];
-        p3_run(b, sb[k], c0);
+        for (int r = 0; r < TT; ++r) ha[r] = s.sha[r0 + r][k];
+        p3_run(b, s.sb[k], c0);
 #pragma unroll
         for (int r = 0; r < TT; ++r)
 #pragma unroll
@@ -549,3 +556,64 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
             ownh[o] = hh[r][c];
         }
 }
+
+// `bound` (integer weights): apsp_pack_bound's, read once per block (floats: unused).
+extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
+    apsp_phase3(W *d, u32 *h, int np, int kb, int next, int part, const u64 *bound) {
+    extern __shared__ __align__(16) unsigned char p3_smem[];
+    const P3Shared s = {
+        reinterpret_cast<W(*)[P3_PITCH]>(p3_smem),
+        reinterpret_cast<W(*)[TILE]>(p3_smem + TILE * P3_PITCH * 4),
+        reinterpret_cast<u32(*)[TILE]>(p3_smem + (TILE * P3_PITCH + TILE * TILE) * 4),
+    };
+    int I = blockIdx.y, J = blockIdx.x;
+    if (part == 0) {
+        if (I == next || J == next) return;
+    } else {
+        if (blockIdx.y == 1 && blockIdx.x == next) return;  // the row's launch has it
+        I = blockIdx.y == 0 ? next : blockIdx.x;
+        J = blockIdx.y == 0 ? blockIdx.x : next;
+    }
+    if (I == kb || J == kb) return;
+    // The three tiles' first cells; offsets inside a tile (below TILE * np) fit an int.
+    W *own = d + ((long long)I * np + J) * TILE;
+    u32 *ownh = h + ((long long)I * np + J) * TILE;
+    const W *col = d + ((long long)I * np + kb) * TILE;
+    const u32 *colh = h + ((long long)I * np + kb) * TILE;
+    const W *row = d + ((long long)kb * np + J) * TILE;
+#if APSP_FLOAT
+    p3_tile<false>(s, own, ownh, col, colh, row, np);
+#else
+    if (*bound < PACK_FINITE) p3_tile<true>(s, own, ownh, col, colh, row, np);
+    else p3_tile<false>(s, own, ownh, col, colh, row, np);
+#endif
+}
+
+// The bound behind phase 3's PROVEN tiles (integer weights): with no negative value in the
+// start matrix, every value a solve meets is unreached or the length of a simple path, at most
+// the sum over rows of the row's largest reached value. bound (0 before) gets that sum, plus
+// 2^63 for a negative value. One block per row.
+#if !APSP_FLOAT
+extern "C" __global__ void apsp_pack_bound(const W *__restrict__ d, int np, u64 *bound) {
+    __shared__ W part[32];
+    const W *rowp = d + (long long)blockIdx.x * np;
+    W most = 0;
+    bool negative = false;
+    for (int c = threadIdx.x; c < np; c += blockDim.x) {
+        const W x = rowp[c];
+        if (x < REACH_LIMIT) most = max(most, x);
+        negative |= x < 0;
+    }
+    negative = __syncthreads_or(negative);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) most = max(most, __shfl_xor_sync(FULL_MASK, most, o));
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = most;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (int)(blockDim.x >> 5); ++w) most = max(most, part[w]);
+        // The flag by an or (two rows' flags added would carry out); the sum stays below 2^62.
+        if (negative) atomicOr(bound, 1ull << 63);
+        atomicAdd(bound, (u64)most);
+    }
+}
+#endif

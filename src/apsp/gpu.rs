@@ -450,6 +450,18 @@ impl<T: Weight> DeviceMatrices<T> {
             shared_mem_bytes: smem,
         };
         let main = self.rt.stream().clone();
+        // Integer weights: whether every value the solve meets packs (kernels/apsp.cu
+        // apsp_pack_bound), on the device, read there by phase 3; queued before the side stream
+        // joins the main one, so that both find it done.
+        let mut bound = self.rt.alloc_zeros::<u64>(1)?;
+        if !T::KERNEL_FLOAT {
+            let f = f("apsp_pack_bound")?;
+            let mut b = main.launch_builder(&f);
+            b.arg(&self.d).arg(&npi).arg(&mut bound);
+            let c = cfg((np as u32, 1), (256, 1), 0);
+            // SAFETY: arguments (d, np, bound) as apsp_pack_bound declares: block i reads row i of the np x np matrix d (np blocks), one thread per block adds to bound[0]
+            unsafe { b.launch(c) }.map_err(launch_err("apsp_pack_bound"))?;
+        }
         let side = if lookahead && nb > 1 {
             let (_, greatest) = self.rt.priorities()?;
             let priority = (self.rt.priority() - 1).max(greatest);
@@ -466,6 +478,7 @@ impl<T: Weight> DeviceMatrices<T> {
         // Raw pointers on both streams: the events below order them, where the slices' own
         // tracking would make each launch wait for the other stream's last one. The guards
         // record the solve's end on the main stream, which joins the side stream last.
+        let (bp, _wb) = bound.device_ptr_mut(&main);
         let (dp, _wd) = self.d.device_ptr_mut(&main);
         let (hp, _wh) = self.h.device_ptr_mut(&main);
         let launch = |stream: &Arc<CudaStream>, which: u32, kb: i32, next: i32| -> Result<()> {
@@ -485,9 +498,9 @@ impl<T: Weight> DeviceMatrices<T> {
             let mut b = stream.launch_builder(func);
             b.arg(&dp).arg(&hp).arg(&npi).arg(&kb);
             if which >= 3 {
-                b.arg(&next).arg(&part);
+                b.arg(&next).arg(&part).arg(&bp);
             }
-            // SAFETY: arguments (d, h, np, kb[, next, part]) as the kernels declare; each phase reads and writes only TILE x TILE tiles inside the np x np matrices d and h (np a multiple of the tile, both allocated np * np, alive until the main stream, which joins the side stream, is done with them); the events below keep a tile's writers and readers in order across the two streams
+            // SAFETY: arguments (d, h, np, kb[, next, part, bound]) as the kernels declare; each phase reads and writes only TILE x TILE tiles inside the np x np matrices d and h (np a multiple of the tile, both allocated np * np, alive until the main stream, which joins the side stream, is done with them); the events below keep a tile's writers and readers in order across the two streams
             unsafe { b.launch(c) }.map_err(launch_err(name)).map(drop)
         };
         let run = || -> Result<()> {
