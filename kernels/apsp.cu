@@ -592,9 +592,10 @@ extern "C" __global__ void __launch_bounds__(P3_S * P3_S, P3_MIN_BLOCKS)
 // The bound behind phase 3's PROVEN tiles (integer weights): with no negative value in the
 // start matrix, every value a solve meets is unreached or the length of a simple path, at most
 // the sum over rows of the row's largest reached value. bound (0 before) gets that sum, plus
-// 2^63 for a negative value. One block per row.
-#if !APSP_FLOAT
+// 2^63 for a negative value. One block per row. Float modules compile it empty (every module
+// loads every entry point its source names), and no float solve launches it.
 extern "C" __global__ void apsp_pack_bound(const W *__restrict__ d, int np, u64 *bound) {
+#if !APSP_FLOAT
     __shared__ W part[32];
     const W *rowp = d + (long long)blockIdx.x * np;
     W most = 0;
@@ -615,5 +616,5 @@ extern "C" __global__ void apsp_pack_bound(const W *__restrict__ d, int np, u64 
         if (negative) atomicOr(bound, 1ull << 63);
         atomicAdd(bound, (u64)most);
     }
-}
 #endif
+}

@@ -141,6 +141,45 @@ fn gpu_sort_matches_cpu_reference() {
     }
 }
 
+/// A sort by the keys' top bytes alone equals the CPU's stable sort of the keys masked to
+/// those bytes, for every byte count (what kNN queries are ordered by: their Morton codes' top
+/// four bytes).
+#[test]
+fn gpu_sort_by_top_bytes_is_a_stable_sort_of_those_bytes() {
+    let Some(rt) = cuda_or_skip("gpu_sort_by_top_bytes_is_a_stable_sort_of_those_bytes") else {
+        return;
+    };
+    let p = Primitives::new(&rt).unwrap();
+    let mut rng = XorShift::new(gpu_planning::compute::testing::seed(0x5eed_0007));
+    for &n in &[1usize, 2, 2049, 100_003] {
+        for kind in ["random", "high_bits", "extremes", "few_distinct"] {
+            let keys = keys_of(kind, n, &mut rng);
+            let values: Vec<u32> = (0..n as u32).collect();
+            for digits in 1..=8usize {
+                let mask = u64::MAX << (64 - 8 * digits);
+                let masked: Vec<u64> = keys.iter().map(|k| k & mask).collect();
+                let (ck, cv) = cpu::sort_pairs(&masked, &values);
+                let (mut dk, mut dv) = (rt.upload(&keys).unwrap(), rt.upload(&values).unwrap());
+                p.sort_pairs_queued_by_top(&mut dk, &mut dv, n, digits)
+                    .unwrap();
+                let gk = rt.download(&dk, n).unwrap();
+                let gv = rt.download(&dv, n).unwrap();
+                let gk_masked: Vec<u64> = gk.iter().map(|k| k & mask).collect();
+                assert_eq!(gv, cv, "order differs: n={n} kind={kind} digits={digits}");
+                assert_eq!(
+                    gk_masked, ck,
+                    "keys differ: n={n} kind={kind} digits={digits}"
+                );
+                let kept: Vec<u64> = gv.iter().map(|&v| keys[v as usize]).collect();
+                assert_eq!(
+                    gk, kept,
+                    "a key left its value: n={n} kind={kind} digits={digits}"
+                );
+            }
+        }
+    }
+}
+
 /// Host buffers cross both ways, through the stream's pinned chunks (the default on discrete
 /// GPUs), the driver's staging and registered pages (the default on integrated GPUs), byte for
 /// byte: sizes around the registration threshold, odd lengths and

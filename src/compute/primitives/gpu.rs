@@ -344,13 +344,26 @@ impl Primitives {
         values: &mut CudaSlice<u32>,
         n: usize,
     ) -> Result<()> {
+        self.sort_pairs_queued_by_top(keys, values, n, DIGITS)
+    }
+
+    /// [`Primitives::sort_pairs_queued`] by the keys' top `digits` bytes alone (1 to 8): a
+    /// stable sort on them, pairs whose top bytes are equal keep their order. For keys whose
+    /// lower bytes do not matter (query orders), at a pass per byte.
+    pub fn sort_pairs_queued_by_top(
+        &self,
+        keys: &mut CudaSlice<u64>,
+        values: &mut CudaSlice<u32>,
+        n: usize,
+        digits: usize,
+    ) -> Result<()> {
         if n <= 1 {
             return Ok(());
         }
         onesweep_fits(n)?;
         let hist = self.global_hist(keys, n)?;
         let scratch = self.onesweep_scratch(n, &hist)?;
-        let passes: Vec<usize> = (0..DIGITS).collect();
+        let passes: Vec<usize> = (DIGITS - digits.clamp(1, DIGITS)..DIGITS).collect();
         self.onesweep_passes(keys, values, n, &passes, scratch)
     }
 
