@@ -48,6 +48,16 @@ fn kernel_defines<T: Weight>(config: &Config, np: usize) -> [(&'static str, Stri
     ]
 }
 
+/// One launch of a k-block of the blocked models (kernels/apsp.cu): phase 1, phase 2, and
+/// phase 3 in two parts, the tiles off both lines and the next k-block's line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Step {
+    Diagonal,
+    Line,
+    Rest,
+    NextLine,
+}
+
 /// Threads of a phase 1 or 2 block (kernels/apsp.cu P12_THREADS): the seed's one per cell of
 /// its 32 x 32 tiles for `blocked`; 256 for `tiled`, whose phases 1 and 2 run beside phase 3
 /// ([`DeviceMatrices::solve`]'s lookahead) and so ask for no more room than a phase 3 block
@@ -408,8 +418,9 @@ impl<T: Weight> DeviceMatrices<T> {
     /// higher priority, which then runs the next k-block's phases 1 and 2 while the main stream
     /// relaxes the rest: the phases 1 and 2, a few blocks that leave most of the device idle,
     /// hide under the rest's thousands (n = 8192: 128 k-blocks of about 90 us of phases 1 and
-    /// 2 each). Events order the two streams: the rest of kb waits for kb's line; the next
-    /// line's tiles wait for the rest of kb (which writes them before it is done with kb).
+    /// 2 each). Events order the two streams: the rest of kb waits for phase 2 of kb; the side
+    /// stream goes on to kb + 1's share of the line after next only once the rest of kb, which
+    /// relaxes those tiles too, is done.
     fn blocked(
         &mut self,
         f: &dyn Fn(&str) -> Result<CudaFunction>,
@@ -481,23 +492,21 @@ impl<T: Weight> DeviceMatrices<T> {
         let (bp, _wb) = bound.device_ptr_mut(&main);
         let (dp, _wd) = self.d.device_ptr_mut(&main);
         let (hp, _wh) = self.h.device_ptr_mut(&main);
-        let launch = |stream: &Arc<CudaStream>, which: u32, kb: i32, next: i32| -> Result<()> {
-            let (func, name, c) = match which {
-                1 => (&p1, "apsp_phase1", cfg((1, 1), (tile, p12_y), 0)),
-                2 => (&p2, "apsp_phase2", cfg((nb as u32, 2), (tile, p12_y), 0)),
-                // The rest of kb (all of it without a next line)
-                3 => (
+        let launch = |stream: &Arc<CudaStream>, step: Step, kb: i32, next: i32| -> Result<()> {
+            let (func, name, c) = match step {
+                Step::Diagonal => (&p1, "apsp_phase1", cfg((1, 1), (tile, p12_y), 0)),
+                Step::Line => (&p2, "apsp_phase2", cfg((nb as u32, 2), (tile, p12_y), 0)),
+                Step::Rest => (
                     &p3,
                     "apsp_phase3",
                     cfg((nb as u32, nb as u32), (s, s), p3_smem),
                 ),
-                // The next line's tiles
-                _ => (&p3, "apsp_phase3", cfg((nb as u32, 2), (s, s), p3_smem)),
+                Step::NextLine => (&p3, "apsp_phase3", cfg((nb as u32, 2), (s, s), p3_smem)),
             };
-            let part = i32::from(which == 4);
             let mut b = stream.launch_builder(func);
             b.arg(&dp).arg(&hp).arg(&npi).arg(&kb);
-            if which >= 3 {
+            let part = i32::from(step == Step::NextLine);
+            if matches!(step, Step::Rest | Step::NextLine) {
                 b.arg(&next).arg(&part).arg(&bp);
             }
             // SAFETY: arguments (d, h, np, kb[, next, part, bound]) as the kernels declare; each phase reads and writes only TILE x TILE tiles inside the np x np matrices d and h (np a multiple of the tile, both allocated np * np, alive until the main stream, which joins the side stream, is done with them); the events below keep a tile's writers and readers in order across the two streams
@@ -506,8 +515,8 @@ impl<T: Weight> DeviceMatrices<T> {
         let run = || -> Result<()> {
             let Some(side) = &side else {
                 for kb in 0..nb {
-                    for which in 1..=3 {
-                        launch(&main, which, kb, -1)?;
+                    for step in [Step::Diagonal, Step::Line, Step::Rest] {
+                        launch(&main, step, kb, -1)?;
                     }
                     check(kb, 4)?;
                 }
@@ -518,18 +527,18 @@ impl<T: Weight> DeviceMatrices<T> {
                 ctx.new_event(None).map_err(gpu_err)?,
                 ctx.new_event(None).map_err(gpu_err)?,
             );
-            launch(side, 1, 0, -1)?;
-            launch(side, 2, 0, -1)?;
+            launch(side, Step::Diagonal, 0, -1)?;
+            launch(side, Step::Line, 0, -1)?;
             for kb in 0..nb {
                 let next = if kb + 1 < nb { kb + 1 } else { -1 };
                 line_done.record(side).map_err(gpu_err)?;
                 main.wait(&line_done).map_err(gpu_err)?;
-                launch(&main, 3, kb, next)?;
+                launch(&main, Step::Rest, kb, next)?;
                 if next >= 0 {
                     rest_done.record(&main).map_err(gpu_err)?;
-                    launch(side, 4, kb, next)?;
-                    launch(side, 1, next, -1)?;
-                    launch(side, 2, next, -1)?;
+                    launch(side, Step::NextLine, kb, next)?;
+                    launch(side, Step::Diagonal, next, -1)?;
+                    launch(side, Step::Line, next, -1)?;
                     side.wait(&rest_done).map_err(gpu_err)?;
                 }
                 check(kb, 4)?;
