@@ -353,11 +353,13 @@ extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
 // lookahead) the tiles of the next k-block's line come first, in a launch of their own, so
 // that its phases 1 and 2 run beside the rest: `part` 0 takes tile (blockIdx.y, blockIdx.x)
 // unless it lies on either line, `part` 1 the next line's, its row (blockIdx.y 0, tile
-// (next, blockIdx.x)) and then its column (blockIdx.y 1, tile (blockIdx.x, next)). Block (TILE/TT)^2 threads, thread
-// (tx, ty) owning the TT x TT cells from row ty * TT, column tx * TT. Each step k reads the
-// thread's TT entries of column k of the column tile and TT entries of row k of the row tile
-// as 16-byte vectors at offsets fixed when the loop is unrolled: the column tile is stored
-// transposed, its rows padded by four entries so the transposing stores spread over the banks.
+// (next, blockIdx.x)) and then its column (blockIdx.y 1, tile (blockIdx.x, next)).
+//
+// Block (TILE/TT)^2 threads, thread (tx, ty) owning the TT x TT cells from row ty * TT,
+// column tx * TT. Each step k reads the thread's TT entries of column k of the column tile and
+// TT entries of row k of the row tile as 16-byte vectors at offsets fixed when the loop is
+// unrolled: the column tile is stored transposed, its rows padded by four entries so the
+// transposing stores spread over the banks.
 // A strided layout needed one load per row and per column, two-way conflicted; a swizzle in
 // place of the padding cost its index arithmetic on every step, in the pipe the add-mins use.
 // The tiles take dynamic shared memory (P3_SMEM_BYTES, above the 48 KiB of static memory at
@@ -370,7 +372,8 @@ extern "C" __global__ void apsp_phase2(W *d, u32 *h, int np, int kb) {
 // smallest (value, tag) is the cell's old value on a tie, else the first k reaching the
 // minimum, which is exactly what the strict `<` in k order keeps. Successors are read only for
 // the cells that improved, and only those are written back. Any other tile (negative weights,
-// long paths) runs the generic loop; the choice is the block's, by vote.
+// long paths) runs the generic loop; the choice is the block's, by vote, unless the host's
+// bound (apsp_pack_bound) proves every value of the solve packable (p3_tile's PROVEN).
 #define P3_S (TILE / TT)
 
 #if APSP_FLOAT
@@ -381,8 +384,8 @@ typedef int4 W4;
 typedef int2 W2;
 #endif
 
-// The transposed column tile's row pitch, and the three tiles' bytes (src/apsp/gpu.rs asks for
-// the same: P3_PITCH and P3_SMEM_BYTES there).
+// The transposed column tile's row pitch, and the three tiles' bytes (src/apsp/gpu.rs
+// computes the same bytes for the launch).
 #define P3_PITCH (TILE + 4)
 #define P3_SMEM_BYTES ((TILE * P3_PITCH + 2 * TILE * TILE) * 4)
 
