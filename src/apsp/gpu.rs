@@ -60,8 +60,8 @@ enum Step {
 
 /// Threads of a phase 1 or 2 block (kernels/apsp.cu P12_THREADS): the seed's one per cell of
 /// its 32 x 32 tiles for `blocked`; 256 for `tiled`, whose phases 1 and 2 run beside phase 3
-/// ([`DeviceMatrices::solve`]'s lookahead) and so ask for no more room than a phase 3 block
-/// frees.
+/// (the lookahead of `DeviceMatrices::blocked`) and so ask for no more room than a phase 3
+/// block frees.
 fn p12_threads(config: &Config) -> u32 {
     match config.memory_model {
         MemoryModel::Tiled => 256,
@@ -344,7 +344,6 @@ impl<T: Weight> DeviceMatrices<T> {
         }
         let npi = i32::try_from(np)
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
-        let (tile, tt) = config.blocked_shape(np);
         let defines = kernel_defines::<T>(config, np);
         let kernels = self.rt.clone();
         let f = move |name: &str| kernels.function_with(&APSP, &defines, name);
@@ -397,17 +396,7 @@ impl<T: Weight> DeviceMatrices<T> {
                     check(k, 64)?;
                 }
             }
-            MemoryModel::Blocked | MemoryModel::Tiled => {
-                let t = tile as usize;
-                if !np.is_multiple_of(t) {
-                    return Err(Error::invalid(
-                        "vertices",
-                        format!("matrix side {np} is not padded to the tile {t}"),
-                    ));
-                }
-                let lookahead = config.memory_model == MemoryModel::Tiled;
-                self.blocked(&f, (tile, tt, p12_threads(config)), lookahead, &check)?;
-            }
+            MemoryModel::Blocked | MemoryModel::Tiled => self.blocked(config, &f, &check)?,
         }
         Ok(())
     }
@@ -423,11 +412,22 @@ impl<T: Weight> DeviceMatrices<T> {
     /// relaxes those tiles too, is done.
     fn blocked(
         &mut self,
+        config: &Config,
         f: &dyn Fn(&str) -> Result<CudaFunction>,
-        (tile, tt, p12_threads): (u32, u32, u32),
-        lookahead: bool,
         check: &dyn Fn(i32, i32) -> Result<()>,
     ) -> Result<()> {
+        let np = self.np;
+        let (tile, tt) = config.blocked_shape(np);
+        if !np.is_multiple_of(tile as usize) {
+            return Err(Error::invalid(
+                "vertices",
+                format!("matrix side {np} is not padded to the tile {tile}"),
+            ));
+        }
+        let (p12_threads, lookahead) = (
+            p12_threads(config),
+            config.memory_model == MemoryModel::Tiled,
+        );
         let (p1, p2, p3) = (f("apsp_phase1")?, f("apsp_phase2")?, f("apsp_phase3")?);
         // Phase 3's three tiles (kernels/apsp.cu P3_SMEM_BYTES: the transposed one's rows
         // padded by four) are dynamic shared memory, 49 KiB at tile 64, above the static 48;
@@ -446,7 +446,6 @@ impl<T: Weight> DeviceMatrices<T> {
         ] {
             p3.set_attribute(attribute, value).map_err(gpu_err)?;
         }
-        let np = self.np;
         let npi = np as i32; // checked by the caller
         let nb = (np / tile as usize) as i32;
         let p12_y = if tile * tile > p12_threads {
