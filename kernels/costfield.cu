@@ -17,7 +17,7 @@
 // Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses,
 // and bar's CF_BAR_WORDS words: arrivals and generation (the barrier), then CF_NEXT_ROUND and
 // CF_DECISION (CF_GO_ON, CF_SETTLED or CF_START_FINAL); CF_NO_START: a field with no start.
-#if !defined(CF_STATUS) || !defined(CF_TOO_LONG) || !defined(CF_DECISION) || !defined(CF_NO_START)
+#if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -34,7 +34,8 @@ __device__ __forceinline__ u64 step_cost(u32 k, u32 enter) {
 
 // lists: three of ntiles entries (round r reads list r % 3), counts their lengths, queued the
 // last round each tile was queued for, bar the barrier and state words (CF_BAR_WORDS), front
-// per round (r % 3) the least cost a tile's improved border cell took in it. Round 1
+// per round (r % 3) the least cost a tile's improved border cell took in it, and at 3 + r % 3
+// the least such cost plus the cell's bound to the start (cf_bound). Round 1
 // runs the goal's tile and its neighbours: the goal's cost is set here, not improved by a tile,
 // so no tile would queue a neighbour for a goal on its border.
 extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *counts,
@@ -60,7 +61,7 @@ extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *
         counts[2] = 0;
         for (int j = 0; j < CF_BAR_WORDS; ++j) bar[j] = 0;
         bar[CF_NEXT_ROUND] = 1;
-        for (int j = 0; j < 3; ++j) front[j] = UNREACHED_COST;
+        for (int j = 0; j < 6; ++j) front[j] = UNREACHED_COST;
     }
 }
 
@@ -187,8 +188,21 @@ __device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const
     cf_mark(dirty, lowered, cx, cy, kind, kinds);
 }
 
+// A lower bound on the cost of any path between cells (x, y) and (sx, sy): the octile (8 moves)
+// or Manhattan (4) distance in the map's cheapest straight and diagonal steps
+// (src/lee/costmap/search.rs, Heuristic::between).
+__device__ __forceinline__ u64 cf_bound(long long x, long long y, u64 start, u32 w, u32 ndirs,
+                                        u64 straight, u64 diagonal) {
+    const long long sx = (long long)(start % w), sy = (long long)(start / w);
+    const u64 dx = (u64)(x > sx ? x - sx : sx - x), dy = (u64)(y > sy ? y - sy : sy - y);
+    if (ndirs == 4) return (dx + dy) * straight;
+    const u64 lo = dx < dy ? dx : dy, hi = dx < dy ? dy : dx;
+    return lo * diagonal + (hi - lo) * straight;
+}
+
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
-// sides whose border cells improved (cf_sides), and in `least` the least cost one of them took.
+// sides whose border cells improved (cf_sides), and in `least` the least cost one of them took,
+// in `least_h` the least such cost plus its cf_bound to `start` (with one).
 // One block of TILE x TILE threads. An iteration scans the tile's lines both ways (rows,
 // columns, and with 8 moves both diagonals: cf_scan_kind), those holding a cell lowered since
 // their last scan (cf_mark), so that a least-cost path inside the tile that changes direction
@@ -200,12 +214,14 @@ __device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const
 // written. The pass alone needs a pass per cell of the longest path in the tile.
 __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter, u64 *cost,
                        u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u8 *sm,
-                       u32 *dirty, u64 *base, u32 *sides, u64 *least) {
+                       u32 *dirty, u64 *base, u32 *sides, u64 *least, u64 *least_h, u64 start,
+                       u64 straight, u64 diagonal) {
     const int x = threadIdx.x % TILE, y = threadIdx.x / TILE;
     const long long x0 = (long long)tx * TILE, y0 = (long long)ty * TILE;
     if (threadIdx.x == 0) {
         *sides = 0;
         *least = UNREACHED_COST;
+        *least_h = UNREACHED_COST;
         *base = UNREACHED_COST;
     }
     if (threadIdx.x < 4) dirty[threadIdx.x] = 0;
@@ -267,6 +283,8 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
         if (f) {
             atomicOr(sides, f);
             atomicMin(least, after);
+            if (start != CF_NO_START)
+                atomicMin(least_h, after + cf_bound(gx, gy, start, w, ndirs, straight, diagonal));
         }
     }
     __syncthreads();
@@ -276,11 +294,20 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
 }
 
 // common.cuh's grid barrier, whose last block to arrive also decides, once and before any block
-// goes on (grid_barrier_then), how the rounds go on (bar[CF_DECISION]): CF_GO_ON, CF_SETTLED when the round queued
-// no tile (the fixed point), or CF_START_FINAL when the start's cost is at most the least cost
-// an improved border cell took in the round (`front`): every later improvement comes from those
-// cells by steps that cost more than 0, so no later path reaches the start for less, nor any
-// cell that costs less than the start, which are all the cells its descent visits.
+// goes on (grid_barrier_then), how the rounds go on (bar[CF_DECISION]): CF_GO_ON, CF_SETTLED
+// when the round queued no tile (the fixed point), or CF_START_FINAL when the start's cost C is
+// final for the start and for every cell on a least-cost path from it. Every edge into a cell is
+// satisfied (cost <= neighbour's + step) but those from the round's improved border cells, so a
+// cell v not yet final has a least-cost path whose last step leaves such a cell c, final:
+// true(v) = cost(c) + dist(c, v). Two tests each rule every such v out:
+// - C <= the least cost of those cells (front[r % 3]): steps cost more than 0, so v costs more
+//   than C, and the descent visits cells that cost less (the whole field is final below C);
+// - C < the least of cost(c) + cf_bound(c, start) (front[3 + r % 3]): were v on a least-cost path
+//   from the start, C = true(v) + dist(v, start) >= cost(c) + dist(c, start) >= that least, so
+//   no cell of such a path (the start included) is still to fall. The descent then takes the
+//   reference's steps: a neighbour n matches cost(n) + step = cost(cell) exactly when n is on
+//   such a path (its cost final), never otherwise (a cost is never below the true one). Like
+//   A*'s goal test, this stops rounds that only widen the front away from the start.
 __device__ __forceinline__ void cf_barrier(u32 *bar, const u64 *cost, u64 start, const u64 *front,
                                            const u32 *counts, u32 round) {
     grid_barrier_then(bar, [&] {
@@ -289,7 +316,9 @@ __device__ __forceinline__ void cf_barrier(u32 *bar, const u64 *cost, u64 start,
             d = CF_SETTLED;
         } else if (start != CF_NO_START) {
             const u64 c = __ldcg(&cost[start]);
-            if (c != UNREACHED_COST && c <= __ldcg(&front[round % 3])) d = CF_START_FINAL;
+            if (c != UNREACHED_COST &&
+                (c <= __ldcg(&front[round % 3]) || c < __ldcg(&front[3 + round % 3])))
+                d = CF_START_FINAL;
         }
         bar[CF_DECISION] = d;
     });
@@ -303,7 +332,8 @@ __device__ __forceinline__ void cf_barrier(u32 *bar, const u64 *cost, u64 start,
 extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                      u64 *cost, u32 w, u32 h, u32 ndirs, u32 tiles_x,
                                      u32 tiles_y, u32 *lists, u32 *counts, u32 *queued,
-                                     u32 *bar, u64 *front, u64 start, u32 first_round,
+                                     u32 *bar, u64 *front, u64 start, u64 bounded,
+                                     u64 straight, u64 diagonal, u32 first_round,
                                      u32 max_rounds) {
     __shared__ u64 sc[(TILE + 2) * SW];
     __shared__ u32 se[(TILE + 2) * SW];
@@ -311,13 +341,25 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
     __shared__ u32 dirty[4];
     __shared__ u64 base;
     __shared__ u32 sides;
-    __shared__ u64 least;
+    __shared__ u64 least, least_h;
     const u32 ntiles = tiles_x * tiles_y;
     u32 round = first_round;
     if (round > 1 && start != CF_NO_START) {
-        // Nothing writes before this: every block reads the same and does the same.
+        // Nothing writes before this: every block reads the same and does the same. The last
+        // round's bounded front holds the bounds to `bounded` (the start of the launch that
+        // ran it, or none); cf_bound is a norm's distance (a sum of the max and the sum norms
+        // with non-negative weights, as the diagonal step is at most two straight ones), so
+        // cf_bound(c, start) >= cf_bound(c, bounded) - cf_bound(start, bounded), and that
+        // front less the last term bounds this start's as cf_barrier's second test needs.
         const u64 c = __ldcg(&cost[start]);
-        if (c != UNREACHED_COST && c <= __ldcg(&front[(round - 1) % 3])) {
+        bool final_here = c != UNREACHED_COST && c <= __ldcg(&front[(round - 1) % 3]);
+        if (!final_here && c != UNREACHED_COST && bounded != CF_NO_START) {
+            const u64 f = __ldcg(&front[3 + (round - 1) % 3]);
+            const u64 apart = cf_bound((long long)(start % w), (long long)(start / w), bounded, w,
+                                       ndirs, straight, diagonal);
+            final_here = f != UNREACHED_COST && f > apart && c < f - apart;
+        }
+        if (final_here) {
             if (blockIdx.x == 0 && threadIdx.x == 0) {
                 bar[CF_DECISION] = CF_START_FINAL;
                 bar[CF_NEXT_ROUND] = round;
@@ -331,6 +373,7 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
         if (blockIdx.x == 0 && threadIdx.x == 0) {
             counts[(round + 2) % 3] = 0;
             front[(round + 1) % 3] = UNREACHED_COST;
+            front[3 + (round + 1) % 3] = UNREACHED_COST;
         }
         const u32 cur = round % 3;
         const u32 count = __ldcg(&counts[cur]);
@@ -339,14 +382,17 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
             const int tx = (int)(t % tiles_x), ty = (int)(t / tiles_x);
             const u32 f =
                 cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, sm, dirty, &base,
-                        &sides, &least);
+                        &sides, &least, &least_h, start, straight, diagonal);
             // Thread k queues the neighbour in direction k whose halo holds an improved cell.
             if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
                 const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];
                 if (nx >= 0 && ny >= 0 && nx < (int)tiles_x && ny < (int)tiles_y)
                     queue_tile((u32)ny * tiles_x + (u32)nx, lists, counts, queued, ntiles, round);
             }
-            if (threadIdx.x == 0 && f) atomicMin(&front[cur], least);
+            if (threadIdx.x == 0 && f) {
+                atomicMin(&front[cur], least);
+                atomicMin(&front[3 + cur], least_h);
+            }
         }
         cf_barrier(bar, cost, start, front, counts, round);
         if (__ldcg(&bar[CF_DECISION]) != CF_GO_ON) {
@@ -357,6 +403,9 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
     if (blockIdx.x == 0 && threadIdx.x == 0) bar[CF_NEXT_ROUND] = round;
 }
 
+// Queued behind the rounds' launch before the host has seen how it ended: a launch that leaves
+// more rounds to run (bar[CF_DECISION] = CF_GO_ON) leaves no field to descend yet, and the
+// descent only reports CF_PENDING. Otherwise
 // state[CF_STATUS]: CF_OK, CF_BROKEN (a cell has no neighbour on a least-cost path),
 // CF_UNREACHED (start unreached) or CF_TOO_LONG (more than `cap` cells); state[CF_LENGTH]: the
 // path's moves so far; state[CF_COST]: the start's total cost. path[i]: the i-th cell. The
@@ -364,13 +413,18 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
 // neighbour n has cost(n) + step(into n) = cost(cell).
 extern "C" __global__ void cf_descend(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                       const u64 *__restrict__ cost, u32 w, u32 h, u32 ndirs,
-                                      u64 start, u64 goal, u32 *path, u32 cap, u64 *state) {
+                                      u64 start, u64 goal, u32 *path, u32 cap, u64 *state,
+                                      const u32 *bar) {
     __shared__ u64 sc[DW * DW];
     __shared__ u8 sm[DW * DW];
     __shared__ unsigned short succ[DW * DW];
     __shared__ u64 s_cell;
     __shared__ u32 s_step, s_done;
     const u32 tid = threadIdx.x;
+    if (bar[CF_DECISION] == CF_GO_ON) {
+        if (tid == 0) state[CF_STATUS] = CF_PENDING;
+        return;
+    }
     const long long gx = (long long)(goal % w), gy = (long long)(goal / w);
     if (tid == 0) {
         const u64 total = cost[start];

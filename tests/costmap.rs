@@ -330,16 +330,19 @@ fn device_equals_cpu(
             let i = free[(rng.next_u64() % free.len() as u64) as usize];
             ((i as u32 % w) as i64, (i as u32 / w) as i64)
         };
-        let (a, b) = (pick(&mut rng), pick(&mut rng));
-        assert_eq!(
-            dev.cost_field(b).unwrap(),
-            cpu.cost_field(b).unwrap(),
-            "{what}, goal {b:?}, seed {s:#x}"
-        );
+        let (a, b, a2) = (pick(&mut rng), pick(&mut rng), pick(&mut rng));
+        // A new goal's field stops once the start's paths are final; further starts to that
+        // goal go on from there (a blocked start plans from each move out of it); the whole
+        // field last.
         assert_eq!(
             dev.plan(a, b).unwrap(),
             cpu.plan(a, b).unwrap(),
             "{what}, seed {s:#x}"
+        );
+        assert_eq!(
+            dev.plan(a2, b).unwrap(),
+            cpu.plan(a2, b).unwrap(),
+            "{what}: a second start, seed {s:#x}"
         );
         assert_eq!(
             dev.plan(b, b).unwrap(),
@@ -355,6 +358,16 @@ fn device_equals_cpu(
                 "{what}: from the blocked cell {blocked:?}, seed {s:#x}"
             );
         }
+        assert_eq!(
+            dev.cost_field(b).unwrap(),
+            cpu.cost_field(b).unwrap(),
+            "{what}, goal {b:?}, seed {s:#x}"
+        );
+        assert_eq!(
+            dev.plan(a, b).unwrap(),
+            cpu.plan(a, b).unwrap(),
+            "{what}: on the whole field, seed {s:#x}"
+        );
     }
 }
 

@@ -231,16 +231,33 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
                 )));
             }
         }
-        let launches = if launches.is_empty() {
+        let rounds = if launches.is_empty() {
             String::new()
         } else {
-            format!(" (tile rounds per field: median {:.0})", median(launches))
+            format!(
+                " (tile rounds per field: median {:.0})",
+                median(launches.clone())
+            )
         };
         let _ = writeln!(
             out,
-            "| cuda | {dev_setup:.1} | {:.2} | {:.3} | every pair equal to the CPU's{launches} |",
-            median(times),
+            "| cuda | {dev_setup:.1} | {:.2} | {:.3} | every pair equal to the CPU's{rounds} |",
+            median(times.clone()),
             median(again)
+        );
+        // Pair by pair, in the pairs' order: where a median moves, which pairs moved it.
+        let per_pair: Vec<String> = times
+            .iter()
+            .zip(launches.iter().map(Some).chain(std::iter::repeat(None)))
+            .map(|(t, r)| match r {
+                Some(r) => format!("{t:.3} ({r:.0})"),
+                None => format!("{t:.3}"),
+            })
+            .collect();
+        let _ = write!(
+            footer,
+            "\ncuda field + path ms per pair (tile rounds): {}",
+            per_pair.join(" ")
         );
     }
     let _ = writeln!(out, "{footer}");

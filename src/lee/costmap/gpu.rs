@@ -6,11 +6,13 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PushKernelArg};
 
 use super::cpu::CellPath;
+use super::search::Heuristic;
 use crate::compute::cuda::{gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::COSTFIELD;
+use crate::compute::readback::Readback;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 use crate::lee::grid::Grid;
@@ -45,11 +47,17 @@ const CF_OK: u64 = 0;
 const CF_BROKEN: u64 = 1;
 const CF_UNREACHED: u64 = 2;
 const CF_TOO_LONG: u64 = 3;
+const CF_PENDING: u64 = 4;
 /// Path cells the first descent has room for; a longer path grows the buffer once.
 const PATH_CAP_START: usize = 1 << 16;
+/// Path cells that come back with the bar and the descent's state, in the launch's one wait;
+/// a longer path costs a second.
+const SHORT_PATH: usize = 4096;
+/// The readback's words: the bar's, the descent's state (two words a slot), the short path.
+const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 14] {
+fn kernel_defines() -> [(&'static str, String); 15] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
@@ -65,6 +73,7 @@ fn kernel_defines() -> [(&'static str, String); 14] {
         ("CF_BROKEN", format!("{CF_BROKEN}ull")),
         ("CF_UNREACHED", format!("{CF_UNREACHED}ull")),
         ("CF_TOO_LONG", format!("{CF_TOO_LONG}ull")),
+        ("CF_PENDING", format!("{CF_PENDING}ull")),
     ]
 }
 
@@ -81,6 +90,9 @@ pub struct DeviceCosts {
     ndirs: u32,
     masks: CudaSlice<u8>,
     enter: CudaSlice<u32>,
+    /// The map's cheapest straight and diagonal steps: the rounds' bound on a path's cost
+    /// from a cell to the start (kernels/costfield.cu, cf_bound).
+    cheapest: (u64, u64),
     init: CudaFunction,
     rounds: CudaFunction,
     descend: CudaFunction,
@@ -91,15 +103,36 @@ pub struct DeviceCosts {
 }
 
 /// The per-map buffers of the field and the descent, allocated on the first plan.
-#[derive(Default)]
 struct Field {
-    /// The goal whose costs `cost` holds: final everywhere once `complete`, else final for
-    /// every cell that costs no more than the last plan's start (the rounds stopped there and
-    /// go on from `next_round` for a later start).
+    /// The goal whose costs `cost` holds, as far as `rounds` says.
     goal: Option<(u32, u32)>,
-    complete: bool,
-    next_round: u32,
+    rounds: Rounds,
     buffers: Option<FieldBuffers>,
+    /// Page-locked: the bar, the state and a short path come back in one wait. Taken with
+    /// the map (a spare from the readback pool where one is free: allocating page-locked
+    /// memory took the H200's host about 2 ms, which the map's first plan paid).
+    header: Readback,
+}
+
+/// How far a goal's field has gone: final everywhere once `complete`, else final at least on
+/// every least-cost path from the last plan's start (the rounds stopped there and go on from
+/// `next` for a later start).
+struct Rounds {
+    complete: bool,
+    next: u32,
+    /// The start whose bounds the last round's bounded front holds (CF_NO_START: none).
+    bounded: u64,
+}
+
+impl Rounds {
+    /// A field just initialised: round 1 next.
+    fn first() -> Rounds {
+        Rounds {
+            complete: false,
+            next: 1,
+            bounded: CF_NO_START,
+        }
+    }
 }
 
 struct FieldBuffers {
@@ -110,11 +143,23 @@ struct FieldBuffers {
     counts: CudaSlice<u32>,
     queued: CudaSlice<u32>,
     bar: CudaSlice<u32>,
-    /// Per round (r % 3): the least cost an improved border cell took in it.
+    /// Per round (r % 3): the least cost an improved border cell took in it, and at 3 + r % 3
+    /// the least such cost plus the cell's bound to the start.
     front: CudaSlice<u64>,
     state: CudaSlice<u64>,
     path: CudaSlice<u32>,
     path_cap: usize,
+}
+
+/// What one wait brings back after a launch of the rounds and, with a start, the descent
+/// queued behind it.
+struct Header {
+    decision: u32,
+    next_round: u32,
+    /// The descent's state slots (CF_STATUS, CF_LENGTH, CF_COST), when it was queued.
+    state: Option<[u64; CF_SLOTS]>,
+    /// The path's cells, when the descent found one of fewer than [`SHORT_PATH`].
+    cells: Option<Vec<u32>>,
 }
 
 /// Device buffers free themselves on the dropping thread, where cudarc does not make the
@@ -126,8 +171,14 @@ impl Drop for DeviceCosts {
 }
 
 impl DeviceCosts {
-    /// Uploads the grid's masks and the cells' straight step costs.
-    pub fn upload(rt: &Arc<CudaRuntime>, grid: &Grid, enter: &[u32]) -> Result<DeviceCosts> {
+    /// Uploads the grid's masks and the cells' straight step costs; `bound` is the map's
+    /// lower bound on a path's cost between two cells.
+    pub fn upload(
+        rt: &Arc<CudaRuntime>,
+        grid: &Grid,
+        enter: &[u32],
+        bound: &Heuristic,
+    ) -> Result<DeviceCosts> {
         let defines = kernel_defines();
         let f = |name: &str| rt.function_with(&COSTFIELD, &defines, name);
         Ok(DeviceCosts {
@@ -137,10 +188,16 @@ impl DeviceCosts {
             ndirs: grid.connectivity.directions() as u32,
             masks: rt.upload(&grid.masks)?,
             enter: rt.upload(enter)?,
+            cheapest: bound.steps(),
             init: f("cf_init")?,
             rounds: f("cf_rounds")?,
             descend: f("cf_descend")?,
-            field: Mutex::default(),
+            field: Mutex::new(Field {
+                goal: None,
+                rounds: Rounds::first(),
+                buffers: None,
+                header: Readback::take(rt.context(), HEADER_WORDS)?,
+            }),
             last_rounds: AtomicU32::new(0),
         })
     }
@@ -161,7 +218,11 @@ impl DeviceCosts {
     /// The least total cost from every cell to `goal` (u64::MAX where unreached), row-major.
     pub fn field(&self, goal: (u32, u32)) -> Result<Vec<u64>> {
         let mut f = lock(&self.field);
-        let b = self.field_on_device(&mut f, goal, None)?;
+        self.field_on_device(&mut f, goal, None)?;
+        let b = f
+            .buffers
+            .as_ref()
+            .ok_or_else(|| Error::Gpu("cost field buffers missing".into()))?;
         self.rt.download(&b.cost, self.cells())
     }
 
@@ -170,19 +231,19 @@ impl DeviceCosts {
     pub fn plan(&self, goal: (u32, u32), start: (u32, u32)) -> Result<(Option<CellPath>, bool)> {
         let mut f = lock(&self.field);
         let reused = f.goal == Some(goal);
-        self.field_on_device(&mut f, goal, Some(start))?;
-        Ok((self.descend(&mut f, goal, start)?, reused))
+        let header = self.field_on_device(&mut f, goal, Some(start))?;
+        Ok((self.descend(&mut f, header, goal, start)?, reused))
     }
 
-    /// The field for `goal` in the buffers, final at least for `start` and every cell that
-    /// costs less (with no start: everywhere), computed as far as that needs unless it is
-    /// already there.
-    fn field_on_device<'a>(
+    /// The field for `goal` in the buffers, final at least on the least-cost paths from
+    /// `start` (with no start: everywhere), computed as far as that needs unless it is already
+    /// there; with a start, the descent queued behind the last launch and its header.
+    fn field_on_device(
         &self,
-        f: &'a mut Field,
+        f: &mut Field,
         goal: (u32, u32),
         start: Option<(u32, u32)>,
-    ) -> Result<&'a FieldBuffers> {
+    ) -> Result<Option<Header>> {
         if f.buffers.is_none() {
             let ntiles = {
                 let (x, y) = self.tiles();
@@ -198,7 +259,7 @@ impl DeviceCosts {
                     counts: self.rt.alloc(3)?,
                     queued: self.rt.alloc(ntiles)?,
                     bar: self.rt.alloc(CF_BAR_WORDS)?,
-                    front: self.rt.alloc(3)?,
+                    front: self.rt.alloc(6)?,
                     state: self.rt.alloc(CF_SLOTS)?,
                     path: self.rt.alloc(PATH_CAP_START.min(self.cells().max(1)))?,
                     path_cap: PATH_CAP_START.min(self.cells().max(1)),
@@ -207,34 +268,43 @@ impl DeviceCosts {
         }
         let Field {
             goal: at,
-            complete,
-            next_round,
+            rounds,
             buffers,
+            header,
         } = f;
         let b = buffers
             .as_mut()
             .ok_or_else(|| Error::Gpu("cost field buffers missing".into()))?;
-        let start = start.map_or(CF_NO_START, |(x, y)| {
-            y as u64 * self.width as u64 + x as u64
-        });
+        let start = start.map(|(x, y)| y as u64 * self.width as u64 + x as u64);
         if *at != Some(goal) {
             // A field cut short by an error must not be taken for the goal's.
             *at = None;
             self.init(b, goal)?;
-            *complete = false;
-            *next_round = 1;
+            *rounds = Rounds::first();
             self.last_rounds.store(0, Ordering::Relaxed);
-            self.run(b, start, complete, next_round)?;
+            let header = self.run(b, header, goal, start, rounds)?;
             // Nor one that settled after its plan was cancelled.
             crate::cancel::checkpoint()?;
             *at = Some(goal);
-        } else if !*complete {
+            Ok(header)
+        } else if !rounds.complete {
             // The rounds go on from where the last start's cost was final (a valid state:
-            // costs only fall), at once done where this start's already is.
+            // costs only fall), at once done where this start's already is. A run cut short
+            // leaves its round and bound unrecorded: the field is then made again.
+            *at = None;
             self.last_rounds.store(0, Ordering::Relaxed);
-            self.run(b, start, complete, next_round)?;
+            let header = self.run(b, header, goal, start, rounds)?;
+            *at = Some(goal);
+            Ok(header)
+        } else {
+            // The whole field is there (its bar says settled): only the descent.
+            start
+                .map(|s| {
+                    self.launch_descend(b, goal, s)?;
+                    self.fetch(b, header, true)
+                })
+                .transpose()
         }
-        Ok(b)
     }
 
     /// cf_init: every cost unreached but the goal's, round 1's tiles queued.
@@ -261,21 +331,24 @@ impl DeviceCosts {
         // SAFETY: cf_init(cost, n, goal, lists, counts, queued, tiles_x, tiles_y, goal_tile,
         // bar, front): writes cost[0..n), queued[0..ntiles), counts[0..3), at most 9 entries of
         // list 1 (from lists[ntiles]; ntiles >= that many when they exist), bar[0..CF_BAR_WORDS)
-        // and front[0..3), each allocated so.
+        // and front[0..6), each allocated so.
         unsafe { l.launch(rt.grid_stride(n.max(ntiles as usize), 256)) }
             .map_err(launch_err("cf_init"))?;
         Ok(())
     }
 
-    /// Launches of cf_rounds from `next_round` until the fixed point (`complete`) or, with a
-    /// start, until its cost is final; adds the rounds run to `last_rounds`.
+    /// Launches of cf_rounds from `rounds.next` until the fixed point (`complete`) or, with a
+    /// start, until its cost is final, each followed by the start's descent (which runs only
+    /// once the field is ready for it) and one wait; adds the rounds run to `last_rounds`.
+    /// Returns the last wait's header (with a start, the descent's).
     fn run(
         &self,
         b: &mut FieldBuffers,
-        start: u64,
-        complete: &mut bool,
-        next_round: &mut u32,
-    ) -> Result<()> {
+        readback: &mut Readback,
+        goal: (u32, u32),
+        start: Option<u64>,
+        rounds: &mut Rounds,
+    ) -> Result<Option<Header>> {
         let rt = &self.rt;
         let (w, h) = (self.width, self.height);
         let (tiles_x, tiles_y) = self.tiles();
@@ -287,8 +360,9 @@ impl DeviceCosts {
         // settles. A launch runs at most ROUNDS_PER_LAUNCH rounds before the host looks (and
         // a cancelled plan stops).
         let max_rounds = (ntiles as u64 + 2) * 32;
+        let start_word = start.unwrap_or(CF_NO_START);
         loop {
-            let first = *next_round;
+            let first = rounds.next;
             let mut l = stream.launch_builder(&self.rounds);
             l.arg(&self.masks)
                 .arg(&self.enter)
@@ -303,33 +377,44 @@ impl DeviceCosts {
                 .arg(&mut b.queued)
                 .arg(&mut b.bar)
                 .arg(&mut b.front)
-                .arg(&start)
+                .arg(&start_word)
+                .arg(&rounds.bounded)
+                .arg(&self.cheapest.0)
+                .arg(&self.cheapest.1)
                 .arg(&first)
                 .arg(&ROUNDS_PER_LAUNCH);
             // SAFETY: cf_rounds(masks, enter, cost, w, h, ndirs, tiles_x, tiles_y, lists,
-            // counts, queued, bar, front, start, first_round, max_rounds): reads masks/enter/
-            // cost within w x h and cost[start] (a cell of the grid, or none), writes cost cells
-            // of the tiles it runs, the lists, counts and queued flags (sized for every tile),
-            // bar and front[0..3); blocks <= the occupancy bound, as a cooperative launch
-            // requires.
+            // counts, queued, bar, front, start, bounded, straight, diagonal, first_round,
+            // max_rounds):
+            // reads masks/enter/cost within w x h and cost[start] (a cell of the grid, or
+            // none), writes cost cells of the tiles it runs, the lists, counts and queued flags
+            // (sized for every tile), bar and front[0..6); blocks <= the occupancy bound, as a
+            // cooperative launch requires.
             unsafe { l.launch_cooperative(launch) }.map_err(launch_err("cf_rounds"))?;
-            let bar = rt.download(&b.bar, CF_BAR_WORDS)?;
-            *next_round = bar[CF_NEXT_ROUND];
+            if let Some(s) = start {
+                self.launch_descend(b, goal, s)?;
+            }
+            let header = self.fetch(b, readback, start.is_some())?;
+            rounds.next = header.next_round;
+            // Rounds run leave fronts bounded to this launch's start.
+            if rounds.next > first {
+                rounds.bounded = start_word;
+            }
             self.last_rounds
-                .fetch_add(*next_round - first, Ordering::Relaxed);
-            match bar[CF_DECISION] {
+                .fetch_add(rounds.next - first, Ordering::Relaxed);
+            match header.decision {
                 CF_SETTLED => {
-                    *complete = true;
-                    return Ok(());
+                    rounds.complete = true;
+                    return Ok(Some(header).filter(|_| start.is_some()));
                 }
-                CF_START_FINAL => return Ok(()),
+                CF_START_FINAL => return Ok(Some(header)),
                 CF_GO_ON => {}
                 other => return Err(Error::Gpu(format!("cf_rounds: decision {other}"))),
             }
             // A cancelled plan stops between launches (the field is then not taken for the
             // goal's: the caller leaves the goal unset).
             crate::cancel::checkpoint()?;
-            if *next_round as u64 > max_rounds {
+            if rounds.next as u64 > max_rounds {
                 return Err(Error::Gpu(format!(
                     "cost field did not settle within {max_rounds} rounds"
                 )));
@@ -358,29 +443,46 @@ impl DeviceCosts {
         })
     }
 
-    /// The path from `start` down the field in `f` (its goal `goal`), found on the device.
+    /// The path from `start` down the field in `f` (its goal `goal`), found on the device by
+    /// the descent whose `header` came back with the field.
     fn descend(
         &self,
         f: &mut Field,
+        header: Option<Header>,
         goal: (u32, u32),
         start: (u32, u32),
     ) -> Result<Option<CellPath>> {
-        let b = f
-            .buffers
+        let Field {
+            buffers,
+            header: readback,
+            ..
+        } = f;
+        let b = buffers
             .as_mut()
             .ok_or_else(|| Error::Gpu("cost field buffers missing".into()))?;
-        let mut state = self.launch_descend(b, goal, start)?;
+        let s = start.1 as u64 * self.width as u64 + start.0 as u64;
+        let mut header = header.ok_or_else(|| Error::Gpu("cf_descend: not queued".into()))?;
+        let mut state = header
+            .state
+            .ok_or_else(|| Error::Gpu("cf_descend: no state".into()))?;
         if state[CF_STATUS] == CF_TOO_LONG {
             // No cell repeats on a path whose costs strictly fall: the grid's cells bound it.
             let cap = self.cells().max(1);
             // SAFETY: the descent writes path[0..=length] before it reports success.
             b.path = unsafe { self.rt.alloc::<u32>(cap) }?;
             b.path_cap = cap;
-            state = self.launch_descend(b, goal, start)?;
+            self.launch_descend(b, goal, s)?;
+            header = self.fetch(b, readback, true)?;
+            state = header
+                .state
+                .ok_or_else(|| Error::Gpu("cf_descend: no state".into()))?;
         }
         match state[CF_STATUS] {
             CF_OK => {
-                let cells = self.rt.download(&b.path, state[CF_LENGTH] as usize + 1)?;
+                let cells = match header.cells {
+                    Some(cells) => cells,
+                    None => self.rt.download(&b.path, state[CF_LENGTH] as usize + 1)?,
+                };
                 let w = self.width;
                 Ok(Some((
                     cells.into_iter().map(|c| (c % w, c / w)).collect(),
@@ -389,19 +491,14 @@ impl DeviceCosts {
             }
             CF_UNREACHED => Ok(None),
             CF_BROKEN => Err(Error::Gpu("cf_descend: the field has no descent".into())),
+            CF_PENDING => Err(Error::Gpu("cf_descend: ran before its field".into())),
             other => Err(Error::Gpu(format!("cf_descend: status {other}"))),
         }
     }
 
-    fn launch_descend(
-        &self,
-        b: &mut FieldBuffers,
-        goal: (u32, u32),
-        start: (u32, u32),
-    ) -> Result<Vec<u64>> {
-        let w = self.width as u64;
-        let s = start.1 as u64 * w + start.0 as u64;
-        let g = goal.1 as u64 * w + goal.0 as u64;
+    /// Queues cf_descend from cell `s` behind the stream's work.
+    fn launch_descend(&self, b: &mut FieldBuffers, goal: (u32, u32), s: u64) -> Result<()> {
+        let g = goal.1 as u64 * self.width as u64 + goal.0 as u64;
         let cap = b.path_cap as u32;
         let stream = self.rt.stream();
         let mut l = stream.launch_builder(&self.descend);
@@ -415,9 +512,11 @@ impl DeviceCosts {
             .arg(&g)
             .arg(&mut b.path)
             .arg(&cap)
-            .arg(&mut b.state);
-        // SAFETY: cf_descend(masks, enter, cost, w, h, ndirs, start, goal, path, cap, state):
-        // one block; reads within w x h, writes path[0..cap) (checked) and state[0..CF_SLOTS).
+            .arg(&mut b.state)
+            .arg(&b.bar);
+        // SAFETY: cf_descend(masks, enter, cost, w, h, ndirs, start, goal, path, cap, state,
+        // bar): one block; reads within w x h and bar[CF_DECISION], writes path[0..cap)
+        // (checked) and state[0..CF_SLOTS).
         unsafe {
             l.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
@@ -426,6 +525,59 @@ impl DeviceCosts {
             })
         }
         .map_err(launch_err("cf_descend"))?;
-        self.rt.download(&b.state, CF_SLOTS)
+        Ok(())
+    }
+
+    /// The bar, and after a descent (`descended`) its state and, for a path of fewer than
+    /// [`SHORT_PATH`] cells, the path: copies into page-locked memory queued back to back
+    /// behind the stream's work, one wait.
+    fn fetch(&self, b: &FieldBuffers, readback: &mut Readback, descended: bool) -> Result<Header> {
+        let short = if descended {
+            b.path_cap.min(SHORT_PATH)
+        } else {
+            0
+        };
+        let stream = self.rt.stream();
+        let words = readback.as_mut_slice()?;
+        let (bar, rest) = words.split_at_mut(CF_BAR_WORDS);
+        let (state, cells) = rest.split_at_mut(2 * CF_SLOTS);
+        let queued = {
+            let (bp, _read_bar) = b.bar.device_ptr(stream);
+            let (sp, _read_state) = b.state.device_ptr(stream);
+            let (pp, _read_path) = b.path.device_ptr(stream);
+            // SAFETY: `bar` holds CF_BAR_WORDS words, `state` CF_SLOTS u64 (2 * CF_SLOTS
+            // words), `path` path_cap >= short cells, as long as their host slices; the stream
+            // is synchronised below whether or not every copy was queued, before the host reads
+            // them or the buffer goes back to the spares, and the buffers (borrowed here) are
+            // not freed meanwhile.
+            unsafe {
+                use cudarc::driver::result::memcpy_dtoh_async;
+                let s = stream.cu_stream();
+                memcpy_dtoh_async(bar, bp, s)
+                    .and_then(|()| match descended {
+                        true => memcpy_dtoh_async(state, sp, s),
+                        false => Ok(()),
+                    })
+                    .and_then(|()| match short {
+                        0 => Ok(()),
+                        _ => memcpy_dtoh_async(&mut cells[..short], pp, s),
+                    })
+            }
+        };
+        self.rt.synchronize()?;
+        queued.map_err(gpu_err)?;
+        let state = descended.then(|| {
+            std::array::from_fn(|i| state[2 * i] as u64 | (state[2 * i + 1] as u64) << 32)
+        });
+        let cells = state.and_then(|st: [u64; CF_SLOTS]| {
+            let len = st[CF_LENGTH] as usize;
+            (st[CF_STATUS] == CF_OK && len < short).then(|| cells[..=len].to_vec())
+        });
+        Ok(Header {
+            decision: bar[CF_DECISION],
+            next_round: bar[CF_NEXT_ROUND],
+            state,
+            cells,
+        })
     }
 }

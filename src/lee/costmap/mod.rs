@@ -129,11 +129,11 @@ impl CostPlanner {
         let enter = cpu::enter_costs(values, p);
         let max_enter = enter.iter().copied().max().unwrap_or(0);
         let min_enter = enter.iter().copied().min().unwrap_or(0);
-        let directions = grid.connectivity.directions();
+        let heuristic = search::Heuristic::new(grid.connectivity.directions(), min_enter);
         let device = match backend {
             Backend::Cpu => None,
             Backend::Cuda(rt) => {
-                let upload = || gpu::DeviceCosts::upload(rt, &grid, &enter).map(Some);
+                let upload = || gpu::DeviceCosts::upload(rt, &grid, &enter, &heuristic).map(Some);
                 device_or_cpu(cpu_fallback, "lee: the costmap", upload, || Ok(None))?.0
             }
         };
@@ -151,7 +151,7 @@ impl CostPlanner {
             searches: Mutex::new(Vec::new()),
             max_enter,
             words,
-            heuristic: search::Heuristic::new(directions, min_enter),
+            heuristic,
             reused: AtomicU64::new(0),
         })
     }

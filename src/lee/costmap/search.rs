@@ -118,6 +118,11 @@ impl Heuristic {
         }
     }
 
+    /// The cheapest straight and diagonal steps it counts in.
+    pub fn steps(&self) -> (u64, u64) {
+        (self.straight, self.diagonal)
+    }
+
     /// The bound between cells `a` and `b` given as (x, y).
     pub fn between(&self, a: (u32, u32), b: (u32, u32)) -> u64 {
         let dx = a.0.abs_diff(b.0) as u64;
