@@ -424,7 +424,11 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
     // limit and pushes only the far sides that can still hold a point. Its first descent
     // walks the same path again without offering (each point is offered once). On the H100
     // this made 1-NN 28-37 % faster and 8-NN 9 % slower (the eighth best of a path is a loose
-    // bound, and the path is walked twice), so larger k start from the root.
+    // bound, and the path is walked twice), so larger k start from the root. The second walk
+    // is cheaper than pushing the path's far sides as it goes (against its falling limit, then
+    // popping): on the H200 that made 1-NN 1.9-2.0x slower in 3-D and 4-D (a push a level,
+    // whose stack lines leave L1 where the walk's loads mostly hit), 1.7x with each far side
+    // packed in two words (docs/bench-history).
     constexpr bool HOME = KNN_K == 1;
     if constexpr (HOME) {
         u32 lo = 0, hi = n;

@@ -1,7 +1,9 @@
 //! The least-cost field on the device (kernels/costfield.cu): the grid's masks and the cells'
-//! step costs uploaded once per map; per goal, tile launches that follow the front until one
-//! improves nothing. The field stays on the device: a plan descends it there and only the path
-//! comes back, and a plan to the same goal again only descends.
+//! step costs uploaded once per map; per goal, tile rounds that follow the front until the
+//! start's least-cost paths are final (or, for a whole field, until nothing improves). The
+//! field stays on the device: a plan descends it there, queued behind the rounds, and only the
+//! path comes back, in the launch's one wait; a plan to the same goal again goes on from where
+//! the field stopped, or only descends.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
