@@ -1,6 +1,7 @@
 //! Benchmarks behind `gpu_planning bench`: ours and a peer in the same run, same inputs.
 
 pub mod apsp;
+pub mod cancel;
 pub mod cellgraph;
 pub mod first_call;
 mod harness;
@@ -39,6 +40,8 @@ pub enum BenchCommand {
     MixedLoad(mixed_load::Args),
     /// Every node's service called over DDS, end to end, on each backend.
     Services(services::Args),
+    /// How soon a cancelled plan stops, per Lee memory model and the costmap planner.
+    Cancel(cancel::Args),
 }
 
 impl BenchCommand {
@@ -53,6 +56,7 @@ impl BenchCommand {
             BenchCommand::FirstCall(a) => a.run(),
             BenchCommand::MixedLoad(a) => a.run(),
             BenchCommand::Services(a) => a.run(),
+            BenchCommand::Cancel(a) => a.run(),
         }
     }
 }

@@ -7,12 +7,27 @@ use std::collections::VecDeque;
 use super::grid::{Grid, DIRECTIONS, UNREACHED};
 
 /// Wave numbers from `goal` (which must be on the grid); unreached cells are [`UNREACHED`].
-/// Inside a cancelled scope ([`crate::cancel`]) the wave stops early: the caller checks the
-/// flag before using (or keeping) the labels.
+/// Inside a cancelled scope ([`crate::cancel`]) every cell comes back unreached (the caller
+/// checks the flag before using the labels); a plan uses [`try_distance_field`], which stops.
 pub fn distance_field(grid: &Grid, goal: (u32, u32)) -> Vec<u32> {
-    let mut labels = vec![UNREACHED; grid.len()];
+    try_distance_field(grid, goal).unwrap_or_else(|_| vec![UNREACHED; grid.len()])
+}
+
+/// Cells whose labels are set between two looks at the cancel flag: filling a 4001 x 4001
+/// grid's 64 MB of fresh pages took 24 ms on a 2-core machine, past a cancel's 10 ms.
+const FILL_CHUNK: usize = 1 << 20;
+
+/// [`distance_field`], or `Err(Cancelled)` once the scope's flag is cancelled (looked at
+/// every [`FILL_CHUNK`] labels set and every 65,536 cells the wave takes).
+pub fn try_distance_field(grid: &Grid, goal: (u32, u32)) -> crate::error::Result<Vec<u32>> {
+    let mut labels = Vec::with_capacity(grid.len());
+    while labels.len() < grid.len() {
+        crate::cancel::checkpoint()?;
+        let more = FILL_CHUNK.min(grid.len() - labels.len());
+        labels.resize(labels.len() + more, UNREACHED);
+    }
     if grid.is_empty() {
-        return labels;
+        return Ok(labels);
     }
     let (w, h) = (grid.width as i64, grid.height as i64);
     let dirs = grid.connectivity.directions();
@@ -24,9 +39,7 @@ pub fn distance_field(grid: &Grid, goal: (u32, u32)) -> Vec<u32> {
         until_check -= 1;
         if until_check == 0 {
             until_check = 1 << 16;
-            if crate::cancel::checkpoint().is_err() {
-                break;
-            }
+            crate::cancel::checkpoint()?;
         }
         let (x, y) = ((c as i64) % w, (c as i64) / w);
         let next = labels[c] + 1;
@@ -44,7 +57,7 @@ pub fn distance_field(grid: &Grid, goal: (u32, u32)) -> Vec<u32> {
             }
         }
     }
-    labels
+    Ok(labels)
 }
 
 /// The cells from `start` to the goal (label 0), both included; `None` when the start was not

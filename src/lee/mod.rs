@@ -194,9 +194,8 @@ impl Planner {
             }
         }
         // Computed outside the lock: concurrent queries to other goals run in parallel.
-        let labels = std::sync::Arc::new(cpu::distance_field(&self.grid, goal));
         // A wave cut short by a cancel is neither used nor kept.
-        crate::cancel::checkpoint()?;
+        let labels = std::sync::Arc::new(cpu::try_distance_field(&self.grid, goal)?);
         *cache() = Some((goal, labels.clone()));
         Ok(labels)
     }
@@ -269,7 +268,7 @@ impl Planner {
     pub fn distance_field(&self, goal: (i64, i64)) -> Result<Vec<u32>> {
         let goal = self.grid.check_cell(PathEnd::Goal, goal)?;
         match &self.device {
-            None => Ok(cpu::distance_field(&self.grid, goal)),
+            None => cpu::try_distance_field(&self.grid, goal),
             Some(d) => {
                 let _turn = self.turn();
                 d.compute(goal, &self.config)?;
@@ -293,7 +292,7 @@ impl Planner {
         let goal = self.grid.check_cell(PathEnd::Goal, goal)?;
         match &self.device {
             None => {
-                std::hint::black_box(cpu::distance_field(&self.grid, goal));
+                std::hint::black_box(cpu::try_distance_field(&self.grid, goal)?);
                 Ok(())
             }
             Some(d) => {
