@@ -31,6 +31,13 @@ __device__ __forceinline__ long long window_origin(long long c, long long g, lon
 #define SUCC_NONE 0xfffeu   /* no neighbour on a shortest path: the field is broken */
 #define SUCC_GOAL 0xfffdu   /* the goal, or unreached: no step */
 
+// The device's nanosecond clock (%globaltimer), for launches that bound their own time.
+__device__ __forceinline__ u64 global_ns() {
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
 // A barrier of the whole grid for kernels whose blocks are all resident (a cooperative launch):
 // bar[0] counts arrivals, bar[1] is the barrier's generation (both 0 before the first use). The
 // last block to arrive runs `last()` before any block goes on (every block's writes before the

@@ -422,6 +422,7 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
     u32 narrow = 0;
     u32 *old = smem + warp * 32 * BW_ROW;
     const u32 ntiles = tiles_x * tiles_y;
+    const u64 t0 = global_ns();
     u32 round = first_round;
     for (; round - first_round < max_rounds; ++round) {
         // The list two rounds ahead was consumed by the previous round: empty it for reuse.
@@ -437,9 +438,14 @@ extern "C" __global__ void lee_bitwave_rounds(const BitwaveArgs a) {
             const u32 nb = bw_neighbour(t, flags, threadIdx.x & 31, ndirs, tiles_x, tiles_y);
             if (nb != UNREACHED) queue_tile(nb, lists, counts, queued, ntiles, round);
         }
-        grid_barrier(bar);
+        // The last block to arrive decides, for all, whether the launch has run its time.
+        grid_barrier_then(bar, [&] { bar[STATE_STOP] = global_ns() - t0 > LEE_LAUNCH_NS; });
         const u32 next = __ldcg(&counts[(round + 1) % 3]);
         if (next == 0) {
+            ++round;
+            break;
+        }
+        if (__ldcg(&bar[STATE_STOP])) {
             ++round;
             break;
         }
@@ -540,9 +546,12 @@ __device__ __forceinline__ void bwq_enqueue(u64 *ring, u32 *ctl, u32 ntiles, u32
 // Lane 0: the next tile (BWQ_EXIT when the field is complete or the launch's budget is spent).
 // A ticket is a place in line; its entry may still be on its way, or never come when the field
 // completes first.
-__device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles) {
+// A launch past LEE_LAUNCH_NS since `t0` (its start) takes no more: what is queued stays for
+// the next launch, as at visit_limit.
+__device__ __forceinline__ u32 bwq_take(const BitwaveQueueArgs &a, u32 ntiles, u64 t0) {
     volatile u32 *ctl = a.ctl;
     if ((int)(ctl[BWQ_HEAD] - a.visit_limit) >= 0) return BWQ_EXIT;
+    if (global_ns() - t0 > LEE_LAUNCH_NS) return BWQ_EXIT;
     const u32 ticket = atomicAdd(&a.ctl[BWQ_HEAD], 1u);
     volatile u64 *slot = (volatile u64 *)&a.ring[ticket % ntiles];
     // Waits back off: on a narrow wave most warps wait, and their polls of the control word
@@ -600,13 +609,14 @@ __device__ __forceinline__ u32 exch_acquire(u32 *p, u32 value) {
 template <typename Head, typename Run>
 __device__ __forceinline__ void bwq_loop(const BitwaveQueueArgs &a, Head head, Run run) {
     const u32 ntiles = a.tiles_x * a.tiles_y, lane = threadIdx.x & 31;
+    const u64 t0 = global_ns();
     u32 visits = 0, chain = 0, kept = BWQ_EXIT;
     decltype(head(0u)) h;
     while (true) {
         u32 t = kept;
         if (t == BWQ_EXIT) {
             chain = 0;
-            t = lane == 0 ? bwq_take(a, ntiles) : 0u;
+            t = lane == 0 ? bwq_take(a, ntiles, t0) : 0u;
             t = __shfl_sync(FULL_MASK, t, 0);
             if (t == BWQ_EXIT) break;
             h = head(t);

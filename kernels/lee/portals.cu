@@ -448,10 +448,11 @@ __device__ __forceinline__ void pb_push(u32 *q, u32 *ring, u32 ntiles, u32 t) {
 
 // Lane 0: the next tile, or BWQ_EXIT when nothing is queued or running, or the launch ran its
 // runs.
-__device__ __forceinline__ u32 pb_take(u32 *q, u32 *ring, u32 ntiles, u32 visit_limit) {
+__device__ __forceinline__ u32 pb_take(u32 *q, u32 *ring, u32 ntiles, u32 visit_limit, u64 t0) {
     volatile u32 *vq = q;
     while (true) {
         if (vq[PBQ_RUNS] >= visit_limit) return BWQ_EXIT;
+        if (global_ns() - t0 > LEE_LAUNCH_NS) return BWQ_EXIT;
         const u32 h = vq[PBQ_HEAD];
         if ((int)(vq[PBQ_TAIL] - h) > 0) {
             if (atomicCAS(&q[PBQ_HEAD], h, h + 1) != h) continue;
@@ -557,6 +558,7 @@ extern "C" __global__ void __launch_bounds__(PB_THREADS) lee_portal_block(const 
     u32 *head = ring + p.ntiles;
     u32 *fallen = head + 3 * p.ntiles + (threadIdx.x >> 5) * 2 * PT_MAX, *flab = fallen + PT_MAX;
     const u32 lane = threadIdx.x & 31, ntiles = p.ntiles;
+    const u64 t0 = global_ns();
     if (threadIdx.x < PBQ_WORDS) q[threadIdx.x] = 0;
     for (u32 i = threadIdx.x; i < p.total; i += blockDim.x) {
         const u32 l = __ldcg(&p.labels[p.pcell[i]]);
@@ -588,7 +590,7 @@ extern "C" __global__ void __launch_bounds__(PB_THREADS) lee_portal_block(const 
     while (true) {
         u32 t = kept;
         if (t == BWQ_EXIT) {
-            t = lane == 0 ? pb_take(q, ring, ntiles, p.visit_limit) : 0u;
+            t = lane == 0 ? pb_take(q, ring, ntiles, p.visit_limit, t0) : 0u;
             t = __shfl_sync(FULL_MASK, t, 0);
             if (t == BWQ_EXIT) break;
             if (lane == 0) atomicExch(&state[t], BWQ_RUNNING);

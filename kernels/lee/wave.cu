@@ -37,7 +37,9 @@
 //   BW_ROW           shared row stride of a bitwave tile's labels (64 + 1: lanes on different
 //                    rows of one column hit different banks)
 //   STATE_ROUND, STATE_STATUS, STATE_LENGTH, STATE_SWITCH, STATE_HOP_FIRST, STATE_CHECKPOINTS,
-//   STATE_HOPS       slots of the per-query state buffer
+//   STATE_HOPS, STATE_STOP   slots of the per-query state buffer
+//   LEE_LAUNCH_NS    ns (%globaltimer) after which a rounds or work-queue launch stops taking
+//                    work, so that the host looks at the cancel flag that often
 //   DT, DT_THREADS   the tile descent's tile side and its blocks' threads
 //   DESCENT_OK, DESCENT_BROKEN, DESCENT_UNREACHED, DESCENT_TOO_LONG, DESCENT_LONG
 //                    lee_descend's status
@@ -46,7 +48,7 @@
 //   PT_DIST_THREADS  threads of lee_portal_dist's blocks
 //   PT_WARP_SMEM     shared bytes per warp of the portal queue
 //   PB_THREADS       threads of lee_portal_block's one block
-#if !defined(BW_ROW) || !defined(STATE_SWITCH) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
+#if !defined(BW_ROW) || !defined(STATE_STOP) || !defined(DESCENT_LONG) || !defined(BWQ_VISITS) || \
     !defined(PT_MAX) || !defined(PT_DIST_THREADS) || !defined(PT_WARP_SMEM) || !defined(PB_THREADS)
 #error "kernels/lee/ is compiled with the constants src/lee/gpu.rs defines"
 #endif

@@ -23,6 +23,9 @@ pub struct Args {
     /// Milliseconds after a plan starts that it is cancelled, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "5,20")]
     delay_ms: Vec<u64>,
+    /// The Lee memory models on CUDA (the CPU backend runs one BFS), comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "bitwave")]
+    models: Vec<MemoryModel>,
     /// Cancelled plans per planner and delay.
     #[arg(long, default_value_t = 5)]
     trials: usize,
@@ -88,12 +91,7 @@ impl Args {
         // The CPU backend runs one BFS whatever the memory model.
         let models = match backend {
             Backend::Cpu => &[MemoryModel::Bitwave][..],
-            Backend::Cuda(_) => &[
-                MemoryModel::Bitwave,
-                MemoryModel::Shared,
-                MemoryModel::Global,
-                MemoryModel::Texture,
-            ],
+            Backend::Cuda(_) => &self.models[..],
         };
         for &model in models {
             let config = Config {

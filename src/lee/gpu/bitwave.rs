@@ -11,7 +11,7 @@ use cudarc::driver::{
 use super::descent::DescentHeader;
 use super::device::{
     DeviceGrid, Scratch, BWQ_HEAD, BWQ_PENDING, BWQ_SLOTS, BWQ_VISITS, BW_SMEM_PER_WARP, BW_TILE_H,
-    BW_TILE_W, STATE_ROUND, STATE_SWITCH,
+    BW_TILE_W, STATE_ROUND, STATE_STOP, STATE_SWITCH,
 };
 use super::schedule::Schedule;
 use crate::compute::cuda::{gpu_err, launch_err};
@@ -21,7 +21,7 @@ use crate::lee::config::Config;
 /// Most warps (tiles at once) of a bitwave block.
 const BW_MAX_WARPS: u32 = 4;
 /// Rounds one launch may run before the host looks (a launch ends early when a round queues
-/// nothing); bounds how long one launch holds the device.
+/// nothing, or once it has run device::LAUNCH_NS, which bounds its time).
 const BW_ROUNDS_PER_LAUNCH: u32 = 1 << 16;
 /// The same bound for the work queue: tiles one launch may take.
 const BWQ_VISITS_PER_LAUNCH: u32 = 1 << 20;
@@ -416,8 +416,9 @@ impl DeviceGrid {
                 // on an unfinished field; the queue runs it again).
                 return self.bitwave_queue(scratch, goal_idx, config, start, next);
             }
-            // A launch that stops before its round budget stopped on an empty list.
-            let pending = if next - round < BW_ROUNDS_PER_LAUNCH {
+            // A launch that stops before its round budget, and not for its time, stopped on
+            // an empty list.
+            let pending = if next - round < BW_ROUNDS_PER_LAUNCH && st[STATE_STOP] == 0 {
                 0
             } else {
                 self.rt.download(&scratch.counts, 3)?[(next % 3) as usize]

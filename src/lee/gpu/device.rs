@@ -54,7 +54,15 @@ pub(super) const STATE_SWITCH: usize = 5;
 pub(super) const STATE_HOP_FIRST: usize = 6;
 pub(super) const STATE_CHECKPOINTS: usize = 7;
 pub(super) const STATE_HOPS: usize = 8;
-pub(super) const STATE_SLOTS: usize = 9;
+/// Set by lee_bitwave_rounds when it stopped because its launch ran past [`LAUNCH_NS`].
+pub(super) const STATE_STOP: usize = 9;
+pub(super) const STATE_SLOTS: usize = 10;
+/// Nanoseconds (the device's %globaltimer) after which a launch of the bitwave rounds or of a
+/// work queue stops taking work, so that the host looks at the cancel flag at least that
+/// often: one launch ran a 4001 x 4001 maze's whole 85 ms field, and a cancel waited for it.
+/// A relaunch costs more than its round trip (the portal wave seeds its queue again): on the
+/// H200, 2 ms made the 4000 x 4000 maze's field 21 % slower and the 1000 x 1000 one's 49 %.
+pub(super) const LAUNCH_NS: u64 = 5_000_000;
 /// Control words of the bitwave work queue (lee_bitwave_queue): tickets taken, tile runs so
 /// far, tiles queued or running, tickets issued.
 pub(super) const BWQ_HEAD: usize = 0;
@@ -77,7 +85,7 @@ pub(super) const DESCENT_BORDER: u32 = 4 * DESCENT_TILE - 4;
 pub(super) const DESCENT_TILE_THREADS: u32 = 512;
 
 /// The constants above, for kernels/lee/ (NVRTC -D): one definition for both sides.
-pub(super) fn kernel_defines() -> [(&'static str, String); 23] {
+pub(super) fn kernel_defines() -> [(&'static str, String); 25] {
     [
         ("DT", DESCENT_TILE.to_string()),
         ("DT_THREADS", DESCENT_TILE_THREADS.to_string()),
@@ -89,6 +97,8 @@ pub(super) fn kernel_defines() -> [(&'static str, String); 23] {
         ("PT_WARP_SMEM", PT_WARP_SMEM.to_string()),
         ("PB_THREADS", PB_THREADS.to_string()),
         ("STATE_SWITCH", STATE_SWITCH.to_string()),
+        ("STATE_STOP", STATE_STOP.to_string()),
+        ("LEE_LAUNCH_NS", format!("{LAUNCH_NS}ull")),
         ("BWQ_HEAD", BWQ_HEAD.to_string()),
         ("BWQ_TAIL", BWQ_TAIL.to_string()),
         ("BWQ_PENDING", BWQ_PENDING.to_string()),
