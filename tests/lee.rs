@@ -787,6 +787,32 @@ fn a_cancelled_plan_keeps_no_field_on_cpu() {
     check_cancel_keeps_no_field(&Backend::Cpu, MemoryModel::Bitwave);
 }
 
+/// A whole field asked for in a cancelled scope is `Cancelled`, never labels cut short (the
+/// CPU wave stops in its fill or its first steps); outside the scope it is the full field.
+#[test]
+fn a_cancelled_whole_field_is_an_error_not_labels() {
+    let (w, h) = (1501u32, 1499u32);
+    let heights = maze(w, h, gpu_planning::compute::testing::seed(0xca9e));
+    let grid = Grid::from_elevation(w, h, &heights, 1.0, Connectivity::Four).unwrap();
+    let planner = Planner::new(&Backend::Cpu, grid.clone(), Config::default()).unwrap();
+    let goal = nearest_open(&heights, w, w / 2, h / 2).unwrap();
+    let g = (goal.0 as i64, goal.1 as i64);
+    let cancelled = gpu_planning::cancel::CancelFlag::new();
+    cancelled.cancel();
+    let r = cancelled.scope(|| planner.distance_field(g));
+    assert!(
+        matches!(r, Err(gpu_planning::Error::Cancelled)),
+        "a cancelled field answered {:?} labels",
+        r.map(|l| l.len())
+    );
+    let r = cancelled.scope(|| cpu::try_distance_field(&grid, goal));
+    assert!(matches!(r, Err(gpu_planning::Error::Cancelled)));
+    let whole = planner.distance_field(g).unwrap();
+    assert_eq!(whole, cpu::distance_field(&grid, goal));
+    assert_eq!(whole.len(), grid.len());
+    assert!(whole.iter().filter(|&&l| l != UNREACHED).count() > 1);
+}
+
 #[test]
 fn a_cancelled_plan_keeps_no_field_on_cuda() {
     let Some(rt) = cuda_or_skip("a_cancelled_plan_keeps_no_field_on_cuda") else {
