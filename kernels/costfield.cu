@@ -17,7 +17,8 @@
 // Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses,
 // and bar's CF_BAR_WORDS words: arrivals and generation (the barrier), then CF_NEXT_ROUND and
 // CF_DECISION (CF_GO_ON, CF_SETTLED or CF_START_FINAL); CF_NO_START: a field with no start.
-#if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START)
+#if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START) || \
+    !defined(CF_FRONT_WORDS)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -61,7 +62,7 @@ extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *
         counts[2] = 0;
         for (int j = 0; j < CF_BAR_WORDS; ++j) bar[j] = 0;
         bar[CF_NEXT_ROUND] = 1;
-        for (int j = 0; j < 6; ++j) front[j] = UNREACHED_COST;
+        for (int j = 0; j < CF_FRONT_WORDS; ++j) front[j] = UNREACHED_COST;
     }
 }
 

@@ -45,6 +45,9 @@ const CF_STATUS: usize = 0;
 const CF_LENGTH: usize = 1;
 const CF_COST: usize = 2;
 const CF_SLOTS: usize = 3;
+/// The rounds' fronts: per round (r % 3) the least improved border cost, then at 3 + r % 3 that
+/// cost plus its bound to the start.
+const CF_FRONT_WORDS: usize = 6;
 const CF_OK: u64 = 0;
 const CF_BROKEN: u64 = 1;
 const CF_UNREACHED: u64 = 2;
@@ -59,7 +62,7 @@ const SHORT_PATH: usize = 4096;
 const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 15] {
+fn kernel_defines() -> [(&'static str, String); 16] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
@@ -76,6 +79,7 @@ fn kernel_defines() -> [(&'static str, String); 15] {
         ("CF_UNREACHED", format!("{CF_UNREACHED}ull")),
         ("CF_TOO_LONG", format!("{CF_TOO_LONG}ull")),
         ("CF_PENDING", format!("{CF_PENDING}ull")),
+        ("CF_FRONT_WORDS", CF_FRONT_WORDS.to_string()),
     ]
 }
 
@@ -261,7 +265,7 @@ impl DeviceCosts {
                     counts: self.rt.alloc(3)?,
                     queued: self.rt.alloc(ntiles)?,
                     bar: self.rt.alloc(CF_BAR_WORDS)?,
-                    front: self.rt.alloc(6)?,
+                    front: self.rt.alloc(CF_FRONT_WORDS)?,
                     state: self.rt.alloc(CF_SLOTS)?,
                     path: self.rt.alloc(PATH_CAP_START.min(self.cells().max(1)))?,
                     path_cap: PATH_CAP_START.min(self.cells().max(1)),
@@ -333,7 +337,7 @@ impl DeviceCosts {
         // SAFETY: cf_init(cost, n, goal, lists, counts, queued, tiles_x, tiles_y, goal_tile,
         // bar, front): writes cost[0..n), queued[0..ntiles), counts[0..3), at most 9 entries of
         // list 1 (from lists[ntiles]; ntiles >= that many when they exist), bar[0..CF_BAR_WORDS)
-        // and front[0..6), each allocated so.
+        // and front[0..CF_FRONT_WORDS), each allocated so.
         unsafe { l.launch(rt.grid_stride(n.max(ntiles as usize), 256)) }
             .map_err(launch_err("cf_init"))?;
         Ok(())
@@ -387,11 +391,10 @@ impl DeviceCosts {
                 .arg(&ROUNDS_PER_LAUNCH);
             // SAFETY: cf_rounds(masks, enter, cost, w, h, ndirs, tiles_x, tiles_y, lists,
             // counts, queued, bar, front, start, bounded, straight, diagonal, first_round,
-            // max_rounds):
-            // reads masks/enter/cost within w x h and cost[start] (a cell of the grid, or
-            // none), writes cost cells of the tiles it runs, the lists, counts and queued flags
-            // (sized for every tile), bar and front[0..6); blocks <= the occupancy bound, as a
-            // cooperative launch requires.
+            // max_rounds): reads masks/enter/cost within w x h and cost[start] (a cell of the
+            // grid, or none), writes cost cells of the tiles it runs, the lists, counts and
+            // queued flags (sized for every tile), bar and front[0..CF_FRONT_WORDS); blocks <=
+            // the occupancy bound, as a cooperative launch requires.
             unsafe { l.launch_cooperative(launch) }.map_err(launch_err("cf_rounds"))?;
             if let Some(s) = start {
                 self.launch_descend(b, goal, s)?;
