@@ -16,9 +16,11 @@
 
 // Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses,
 // and bar's CF_BAR_WORDS words: arrivals and generation (the barrier), then CF_NEXT_ROUND and
-// CF_DECISION (CF_GO_ON, CF_SETTLED or CF_START_FINAL); CF_NO_START: a field with no start.
+// CF_DECISION (CF_GO_ON, CF_SETTLED or CF_START_FINAL); CF_NO_START: a field with no start;
+// CF_DESCEND_THREADS: cf_descend's block, a compile-time stride for its loops over a window (so
+// that a thread's loads of a window are in flight together).
 #if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START) || \
-    !defined(CF_FRONT_WORDS)
+    !defined(CF_FRONT_WORDS) || !defined(CF_DESCEND_THREADS)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -160,33 +162,56 @@ __device__ __forceinline__ void cf_mark(u32 *dirty, bool lowered, int cx, int cy
             if (k != kind) atomicOr(&dirty[k], bits[k]);
 }
 
-// Scans warp w's line of `kind`, if it is marked dirty.
-__device__ __forceinline__ void cf_scan_kind(u32 kind, u32 kinds, u64 *sc, const u32 *se,
-                                             const u8 *sm, u32 *dirty, u64 base) {
+// The cell (cx, cy) that lane `lane` of warp w holds in a line of KIND (4: a row, as the
+// pass's warps are).
+template <u32 KIND> __device__ __forceinline__ int line_x(int w, int lane) {
+    return KIND == 1 ? w : lane;
+}
+template <u32 KIND> __device__ __forceinline__ int line_y(int w, int lane) {
+    return KIND == 0 || KIND == 4 ? w
+           : KIND == 1            ? lane
+           : KIND == 2            ? (lane + w) % TILE
+                                  : (w - lane + TILE) % TILE;
+}
+
+// The steps along a tile's lines, fixed while it relaxes (its masks and step costs are): for
+// the cell thread t holds in a line of `kind`, lines[kind][t].x is the step from the cell
+// before it (p_{i-1}, see cf_scan_line) and .y from the cell after, SCAN_BIG where that move
+// is not allowed or leaves the tile. Taken once per tile, not at every scan.
+template <u32 KIND>
+__device__ __forceinline__ uint2 cf_line_steps(const u32 *se, const u8 *sm) {
     const int lane = (int)(threadIdx.x % TILE), w = (int)(threadIdx.x / TILE);
-    if (!((dirty[kind] >> w) & 1u)) return;
-    if (lane == 0) atomicAnd(&dirty[kind], ~(1u << w));
-    const int cx = kind == 1 ? w : lane;
-    const int cy = kind == 0 ? w : kind == 1 ? lane : kind == 2 ? (lane + w) % TILE
-                                                                : (w - lane + TILE) % TILE;
-    const int dx = LDX[kind], dy = LDY[kind];
+    const int cx = line_x<KIND>(w, lane), cy = line_y<KIND>(w, lane);
+    const int dx = LDX[KIND], dy = LDY[KIND];
     const int ci = (cy + 1) * SW + cx + 1;
     const u32 m = sm[cy * TILE + cx];
     const int px = cx - dx, py = cy - dy, nx = cx + dx, ny = cy + dy;
     const bool prev_in = px >= 0 && py >= 0 && px < TILE && py < TILE;
     const bool next_in = nx >= 0 && ny >= 0 && nx < TILE && ny < TILE;
-    const u32 kp = KPREV[kind], kn = KNEXT[kind];
+    const u32 kp = KPREV[KIND], kn = KNEXT[KIND];
     const u64 from_prev = prev_in && (m >> kp) & 1u ? step_cost(kp, se[ci - dy * SW - dx])
                                                     : UNREACHED_COST;
     const u64 from_next = next_in && (m >> kn) & 1u ? step_cost(kn, se[ci + dy * SW + dx])
                                                     : UNREACHED_COST;
+    return make_uint2((u32)min_u64(from_prev, SCAN_BIG), (u32)min_u64(from_next, SCAN_BIG));
+}
+
+// Scans warp w's line of KIND, if it is marked dirty.
+template <u32 KIND>
+__device__ __forceinline__ void cf_scan_kind(u32 kinds, u64 *sc, const uint2 *lines, u32 *dirty,
+                                             u64 base) {
+    const int lane = (int)(threadIdx.x % TILE), w = (int)(threadIdx.x / TILE);
+    if (!((dirty[KIND] >> w) & 1u)) return;
+    if (lane == 0) atomicAnd(&dirty[KIND], ~(1u << w));
+    const int cx = line_x<KIND>(w, lane), cy = line_y<KIND>(w, lane);
+    const int ci = (cy + 1) * SW + cx + 1;
+    const uint2 steps = lines[KIND * TILE * TILE + threadIdx.x];
     const u64 v = sc[ci];
     const u32 x = v == UNREACHED_COST || v - base >= SCAN_BIG ? SCAN_BIG : (u32)(v - base);
-    const u32 lowest = cf_scan_line(x, (u32)min_u64(from_prev, SCAN_BIG),
-                                    (u32)min_u64(from_next, SCAN_BIG), (u32)lane);
+    const u32 lowest = cf_scan_line(x, steps.x, steps.y, (u32)lane);
     const bool lowered = lowest < x;
     if (lowered) sc[ci] = base + lowest;
-    cf_mark(dirty, lowered, cx, cy, kind, kinds);
+    cf_mark(dirty, lowered, cx, cy, KIND, kinds);
 }
 
 // A lower bound on the cost of any path between cells (x, y) and (sx, sy): the octile (8 moves)
@@ -202,32 +227,46 @@ __device__ __forceinline__ u64 cf_bound(long long x, long long y, u64 start, u32
 }
 
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
-// sides whose border cells improved (cf_sides), and in `least` the least cost one of them took,
-// in `least_h` the least such cost plus its cf_bound to `start` (with one).
-// One block of TILE x TILE threads. An iteration scans the tile's lines both ways (rows,
-// columns, and with 8 moves both diagonals: cf_scan_kind), those holding a cell lowered since
-// their last scan (cf_mark), so that a least-cost path inside the tile that changes direction
-// k times is found in about k iterations; then a pass in which thread (x, y) lowers cell
-// (x, y) to the least cost(n) + step(into n) over its allowed neighbours n in the tile and its
-// halo, in place (a neighbour read mid-pass is an older or a newer cost, both costs of real
-// paths). A pass that lowers nothing ends the relaxation: every cell is then at most each
-// allowed neighbour's cost plus the step, the local fixed point. The halo is read, never
-// written. The pass alone needs a pass per cell of the longest path in the tile.
-__device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter, u64 *cost,
-                       u32 w, u32 h, u32 ndirs, int tx, int ty, u64 *sc, u32 *se, u8 *sm,
-                       u32 *dirty, u64 *base, u32 *sides, u64 *least, u64 *least_h, u64 start,
-                       u64 straight, u64 diagonal) {
+// sides whose border cells improved (cf_sides), and lowers *front_least to the least cost one
+// of them took, *front_bounded to the least such cost plus its cf_bound to `start` (with one).
+// One block of TILE x TILE threads. A pass: thread (x, y) lowers cell (x, y) to the least
+// cost(n) + step(into n) over its allowed neighbours n in the tile and its halo, in place (a
+// neighbour read mid-pass is an older or a newer cost, both costs of real paths). After a pass
+// that lowered a cell, sweeps scan the tile's lines both ways (rows, columns, and with 8 moves
+// both diagonals: cf_scan_kind), those holding a cell lowered since their last scan (cf_mark),
+// until no line is marked: every edge inside the tile lies on one line, so a least-cost path
+// inside the tile that changes direction k times is found in about k sweeps, and then a pass
+// again. A pass that lowers nothing ends the relaxation: every cell is then at most each
+// allowed neighbour's cost plus the step, the local fixed point (the pass checks that in 64
+// bits, where the scans skip offsets of SCAN_BIG or more). The halo is read, never written.
+// Between two relaxations of a tile only its halo changes, so the first pass, which brings the
+// halo's changes in, marks every line that needs a scan; a fixed point usually takes two passes.
+// Not inlined into cf_rounds: there, the two together spilled registers (the block's 1,024
+// threads leave 64 a thread).
+__device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
+                                    u64 *cost, u32 w, u32 h, u32 ndirs, int tx, int ty,
+                                    u64 *front_least, u64 *front_bounded, u64 start,
+                                    u64 straight, u64 diagonal) {
+    __shared__ u64 sc[(TILE + 2) * SW];
+    __shared__ u32 se[(TILE + 2) * SW];
+    __shared__ u8 sm[TILE * TILE];
+    __shared__ uint2 lines[4 * TILE * TILE];
+    __shared__ u32 dirty[4];
+    __shared__ u64 base_word, least, least_h;
+    __shared__ u32 sides;
+    u64 *base = &base_word;
     const int x = threadIdx.x % TILE, y = threadIdx.x / TILE;
     const long long x0 = (long long)tx * TILE, y0 = (long long)ty * TILE;
     if (threadIdx.x == 0) {
-        *sides = 0;
-        *least = UNREACHED_COST;
-        *least_h = UNREACHED_COST;
+        sides = 0;
+        least = UNREACHED_COST;
+        least_h = UNREACHED_COST;
         *base = UNREACHED_COST;
     }
     if (threadIdx.x < 4) dirty[threadIdx.x] = 0;
     u64 loaded_min = UNREACHED_COST;
-    for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += blockDim.x) {
+#pragma unroll
+    for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += TILE * TILE) {
         const int lx = i % (TILE + 2), ly = i / (TILE + 2);
         const long long gx = x0 + lx - 1, gy = y0 + ly - 1;
         const bool in = gx >= 0 && gy >= 0 && gx < w && gy < h;
@@ -240,25 +279,23 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
     }
     for (int o = TILE / 2; o > 0; o >>= 1)
         loaded_min = min_u64(loaded_min, __shfl_xor_sync(0xffffffffu, loaded_min, o));
-    const long long gx = x0 + x, gy = y0 + y;
-    const u32 m = (gx < w && gy < h) ? masks[(u64)gy * w + gx] : 0u;
+    const u32 m = (x0 + x < w && y0 + y < h) ? masks[(u64)(y0 + y) * w + (x0 + x)] : 0u;
     sm[y * TILE + x] = (u8)m;
     const int si = (y + 1) * SW + x + 1;
     const u32 kinds = ndirs == 8 ? 4u : 2u;
     __syncthreads();
     const u64 before = sc[si];
     if (x == 0) atomicMin(base, loaded_min);
-    // The first scans: every line with a cell already reached.
-    cf_mark(dirty, before != UNREACHED_COST, x, y, 4u, kinds);
+    lines[threadIdx.x] = cf_line_steps<0>(se, sm);
+    lines[TILE * TILE + threadIdx.x] = cf_line_steps<1>(se, sm);
+    if (kinds == 4) {
+        lines[2 * TILE * TILE + threadIdx.x] = cf_line_steps<2>(se, sm);
+        lines[3 * TILE * TILE + threadIdx.x] = cf_line_steps<3>(se, sm);
+    }
     __syncthreads();
     const u64 tile_base = *base;
-    int lowered;
-    do {
-        for (u32 kind = 0; kind < kinds; ++kind) {
-            cf_scan_kind(kind, kinds, sc, se, sm, dirty, tile_base);
-            __syncthreads();
-        }
-        lowered = 0;
+    for (;;) {
+        int lowered = 0;
         if (m) {
             u64 best = sc[si];
             for (u32 k = 0; k < ndirs; ++k) {
@@ -275,21 +312,39 @@ __device__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ ent
             }
         }
         cf_mark(dirty, lowered, x, y, 4u, kinds);
-    } while (__syncthreads_or(lowered));
+        if (!__syncthreads_or(lowered)) break;
+        do {
+            cf_scan_kind<0>(kinds, sc, lines, dirty, tile_base);
+            __syncthreads();
+            cf_scan_kind<1>(kinds, sc, lines, dirty, tile_base);
+            __syncthreads();
+            if (kinds == 4) {
+                cf_scan_kind<2>(kinds, sc, lines, dirty, tile_base);
+                __syncthreads();
+                cf_scan_kind<3>(kinds, sc, lines, dirty, tile_base);
+                __syncthreads();
+            }
+        } while (__syncthreads_or(threadIdx.x == 0 && (dirty[0] | dirty[1] | dirty[2] | dirty[3])));
+    }
     const u64 after = sc[si];
     if (after < before) {
+        const long long gx = x0 + x, gy = y0 + y;
         // One block per tile per round: a plain store cannot lose a smaller cost.
         cost[(u64)gy * w + gx] = after;
         const u32 f = cf_sides(x, y, ndirs == 8);
         if (f) {
-            atomicOr(sides, f);
-            atomicMin(least, after);
+            atomicOr(&sides, f);
+            atomicMin(&least, after);
             if (start != CF_NO_START)
-                atomicMin(least_h, after + cf_bound(gx, gy, start, w, ndirs, straight, diagonal));
+                atomicMin(&least_h, after + cf_bound(gx, gy, start, w, ndirs, straight, diagonal));
         }
     }
     __syncthreads();
-    const u32 out = *sides;
+    const u32 out = sides;
+    if (threadIdx.x == 0 && out) {
+        atomicMin(front_least, least);
+        atomicMin(front_bounded, least_h);
+    }
     __syncthreads();
     return out;
 }
@@ -330,19 +385,12 @@ __device__ __forceinline__ void cf_barrier(u32 *bar, const u64 *cost, u64 start,
 // (CF_NO_START: none), until the start's cost is final (CF_START_FINAL; also before the first
 // round of a later launch, which a plan to the same goal from another start makes); leaves the
 // next round to run in bar[CF_NEXT_ROUND].
-extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
+extern "C" __global__ void __launch_bounds__(TILE * TILE) cf_rounds(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                      u64 *cost, u32 w, u32 h, u32 ndirs, u32 tiles_x,
                                      u32 tiles_y, u32 *lists, u32 *counts, u32 *queued,
                                      u32 *bar, u64 *front, u64 start, u64 bounded,
                                      u64 straight, u64 diagonal, u32 first_round,
                                      u32 max_rounds) {
-    __shared__ u64 sc[(TILE + 2) * SW];
-    __shared__ u32 se[(TILE + 2) * SW];
-    __shared__ u8 sm[TILE * TILE];
-    __shared__ u32 dirty[4];
-    __shared__ u64 base;
-    __shared__ u32 sides;
-    __shared__ u64 least, least_h;
     const u32 ntiles = tiles_x * tiles_y;
     u32 round = first_round;
     if (round > 1 && start != CF_NO_START) {
@@ -381,18 +429,13 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
         for (u32 e = blockIdx.x; e < count; e += gridDim.x) {
             const u32 t = __ldcg(&lists[(u64)cur * ntiles + e]);
             const int tx = (int)(t % tiles_x), ty = (int)(t / tiles_x);
-            const u32 f =
-                cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, sc, se, sm, dirty, &base,
-                        &sides, &least, &least_h, start, straight, diagonal);
+            const u32 f = cf_tile(masks, enter, cost, w, h, ndirs, tx, ty, &front[cur],
+                                  &front[3 + cur], start, straight, diagonal);
             // Thread k queues the neighbour in direction k whose halo holds an improved cell.
             if (threadIdx.x < 8 && (f >> threadIdx.x) & 1u) {
                 const int nx = tx + DX[threadIdx.x], ny = ty + DY[threadIdx.x];
                 if (nx >= 0 && ny >= 0 && nx < (int)tiles_x && ny < (int)tiles_y)
                     queue_tile((u32)ny * tiles_x + (u32)nx, lists, counts, queued, ntiles, round);
-            }
-            if (threadIdx.x == 0 && f) {
-                atomicMin(&front[cur], least);
-                atomicMin(&front[3 + cur], least_h);
             }
         }
         cf_barrier(bar, cost, start, front, counts, round);
@@ -412,7 +455,7 @@ extern "C" __global__ void cf_rounds(const u8 *__restrict__ masks, const u32 *__
 // path's moves so far; state[CF_COST]: the start's total cost. path[i]: the i-th cell. The
 // successor rule is the reference's (src/lee/costmap/cpu.rs descend): the first direction whose
 // neighbour n has cost(n) + step(into n) = cost(cell).
-extern "C" __global__ void cf_descend(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
+extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                       const u64 *__restrict__ cost, u32 w, u32 h, u32 ndirs,
                                       u64 start, u64 goal, u32 *path, u32 cap, u64 *state,
                                       const u32 *bar) {
@@ -443,22 +486,35 @@ extern "C" __global__ void cf_descend(const u8 *__restrict__ masks, const u32 *_
         const u64 c = s_cell;
         const long long cx = (long long)(c % w), cy = (long long)(c / w);
         const long long ox = window_origin(cx, gx, w), oy = window_origin(cy, gy, h);
-        for (u32 i = tid; i < DW * DW; i += blockDim.x) {
+#pragma unroll
+        for (u32 i = tid; i < DW * DW; i += CF_DESCEND_THREADS) {
             const long long x = ox + i % DW, y = oy + i / DW;
             const bool in = x < w && y < h;
             sc[i] = in ? cost[(u64)y * w + x] : UNREACHED_COST;
             sm[i] = in ? masks[(u64)y * w + x] : 0;
         }
         __syncthreads();
-        for (u32 i = tid; i < DW * DW; i += blockDim.x) {
+#pragma unroll
+        for (u32 i = tid; i < DW * DW; i += CF_DESCEND_THREADS) {
             const u64 l = sc[i];
             const u32 m = sm[i];
             const int lx = (int)(i % DW), ly = (int)(i / DW);
             u32 next = SUCC_GOAL;
             if (l != 0 && l != UNREACHED_COST) {
+                // The neighbours' step costs, loaded before the first is needed: in the
+                // search below each load waited for the one before (about 14 us a window).
+                u32 e[8];
+#pragma unroll
+                for (u32 k = 0; k < 8; ++k) {
+                    const int nx = lx + DX[k], ny = ly + DY[k];
+                    const bool load = k < ndirs && (m >> k) & 1u && nx >= 0 && ny >= 0 &&
+                                      nx < DW && ny < DW;
+                    e[k] = load ? __ldg(&enter[(u64)(oy + ny) * w + (u64)(ox + nx)]) : 0u;
+                }
                 next = SUCC_NONE;
-                for (u32 k = 0; k < ndirs; ++k) {
-                    if (!(m & (1u << k))) continue;
+#pragma unroll
+                for (u32 k = 0; k < 8; ++k) {
+                    if (k >= ndirs || !(m & (1u << k))) continue;
                     const int nx = lx + DX[k], ny = ly + DY[k];
                     // Off-grid moves are never allowed: a border cell of the window at the
                     // grid's edge still finds its successor here.
@@ -468,8 +524,7 @@ extern "C" __global__ void cf_descend(const u8 *__restrict__ masks, const u32 *_
                     }
                     const u64 cn = sc[ny * DW + nx];
                     if (cn == UNREACHED_COST) continue;
-                    const u64 e = enter[(u64)(oy + ny) * w + (u64)(ox + nx)];
-                    if (cn + step_cost(k, (u32)e) == l) {
+                    if (cn + step_cost(k, e[k]) == l) {
                         next = (u32)(ny * DW + nx);
                         break;
                     }

@@ -58,11 +58,13 @@ const PATH_CAP_START: usize = 1 << 16;
 /// Path cells that come back with the bar and the descent's state, in the launch's one wait;
 /// a longer path costs a second.
 const SHORT_PATH: usize = 4096;
+/// cf_descend's block (a define for the kernel: its window loops' stride).
+const DESCEND_THREADS: u32 = 1024;
 /// The readback's words: the bar's, the descent's state (two words a slot), the short path.
 const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 16] {
+fn kernel_defines() -> [(&'static str, String); 17] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
@@ -80,6 +82,7 @@ fn kernel_defines() -> [(&'static str, String); 16] {
         ("CF_TOO_LONG", format!("{CF_TOO_LONG}ull")),
         ("CF_PENDING", format!("{CF_PENDING}ull")),
         ("CF_FRONT_WORDS", CF_FRONT_WORDS.to_string()),
+        ("CF_DESCEND_THREADS", DESCEND_THREADS.to_string()),
     ]
 }
 
@@ -525,7 +528,7 @@ impl DeviceCosts {
         unsafe {
             l.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
-                block_dim: (1024, 1, 1),
+                block_dim: (DESCEND_THREADS, 1, 1),
                 shared_mem_bytes: 0,
             })
         }
