@@ -5,10 +5,10 @@
 //   cf_rounds  rounds of tiles behind a grid barrier, in one launch (all blocks resident): in
 //              a round each block takes tiles from the round's list, loads a 32 x 32 tile and
 //              its halo into shared memory, relaxes cost = min over allowed neighbours n of
-//              cost(n) + step(into n) (min-plus scans along the tile's lines, then a pass of a
-//              thread per cell) until the tile is locally stable, writes back what improved
-//              and queues for the next round each neighbouring tile whose halo holds a cell
-//              that improved. Costs only decrease and each is the cost of a real path, so a
+//              cost(n) + step(into n) (a pass of a thread per cell, min-plus scans along the
+//              tile's lines) until the tile is locally stable, writes back what improved and
+//              queues for the next round each neighbouring tile with a cell that an improved
+//              cell now lowers. Costs only decrease and each is the cost of a real path, so a
 //              round that queues nothing leaves the unique fixed point: Dijkstra's costs.
 //   cf_descend the path from the start down the field, in one block (common.cuh's windows),
 //              so that only the path leaves the device
@@ -37,7 +37,7 @@ __device__ __forceinline__ u64 step_cost(u32 k, u32 enter) {
 
 // lists: three of ntiles entries (round r reads list r % 3), counts their lengths, queued the
 // last round each tile was queued for, bar the barrier and state words (CF_BAR_WORDS), front
-// per round (r % 3) the least cost a tile's improved border cell took in it, and at 3 + r % 3
+// per round (r % 3) the least cost a border cell that queued a tile took in it, and at 3 + r % 3
 // the least such cost plus the cell's bound to the start (cf_bound). Round 1
 // runs the goal's tile and its neighbours: the goal's cost is set here, not improved by a tile,
 // so no tile would queue a neighbour for a goal on its border.
@@ -68,13 +68,13 @@ extern "C" __global__ void cf_init(u64 *cost, u64 n, u64 goal, u32 *lists, u32 *
     }
 }
 
-// Sides of a tile whose border cells improved, as bits: the neighbouring tile in direction k
-// (DX[k], DY[k]) holds them in its halo.
-__device__ __forceinline__ u32 cf_sides(int x, int y, bool diag) {
-    const bool w = x == 0, e = x == TILE - 1, n = y == 0, s = y == TILE - 1;
-    u32 f = (w ? 1u : 0u) | (n ? 2u : 0u) | (e ? 4u : 0u) | (s ? 8u : 0u);
-    if (diag) f |= (w && n ? 16u : 0u) | (e && n ? 32u : 0u) | (e && s ? 64u : 0u) | (w && s ? 128u : 0u);
-    return f;
+// The neighbouring tile that holds halo cell (hx, hy) of a tile (one coordinate -1 or TILE), as
+// a bit k: the tile in direction k (DX[k], DY[k]).
+__device__ __forceinline__ u32 cf_side(int hx, int hy) {
+    const bool w = hx < 0, e = hx >= TILE, n = hy < 0, s = hy >= TILE;
+    if (n) return w ? 16u : e ? 32u : 2u;
+    if (s) return w ? 128u : e ? 64u : 8u;
+    return w ? 1u : 4u;
 }
 
 #define SW (TILE + 3) /* shared row stride of the tile and its halo */
@@ -184,7 +184,7 @@ __device__ __forceinline__ uint2 cf_line_steps(const u32 *se, const u8 *sm) {
     const int cx = line_x<KIND>(w, lane), cy = line_y<KIND>(w, lane);
     const int dx = LDX[KIND], dy = LDY[KIND];
     const int ci = (cy + 1) * SW + cx + 1;
-    const u32 m = sm[cy * TILE + cx];
+    const u32 m = sm[ci];
     const int px = cx - dx, py = cy - dy, nx = cx + dx, ny = cy + dy;
     const bool prev_in = px >= 0 && py >= 0 && px < TILE && py < TILE;
     const bool next_in = nx >= 0 && ny >= 0 && nx < TILE && ny < TILE;
@@ -227,8 +227,9 @@ __device__ __forceinline__ u64 cf_bound(long long x, long long y, u64 start, u32
 }
 
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
-// sides whose border cells improved (cf_sides), and lowers *front_least to the least cost one
-// of them took, *front_bounded to the least such cost plus its cf_bound to `start` (with one).
+// neighbouring tiles (cf_side's bits) holding a halo cell that an improved border cell now
+// lowers, and lowers *front_least to the least cost such a border cell took, *front_bounded to
+// the least such cost plus its cf_bound to `start` (with one).
 // One block of TILE x TILE threads. A pass: thread (x, y) lowers cell (x, y) to the least
 // cost(n) + step(into n) over its allowed neighbours n in the tile and its halo, in place (a
 // neighbour read mid-pass is an older or a newer cost, both costs of real paths). After a pass
@@ -249,7 +250,7 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
                                     u64 straight, u64 diagonal) {
     __shared__ u64 sc[(TILE + 2) * SW];
     __shared__ u32 se[(TILE + 2) * SW];
-    __shared__ u8 sm[TILE * TILE];
+    __shared__ u8 sm[(TILE + 2) * SW];
     __shared__ uint2 lines[4 * TILE * TILE];
     __shared__ u32 dirty[4];
     __shared__ u64 base_word, least, least_h;
@@ -276,14 +277,14 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
         sc[ly * SW + lx] = c;
         loaded_min = min_u64(loaded_min, c);
         se[ly * SW + lx] = in ? enter[g] : 0u;
+        sm[ly * SW + lx] = in ? masks[g] : 0u;
     }
     for (int o = TILE / 2; o > 0; o >>= 1)
         loaded_min = min_u64(loaded_min, __shfl_xor_sync(0xffffffffu, loaded_min, o));
-    const u32 m = (x0 + x < w && y0 + y < h) ? masks[(u64)(y0 + y) * w + (x0 + x)] : 0u;
-    sm[y * TILE + x] = (u8)m;
     const int si = (y + 1) * SW + x + 1;
     const u32 kinds = ndirs == 8 ? 4u : 2u;
     __syncthreads();
+    const u32 m = sm[si];
     const u64 before = sc[si];
     if (x == 0) atomicMin(base, loaded_min);
     lines[threadIdx.x] = cf_line_steps<0>(se, sm);
@@ -331,7 +332,21 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
         const long long gx = x0 + x, gy = y0 + y;
         // One block per tile per round: a plain store cannot lose a smaller cost.
         cost[(u64)gy * w + gx] = after;
-        const u32 f = cf_sides(x, y, ndirs == 8);
+        // The neighbouring tiles this cell now lowers a halo cell n of: n's move into it
+        // allowed (its opposite, k ^ 2 in DIRECTIONS' order) and after + the step below n's
+        // cost as loaded (n's cost now is at most that: a test that passes on the loaded cost
+        // is needed, one that fails on it is not).
+        u32 f = 0;
+        if (x == 0 || y == 0 || x == TILE - 1 || y == TILE - 1) {
+            const u32 into = se[si];
+            for (u32 k = 0; k < ndirs; ++k) {
+                const int hx = x + DX[k], hy = y + DY[k];
+                if (hx >= 0 && hy >= 0 && hx < TILE && hy < TILE) continue;
+                const int ni = si + DY[k] * SW + DX[k];
+                if ((sm[ni] >> (k ^ 2u)) & 1u && after + step_cost(k, into) < sc[ni])
+                    f |= cf_side(hx, hy);
+            }
+        }
         if (f) {
             atomicOr(&sides, f);
             atomicMin(&least, after);
@@ -353,8 +368,9 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
 // goes on (grid_barrier_then), how the rounds go on (bar[CF_DECISION]): CF_GO_ON, CF_SETTLED
 // when the round queued no tile (the fixed point), or CF_START_FINAL when the start's cost C is
 // final for the start and for every cell on a least-cost path from it. Every edge into a cell is
-// satisfied (cost <= neighbour's + step) but those from the round's improved border cells, so a
-// cell v not yet final has a least-cost path whose last step leaves such a cell c, final:
+// satisfied (cost <= neighbour's + step) but those from the round's improved border cells that
+// queued a tile (cf_tile queues for each edge it cannot rule out), so a cell v not yet final
+// has a least-cost path whose last step leaves such a cell c, final:
 // true(v) = cost(c) + dist(c, v). Two tests each rule every such v out:
 // - C <= the least cost of those cells (front[r % 3]): steps cost more than 0, so v costs more
 //   than C, and the descent visits cells that cost less (the whole field is final below C);

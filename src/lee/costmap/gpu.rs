@@ -45,8 +45,8 @@ const CF_STATUS: usize = 0;
 const CF_LENGTH: usize = 1;
 const CF_COST: usize = 2;
 const CF_SLOTS: usize = 3;
-/// The rounds' fronts: per round (r % 3) the least improved border cost, then at 3 + r % 3 that
-/// cost plus its bound to the start.
+/// The rounds' fronts: per round (r % 3) the least cost of an improved border cell that queued a
+/// tile, then at 3 + r % 3 that cost plus its bound to the start.
 const CF_FRONT_WORDS: usize = 6;
 const CF_OK: u64 = 0;
 const CF_BROKEN: u64 = 1;
@@ -152,8 +152,8 @@ struct FieldBuffers {
     counts: CudaSlice<u32>,
     queued: CudaSlice<u32>,
     bar: CudaSlice<u32>,
-    /// Per round (r % 3): the least cost an improved border cell took in it, and at 3 + r % 3
-    /// the least such cost plus the cell's bound to the start.
+    /// Per round (r % 3): the least cost an improved border cell that queued a tile took in it,
+    /// and at 3 + r % 3 the least such cost plus the cell's bound to the start.
     front: CudaSlice<u64>,
     state: CudaSlice<u64>,
     path: CudaSlice<u32>,
