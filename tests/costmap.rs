@@ -5,6 +5,7 @@
 
 use gpu_planning::compute::testing::{cuda_or_skip, seed};
 use gpu_planning::compute::Backend;
+use gpu_planning::lee::costmap::config::{MAX_COST_FACTOR, MAX_NEUTRAL_COST};
 use gpu_planning::lee::costmap::cpu::{self, UNREACHED_COST};
 use gpu_planning::lee::costmap::{inflation_values, CostParams, CostPlanner};
 use gpu_planning::lee::synth::maze;
@@ -403,6 +404,21 @@ fn gpu_cost_fields_equal_the_cpu() {
                 &p,
                 s,
                 &format!("random {w} x {h}"),
+            );
+            // The dearest steps the parameters allow: a tile's costs spread past the scans'
+            // 32-bit offsets, which the passes then take.
+            let dear = CostParams {
+                neutral_cost: MAX_NEUTRAL_COST,
+                cost_factor: MAX_COST_FACTOR,
+                ..CostParams::default()
+            };
+            device_equals_cpu(
+                &rt,
+                open_grid(w, h, c),
+                &values,
+                &dear,
+                s,
+                &format!("random {w} x {h}, dearest steps"),
             );
             // A maze: corridors one cell wide, costs on top.
             let heights = maze(w, h, s);

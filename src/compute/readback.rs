@@ -6,10 +6,12 @@
 
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::{CudaContext, PinnedHostSlice};
+use cudarc::driver::result::memcpy_dtoh_async;
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaContext, CudaStream, PinnedHostSlice};
 
 use super::driver_error::gpu_err;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::sync::lock;
 
 /// Buffers kept for reuse: more than the grids a process holds at once is memory locked for
@@ -47,6 +49,44 @@ impl Readback {
             Some(b) => b.as_mut_slice().map_err(gpu_err),
             None => Ok(&mut []),
         }
+    }
+
+    /// Copies `parts` (each a device address and a count of 32-bit words there) into the
+    /// buffer one after another from its start, queued back to back behind `stream`'s work,
+    /// and waits for them once: the words, in the parts' order.
+    ///
+    /// # Safety
+    /// Each address holds at least its count of words, and nothing frees or rewrites them
+    /// before this returns (the caller holds their buffers borrowed meanwhile).
+    pub unsafe fn fetch(
+        &mut self,
+        stream: &CudaStream,
+        parts: &[(CUdeviceptr, usize)],
+    ) -> Result<&[u32]> {
+        let total: usize = parts.iter().map(|&(_, words)| words).sum();
+        let buf = self.as_mut_slice()?;
+        if total > buf.len() {
+            return Err(Error::Gpu(format!(
+                "a read of {total} words into a page-locked buffer of {}",
+                buf.len()
+            )));
+        }
+        let mut queued = Ok(());
+        let mut at = 0;
+        for &(ptr, words) in parts.iter().filter(|&&(_, words)| words > 0) {
+            // SAFETY: `ptr` holds `words` words (the caller's contract), as does the slice;
+            // the stream is synchronised below whether or not every copy was queued, before
+            // the words are read or the buffer goes back to the spares.
+            queued =
+                unsafe { memcpy_dtoh_async(&mut buf[at..at + words], ptr, stream.cu_stream()) };
+            if queued.is_err() {
+                break;
+            }
+            at += words;
+        }
+        stream.synchronize().map_err(gpu_err)?;
+        queued.map_err(gpu_err)?;
+        Ok(&buf[..total])
     }
 }
 

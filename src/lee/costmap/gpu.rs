@@ -546,34 +546,23 @@ impl DeviceCosts {
             0
         };
         let stream = self.rt.stream();
-        let words = readback.as_mut_slice()?;
-        let (bar, rest) = words.split_at_mut(CF_BAR_WORDS);
-        let (state, cells) = rest.split_at_mut(2 * CF_SLOTS);
-        let queued = {
+        let state_words = if descended { 2 * CF_SLOTS } else { 0 };
+        let words = {
             let (bp, _read_bar) = b.bar.device_ptr(stream);
             let (sp, _read_state) = b.state.device_ptr(stream);
             let (pp, _read_path) = b.path.device_ptr(stream);
             // SAFETY: `bar` holds CF_BAR_WORDS words, `state` CF_SLOTS u64 (2 * CF_SLOTS
-            // words), `path` path_cap >= short cells, as long as their host slices; the stream
-            // is synchronised below whether or not every copy was queued, before the host reads
-            // them or the buffer goes back to the spares, and the buffers (borrowed here) are
-            // not freed meanwhile.
+            // words), `path` path_cap >= short cells, and the buffers (borrowed here) are not
+            // freed meanwhile.
             unsafe {
-                use cudarc::driver::result::memcpy_dtoh_async;
-                let s = stream.cu_stream();
-                memcpy_dtoh_async(bar, bp, s)
-                    .and_then(|()| match descended {
-                        true => memcpy_dtoh_async(state, sp, s),
-                        false => Ok(()),
-                    })
-                    .and_then(|()| match short {
-                        0 => Ok(()),
-                        _ => memcpy_dtoh_async(&mut cells[..short], pp, s),
-                    })
-            }
+                readback.fetch(
+                    stream,
+                    &[(bp, CF_BAR_WORDS), (sp, state_words), (pp, short)],
+                )
+            }?
         };
-        self.rt.synchronize()?;
-        queued.map_err(gpu_err)?;
+        let (bar, rest) = words.split_at(CF_BAR_WORDS);
+        let (state, cells) = rest.split_at(state_words);
         let state = descended.then(|| {
             std::array::from_fn(|i| state[2 * i] as u64 | (state[2 * i + 1] as u64) << 32)
         });

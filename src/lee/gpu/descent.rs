@@ -124,29 +124,14 @@ impl DeviceGrid {
             0
         };
         let stream = self.rt.stream();
-        let (slots, cells) = header.as_mut_slice()?.split_at_mut(STATE_SLOTS);
-        let queued = {
+        let words = {
             let (sp, _read_state) = state.device_ptr(stream);
             let (pp, _read_path) = path.device_ptr(stream);
-            // SAFETY: `state` holds STATE_SLOTS values and `path` path_cap >= short, as do
-            // `slots` and `cells`; the stream is synchronised below, whether or not both
-            // copies were queued, before the host reads them or the buffer goes back to the
-            // spares, and the scratch (borrowed here) is not freed meanwhile.
-            unsafe {
-                cudarc::driver::result::memcpy_dtoh_async(slots, sp, stream.cu_stream()).and_then(
-                    |()| match short {
-                        0 => Ok(()),
-                        _ => cudarc::driver::result::memcpy_dtoh_async(
-                            &mut cells[..short],
-                            pp,
-                            stream.cu_stream(),
-                        ),
-                    },
-                )
-            }
+            // SAFETY: `state` holds STATE_SLOTS words and `path` path_cap >= short, and the
+            // scratch (borrowed here) is not freed meanwhile.
+            unsafe { header.fetch(stream, &[(sp, STATE_SLOTS), (pp, short)]) }?
         };
-        self.rt.synchronize()?;
-        queued.map_err(gpu_err)?;
+        let (slots, cells) = words.split_at(STATE_SLOTS);
         let mut st = [0u32; STATE_SLOTS];
         st.copy_from_slice(slots);
         let len = st[STATE_LENGTH] as usize;
