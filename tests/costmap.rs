@@ -776,3 +776,26 @@ fn a_cancelled_cost_plan_keeps_no_field() {
         );
     }
 }
+
+#[test]
+fn a_step_cost_past_the_kernels_32_bits_is_refused_by_name() {
+    let Some(rt) = cuda_or_skip("a_step_cost_past_the_kernels_32_bits_is_refused_by_name") else {
+        return;
+    };
+    use gpu_planning::lee::costmap::gpu::DeviceCosts;
+    use gpu_planning::lee::costmap::search::Heuristic;
+    let g = open_grid(4, 3, Connectivity::Eight);
+    let limit = u32::MAX / 141;
+    let mut enter = vec![1u32; 12];
+    enter[5] = limit;
+    let h = Heuristic::new(8, 1);
+    assert!(DeviceCosts::upload(&rt, &g, &enter, &h).is_ok());
+    enter[5] = limit + 1;
+    let e = DeviceCosts::upload(&rt, &g, &enter, &h)
+        .err()
+        .expect("refused");
+    assert!(
+        e.to_string().contains("enter") && e.to_string().contains(&(limit + 1).to_string()),
+        "{e}"
+    );
+}

@@ -58,6 +58,8 @@ const PATH_CAP_START: usize = 1 << 16;
 /// Path cells that come back with the bar and the descent's state, in the launch's one wait;
 /// a longer path costs a second.
 const SHORT_PATH: usize = 4096;
+/// The dearest step into a cell the kernels take: its diagonal, enter * 141, stays in 32 bits.
+const ENTER_MAX: u32 = u32::MAX / 141;
 /// cf_descend's block (a define for the kernel: its window loops' stride).
 const DESCEND_THREADS: u32 = 1024;
 /// The readback's words: the bar's, the descent's state (two words a slot), the short path.
@@ -188,6 +190,14 @@ impl DeviceCosts {
         enter: &[u32],
         bound: &Heuristic,
     ) -> Result<DeviceCosts> {
+        // The kernels take a diagonal step's cost in 32 bits (kernels/costfield.cu,
+        // step_cost).
+        if let Some(e) = enter.iter().find(|&&e| e > ENTER_MAX) {
+            return Err(Error::invalid(
+                "enter",
+                format!("a step cost of {e} is above {ENTER_MAX}"),
+            ));
+        }
         let defines = kernel_defines();
         let f = |name: &str| rt.function_with(&COSTFIELD, &defines, name);
         Ok(DeviceCosts {
