@@ -165,16 +165,15 @@ __device__ __forceinline__ void cf_mark(u32 *dirty, bool lowered, int cx, int cy
             if (k != kind) atomicOr(&dirty[k], bits[k]);
 }
 
-// The cell (cx, cy) that lane `lane` of warp w holds in a line of KIND (4: a row, as the
-// pass's warps are).
+// The cell (cx, cy) that lane `lane` of warp w holds in a line of KIND.
 template <u32 KIND> __device__ __forceinline__ int line_x(int w, int lane) {
     return KIND == 1 ? w : lane;
 }
 template <u32 KIND> __device__ __forceinline__ int line_y(int w, int lane) {
-    return KIND == 0 || KIND == 4 ? w
-           : KIND == 1            ? lane
-           : KIND == 2            ? (lane + w) % TILE
-                                  : (w - lane + TILE) % TILE;
+    return KIND == 0   ? w
+           : KIND == 1 ? lane
+           : KIND == 2 ? (lane + w) % TILE
+                       : (w - lane + TILE) % TILE;
 }
 
 // The steps along a tile's lines, fixed while it relaxes (its masks and step costs are): for
