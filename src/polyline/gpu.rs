@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::geometry::{cos_limit, Polyline, Problem, Pt};
 use super::image::Gradient;
-use crate::compute::cuda::{launch_err, one_per_item, CudaRuntime};
+use crate::compute::cuda::{gpu_err, launch_err, one_per_item, CudaRuntime};
 use crate::compute::kernels::POLYLINE;
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
@@ -69,6 +69,18 @@ impl DeviceGradient {
 
     /// The same result as [`super::cpu::solve`], bit for bit.
     pub fn solve(&self, p: &Problem) -> Result<Polyline> {
+        Ok(self.solve_with(p, false)?.0)
+    }
+
+    /// [`Self::solve`] and the milliseconds its device work took (CUDA events around the
+    /// launches, from the first link kernel to the last stage): what the whole call adds to
+    /// it is the layers' upload and the path's way back, for the benchmark.
+    pub fn solve_timed(&self, p: &Problem) -> Result<(Polyline, f64)> {
+        let (r, ms) = self.solve_with(p, true)?;
+        Ok((r, ms.unwrap_or(0.0)))
+    }
+
+    fn solve_with(&self, p: &Problem, timed: bool) -> Result<(Polyline, Option<f64>)> {
         p.validate()?;
         let rt = &self.rt;
         let links_fn = rt.function(&POLYLINE, "poly_links")?;
@@ -83,6 +95,11 @@ impl DeviceGradient {
             .map(|l| rt.upload(&l.iter().flat_map(|&(x, y)| [x, y]).collect::<Vec<_>>()))
             .collect::<Result<_>>()?;
         let (w, h) = (self.width as i32, self.height as i32);
+        let event = || {
+            let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+            stream.record_event(flags).map_err(gpu_err)
+        };
+        let started = timed.then(event).transpose()?;
         // Stage k links layer k to layer k + 1.
         let mut scores = Vec::with_capacity(m + 1);
         let mut dirs = Vec::with_capacity(m + 1);
@@ -170,15 +187,21 @@ impl DeviceGradient {
             best = Some(out);
             args.push(arg);
         }
+        let ended = timed.then(event).transpose()?;
         let last = best.as_ref().unwrap_or(&scores[0]);
         let finals = rt.download(last, layers[m].len())?;
+        let device_ms = match (started, ended) {
+            (Some(a), Some(b)) => Some(a.elapsed_ms(&b).map_err(gpu_err)? as f64),
+            _ => None,
+        };
         if m == 0 {
-            return Ok(Polyline {
+            let r = Polyline {
                 feasible: true,
                 points: vec![p.a, p.b],
                 indices: vec![],
                 score: finals[0],
-            });
+            };
+            return Ok((r, device_ms));
         }
         let mut top = f64::NEG_INFINITY;
         let mut jm = None;
@@ -189,12 +212,13 @@ impl DeviceGradient {
             }
         }
         let Some(jm) = jm else {
-            return Ok(Polyline {
+            let r = Polyline {
                 feasible: false,
                 points: vec![],
                 indices: vec![],
                 score: f64::NEG_INFINITY,
-            });
+            };
+            return Ok((r, device_ms));
         };
         let mut idx = vec![0u32; m + 2];
         idx[m] = jm;
@@ -203,11 +227,12 @@ impl DeviceGradient {
             let at = idx[k] as usize * nn + idx[k + 1] as usize;
             idx[k - 1] = rt.download_range(&args[k - 1], at..at + 1)?[0];
         }
-        Ok(Polyline {
+        let r = Polyline {
             feasible: true,
             points: (0..=m + 1).map(|k| layers[k][idx[k] as usize]).collect(),
             indices: idx[1..=m].to_vec(),
             score: top,
-        })
+        };
+        Ok((r, device_ms))
     }
 }
