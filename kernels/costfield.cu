@@ -20,7 +20,7 @@
 // CF_DESCEND_THREADS: cf_descend's block, a compile-time stride for its loops over a window (so
 // that a thread's loads of a window are in flight together).
 #if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START) || \
-    !defined(CF_FRONT_WORDS) || !defined(CF_DESCEND_THREADS)
+    !defined(CF_FRONT_WORDS) || !defined(CF_DESCEND_THREADS) || !defined(CF_SLOTS)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -465,6 +465,21 @@ extern "C" __global__ void __launch_bounds__(TILE * TILE) cf_rounds(const u8 *__
     if (blockIdx.x == 0 && threadIdx.x == 0) bar[CF_NEXT_ROUND] = round;
 }
 
+// The descent's readback header (src/lee/costmap/gpu.rs, fetch's layout): the bar's words,
+// then the state's slots (status, length, cost) as two words each, low first.
+__device__ __forceinline__ void cf_header(u32 *out, const u32 *bar, u64 status, u64 length,
+                                          u64 total) {
+    for (int j = 0; j < CF_BAR_WORDS; ++j) out[j] = __ldcg(&bar[j]);
+    u64 slot[CF_SLOTS];
+    slot[CF_STATUS] = status;
+    slot[CF_LENGTH] = length;
+    slot[CF_COST] = total;
+    for (int i = 0; i < CF_SLOTS; ++i) {
+        out[CF_BAR_WORDS + 2 * i] = (u32)slot[i];
+        out[CF_BAR_WORDS + 2 * i + 1] = (u32)(slot[i] >> 32);
+    }
+}
+
 // Queued behind the rounds' launch before the host has seen how it ended: a launch that leaves
 // more rounds to run (bar[CF_DECISION] = CF_GO_ON) leaves no field to descend yet, and the
 // descent only reports CF_PENDING. Otherwise
@@ -476,15 +491,18 @@ extern "C" __global__ void __launch_bounds__(TILE * TILE) cf_rounds(const u8 *__
 extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                       const u64 *__restrict__ cost, u32 w, u32 h, u32 ndirs,
                                       u64 start, u64 goal, u32 *path, u32 cap, u64 *state,
-                                      const u32 *bar) {
+                                      const u32 *bar, u32 *out, u32 short_cap) {
     __shared__ u64 sc[DW * DW];
     __shared__ u8 sm[DW * DW];
     __shared__ unsigned short succ[DW * DW];
     __shared__ u64 s_cell;
-    __shared__ u32 s_step, s_done;
+    __shared__ u32 s_step, s_done, s_status;
     const u32 tid = threadIdx.x;
     if (bar[CF_DECISION] == CF_GO_ON) {
-        if (tid == 0) state[CF_STATUS] = CF_PENDING;
+        if (tid == 0) {
+            state[CF_STATUS] = CF_PENDING;
+            cf_header(out, bar, CF_PENDING, 0, 0);
+        }
         return;
     }
     const long long gx = (long long)(goal % w), gy = (long long)(goal / w);
@@ -497,6 +515,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
         state[CF_LENGTH] = 0;
         state[CF_COST] = total;
         s_done = !reached || total == 0;
+        s_status = reached ? CF_OK : CF_UNREACHED;
         path[0] = (u32)start;
     }
     __syncthreads();
@@ -574,7 +593,15 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
             state[CF_STATUS] = status;
             state[CF_LENGTH] = step;
             s_done = status != CF_OK || sc[at] == 0;
+            s_status = status;
         }
         __syncthreads();
     }
+    // The readback: the bar, the state and a path of fewer than short_cap cells, in the
+    // host's mapped buffer by the time the stream's wait returns (no copies queued behind).
+    const u32 len = s_step;
+    if (tid == 0) cf_header(out, bar, s_status, len, cost[start]);
+    if (s_status == CF_OK && len < short_cap)
+        for (u32 i = tid; i <= len; i += CF_DESCEND_THREADS)
+            out[CF_BAR_WORDS + 2 * CF_SLOTS + i] = __ldcg(&path[i]);
 }

@@ -2,7 +2,9 @@
 //! to the next that needs one. A read into page-locked memory is a true async copy, so two of
 //! them queue back to back behind a kernel and cost one wait; but allocating one
 //! (`cuMemHostAlloc`) took the H100's host about 1 ms, which a Lee grid made per map paid on
-//! top of a setup of 0.4-0.8 ms (docs/bench-history, twenty-fourth part).
+//! top of a setup of 0.4-0.8 ms (docs/bench-history, twenty-fourth part). The buffers are
+//! mapped too: a kernel that ends a call may write its answer into one directly
+//! ([`Readback::device_ptr`]), and the host only waits.
 
 use std::sync::{Arc, Mutex};
 
@@ -37,8 +39,15 @@ impl Readback {
         };
         let buf = match spare {
             Some(b) => b,
-            // SAFETY: the holder reads it only after a copy into it has been waited for.
-            None => unsafe { ctx.alloc_pinned::<u32>(len) }.map_err(gpu_err)?,
+            // SAFETY: the holder reads it only after a copy or a kernel writing it has been
+            // waited for. Mapped, so that a kernel may write it directly (`device_ptr`).
+            None => unsafe {
+                ctx.alloc_pinned_with_flags::<u32>(
+                    len,
+                    cudarc::driver::sys::CU_MEMHOSTALLOC_DEVICEMAP,
+                )
+            }
+            .map_err(gpu_err)?,
         };
         Ok(Readback { buf: Some(buf) })
     }
@@ -49,6 +58,36 @@ impl Readback {
             Some(b) => b.as_mut_slice().map_err(gpu_err),
             None => Ok(&mut []),
         }
+    }
+
+    /// The buffer's address for kernels (page-locked and mapped: a kernel's stores cross the
+    /// link as it makes them, and no copy is queued behind it).
+    pub fn device_ptr(&mut self) -> Result<CUdeviceptr> {
+        let Some(b) = self.buf.as_mut() else {
+            return Err(Error::Gpu("readback: no buffer".into()));
+        };
+        let host = b.as_mut_slice().map_err(gpu_err)?.as_mut_ptr();
+        let mut dev: CUdeviceptr = 0;
+        // SAFETY: `host` is the start of a live page-locked allocation made with
+        // CU_MEMHOSTALLOC_DEVICEMAP; the driver writes one device pointer.
+        let r =
+            unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dev, host.cast(), 0) };
+        r.result().map_err(gpu_err)?;
+        Ok(dev)
+    }
+
+    /// The first `len` values, once `stream`'s work (a kernel that wrote them through
+    /// [`Self::device_ptr`]) is done.
+    pub fn wait(&mut self, stream: &CudaStream, len: usize) -> Result<&[u32]> {
+        stream.synchronize().map_err(gpu_err)?;
+        let buf = self.as_mut_slice()?;
+        if len > buf.len() {
+            return Err(Error::Gpu(format!(
+                "a read of {len} words from a page-locked buffer of {}",
+                buf.len()
+            )));
+        }
+        Ok(&buf[..len])
     }
 
     /// Copies `parts` (each a device address and a count of 32-bit words there) into the

@@ -66,7 +66,7 @@ const DESCEND_THREADS: u32 = 1024;
 const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 17] {
+fn kernel_defines() -> [(&'static str, String); 18] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
@@ -78,6 +78,7 @@ fn kernel_defines() -> [(&'static str, String); 17] {
         ("CF_STATUS", CF_STATUS.to_string()),
         ("CF_LENGTH", CF_LENGTH.to_string()),
         ("CF_COST", CF_COST.to_string()),
+        ("CF_SLOTS", CF_SLOTS.to_string()),
         ("CF_OK", format!("{CF_OK}ull")),
         ("CF_BROKEN", format!("{CF_BROKEN}ull")),
         ("CF_UNREACHED", format!("{CF_UNREACHED}ull")),
@@ -319,7 +320,7 @@ impl DeviceCosts {
             // The whole field is there (its bar says settled): only the descent.
             start
                 .map(|s| {
-                    self.launch_descend(b, goal, s)?;
+                    self.launch_descend(b, header, goal, s)?;
                     self.fetch(b, header, true)
                 })
                 .transpose()
@@ -410,7 +411,7 @@ impl DeviceCosts {
             // the occupancy bound, as a cooperative launch requires.
             unsafe { l.launch_cooperative(launch) }.map_err(launch_err("cf_rounds"))?;
             if let Some(s) = start {
-                self.launch_descend(b, goal, s)?;
+                self.launch_descend(b, readback, goal, s)?;
             }
             let header = self.fetch(b, readback, start.is_some())?;
             rounds.next = header.next_round;
@@ -489,7 +490,7 @@ impl DeviceCosts {
             // SAFETY: the descent writes path[0..=length] before it reports success.
             b.path = unsafe { self.rt.alloc::<u32>(cap) }?;
             b.path_cap = cap;
-            self.launch_descend(b, goal, s)?;
+            self.launch_descend(b, readback, goal, s)?;
             header = self.fetch(b, readback, true)?;
             state = header
                 .state
@@ -514,10 +515,21 @@ impl DeviceCosts {
         }
     }
 
-    /// Queues cf_descend from cell `s` behind the stream's work.
-    fn launch_descend(&self, b: &mut FieldBuffers, goal: (u32, u32), s: u64) -> Result<()> {
+    /// Queues cf_descend from cell `s` behind the stream's work; it writes the header
+    /// ([`Self::fetch`]'s words) into `readback` itself.
+    fn launch_descend(
+        &self,
+        b: &mut FieldBuffers,
+        readback: &mut Readback,
+        goal: (u32, u32),
+        s: u64,
+    ) -> Result<()> {
         let g = goal.1 as u64 * self.width as u64 + goal.0 as u64;
         let cap = b.path_cap as u32;
+        let short = b.path_cap.min(SHORT_PATH) as u32;
+        // The driver's address query needs the context current on this thread.
+        self.rt.context().bind_to_thread().map_err(gpu_err)?;
+        let out = readback.device_ptr()?;
         let stream = self.rt.stream();
         let mut l = stream.launch_builder(&self.descend);
         l.arg(&self.masks)
@@ -531,10 +543,14 @@ impl DeviceCosts {
             .arg(&mut b.path)
             .arg(&cap)
             .arg(&mut b.state)
-            .arg(&b.bar);
+            .arg(&b.bar)
+            .arg(&out)
+            .arg(&short);
         // SAFETY: cf_descend(masks, enter, cost, w, h, ndirs, start, goal, path, cap, state,
-        // bar): one block; reads within w x h and bar[CF_DECISION], writes path[0..cap)
-        // (checked) and state[0..CF_SLOTS).
+        // bar, out, short_cap): one block; reads within w x h and bar[0..CF_BAR_WORDS),
+        // writes path[0..cap) (checked), state[0..CF_SLOTS) and out's HEADER_WORDS at most
+        // (the bar's, the state's and fewer than short_cap <= SHORT_PATH cells), a mapped
+        // buffer of HEADER_WORDS that the field holds.
         unsafe {
             l.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
@@ -547,8 +563,9 @@ impl DeviceCosts {
     }
 
     /// The bar, and after a descent (`descended`) its state and, for a path of fewer than
-    /// [`SHORT_PATH`] cells, the path: copies into page-locked memory queued back to back
-    /// behind the stream's work, one wait.
+    /// [`SHORT_PATH`] cells, the path, after one wait: a descent writes them into the mapped
+    /// page-locked buffer itself (three copies queued behind it cost a plan 5-6 us on an
+    /// H200), the bar alone is copied.
     fn fetch(&self, b: &FieldBuffers, readback: &mut Readback, descended: bool) -> Result<Header> {
         let short = if descended {
             b.path_cap.min(SHORT_PATH)
@@ -557,7 +574,10 @@ impl DeviceCosts {
         };
         let stream = self.rt.stream();
         let state_words = if descended { 2 * CF_SLOTS } else { 0 };
-        let words = {
+        let words = if descended {
+            // cf_descend wrote them into the mapped buffer: only the wait.
+            readback.wait(stream, CF_BAR_WORDS + state_words + short)?
+        } else {
             let (bp, _read_bar) = b.bar.device_ptr(stream);
             let (sp, _read_state) = b.state.device_ptr(stream);
             let (pp, _read_path) = b.path.device_ptr(stream);
