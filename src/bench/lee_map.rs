@@ -241,7 +241,7 @@ pub fn run(backend: &Backend, o: &MapOptions) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "| cuda | {dev_setup:.1} | {:.2} | {:.3} | every pair equal to the CPU's{rounds} |",
+            "| cuda | {dev_setup:.1} | {:.3} | {:.3} | every pair equal to the CPU's{rounds} |",
             median(times.clone()),
             median(again)
         );
