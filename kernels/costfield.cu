@@ -482,16 +482,16 @@ __device__ __forceinline__ void cf_header(u32 *out, const u32 *bar, u64 status, 
 
 // Queued behind the rounds' launch before the host has seen how it ended: a launch that leaves
 // more rounds to run (bar[CF_DECISION] = CF_GO_ON) leaves no field to descend yet, and the
-// descent only reports CF_PENDING. Otherwise
-// state[CF_STATUS]: CF_OK, CF_BROKEN (a cell has no neighbour on a least-cost path),
-// CF_UNREACHED (start unreached) or CF_TOO_LONG (more than `cap` cells); state[CF_LENGTH]: the
-// path's moves so far; state[CF_COST]: the start's total cost. path[i]: the i-th cell. The
+// descent only reports CF_PENDING. Otherwise its state (cf_header, in `out`): CF_STATUS:
+// CF_OK, CF_BROKEN (a cell has no neighbour on a least-cost path), CF_UNREACHED (start
+// unreached) or CF_TOO_LONG (more than `cap` cells); CF_LENGTH: the path's moves so far;
+// CF_COST: the start's total cost. path[i]: the i-th cell. The
 // successor rule is the reference's (src/lee/costmap/cpu.rs descend): the first direction whose
 // neighbour n has cost(n) + step(into n) = cost(cell).
 extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
                                       const u64 *__restrict__ cost, u32 w, u32 h, u32 ndirs,
-                                      u64 start, u64 goal, u32 *path, u32 cap, u64 *state,
-                                      const u32 *bar, u32 *out, u32 short_cap) {
+                                      u64 start, u64 goal, u32 *path, u32 cap, const u32 *bar,
+                                      u32 *out, u32 short_cap) {
     __shared__ u64 sc[DW * DW];
     __shared__ u8 sm[DW * DW];
     __shared__ unsigned short succ[DW * DW];
@@ -499,10 +499,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
     __shared__ u32 s_step, s_done, s_status;
     const u32 tid = threadIdx.x;
     if (bar[CF_DECISION] == CF_GO_ON) {
-        if (tid == 0) {
-            state[CF_STATUS] = CF_PENDING;
-            cf_header(out, bar, CF_PENDING, 0, 0);
-        }
+        if (tid == 0) cf_header(out, bar, CF_PENDING, 0, 0);
         return;
     }
     const long long gx = (long long)(goal % w), gy = (long long)(goal / w);
@@ -511,9 +508,6 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
         s_cell = start;
         s_step = 0;
         const bool reached = total != UNREACHED_COST;
-        state[CF_STATUS] = reached ? CF_OK : CF_UNREACHED;
-        state[CF_LENGTH] = 0;
-        state[CF_COST] = total;
         s_done = !reached || total == 0;
         s_status = reached ? CF_OK : CF_UNREACHED;
         path[0] = (u32)start;
@@ -590,8 +584,6 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
             }
             s_step = step;
             s_cell = (u64)(oy + at / DW) * w + (u64)(ox + at % DW);
-            state[CF_STATUS] = status;
-            state[CF_LENGTH] = step;
             s_done = status != CF_OK || sc[at] == 0;
             s_status = status;
         }

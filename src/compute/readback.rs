@@ -26,6 +26,8 @@ static SPARE: Mutex<Vec<PinnedHostSlice<u32>>> = Mutex::new(Vec::new());
 /// Its holder waits for every copy into it before reading it, and before dropping it.
 pub struct Readback {
     buf: Option<PinnedHostSlice<u32>>,
+    /// The buffer's address for kernels, asked of the driver once.
+    dev: Option<CUdeviceptr>,
 }
 
 impl Readback {
@@ -49,7 +51,10 @@ impl Readback {
             }
             .map_err(gpu_err)?,
         };
-        Ok(Readback { buf: Some(buf) })
+        Ok(Readback {
+            buf: Some(buf),
+            dev: None,
+        })
     }
 
     /// The page-locked buffer, to read once the copy into it was waited for.
@@ -62,17 +67,23 @@ impl Readback {
 
     /// The buffer's address for kernels (page-locked and mapped: a kernel's stores cross the
     /// link as it makes them, and no copy is queued behind it).
-    pub fn device_ptr(&mut self) -> Result<CUdeviceptr> {
+    pub fn device_ptr(&mut self, ctx: &CudaContext) -> Result<CUdeviceptr> {
+        if let Some(dev) = self.dev {
+            return Ok(dev);
+        }
         let Some(b) = self.buf.as_mut() else {
             return Err(Error::Gpu("readback: no buffer".into()));
         };
         let host = b.as_mut_slice().map_err(gpu_err)?.as_mut_ptr();
+        // The driver's query needs the context current on this thread.
+        ctx.bind_to_thread().map_err(gpu_err)?;
         let mut dev: CUdeviceptr = 0;
         // SAFETY: `host` is the start of a live page-locked allocation made with
         // CU_MEMHOSTALLOC_DEVICEMAP; the driver writes one device pointer.
         let r =
             unsafe { cudarc::driver::sys::cuMemHostGetDevicePointer_v2(&mut dev, host.cast(), 0) };
         r.result().map_err(gpu_err)?;
+        self.dev = Some(dev);
         Ok(dev)
     }
 

@@ -158,7 +158,6 @@ struct FieldBuffers {
     /// Per round (r % 3): the least cost an improved border cell that queued a tile took in it,
     /// and at 3 + r % 3 the least such cost plus the cell's bound to the start.
     front: CudaSlice<u64>,
-    state: CudaSlice<u64>,
     path: CudaSlice<u32>,
     path_cap: usize,
 }
@@ -271,7 +270,7 @@ impl DeviceCosts {
             };
             // SAFETY: cf_init writes every cost, queued flag, count and barrier word before
             // cf_rounds reads them, and each list entry is written before its count covers
-            // it; the descent writes state and path before they are downloaded.
+            // it; the descent writes the path before it reports it.
             f.buffers = Some(unsafe {
                 FieldBuffers {
                     cost: self.rt.alloc(self.cells())?,
@@ -280,7 +279,6 @@ impl DeviceCosts {
                     queued: self.rt.alloc(ntiles)?,
                     bar: self.rt.alloc(CF_BAR_WORDS)?,
                     front: self.rt.alloc(CF_FRONT_WORDS)?,
-                    state: self.rt.alloc(CF_SLOTS)?,
                     path: self.rt.alloc(PATH_CAP_START.min(self.cells().max(1)))?,
                     path_cap: PATH_CAP_START.min(self.cells().max(1)),
                 }
@@ -527,9 +525,7 @@ impl DeviceCosts {
         let g = goal.1 as u64 * self.width as u64 + goal.0 as u64;
         let cap = b.path_cap as u32;
         let short = b.path_cap.min(SHORT_PATH) as u32;
-        // The driver's address query needs the context current on this thread.
-        self.rt.context().bind_to_thread().map_err(gpu_err)?;
-        let out = readback.device_ptr()?;
+        let out = readback.device_ptr(self.rt.context())?;
         let stream = self.rt.stream();
         let mut l = stream.launch_builder(&self.descend);
         l.arg(&self.masks)
@@ -542,15 +538,14 @@ impl DeviceCosts {
             .arg(&g)
             .arg(&mut b.path)
             .arg(&cap)
-            .arg(&mut b.state)
             .arg(&b.bar)
             .arg(&out)
             .arg(&short);
-        // SAFETY: cf_descend(masks, enter, cost, w, h, ndirs, start, goal, path, cap, state,
-        // bar, out, short_cap): one block; reads within w x h and bar[0..CF_BAR_WORDS),
-        // writes path[0..cap) (checked), state[0..CF_SLOTS) and out's HEADER_WORDS at most
-        // (the bar's, the state's and fewer than short_cap <= SHORT_PATH cells), a mapped
-        // buffer of HEADER_WORDS that the field holds.
+        // SAFETY: cf_descend(masks, enter, cost, w, h, ndirs, start, goal, path, cap, bar, out,
+        // short_cap): one block; reads within w x h and bar[0..CF_BAR_WORDS), writes
+        // path[0..cap) (checked) and out's HEADER_WORDS at most (the bar's, the state's and
+        // fewer than short_cap <= SHORT_PATH cells), a mapped buffer of HEADER_WORDS that the
+        // field holds.
         unsafe {
             l.launch(LaunchConfig {
                 grid_dim: (1, 1, 1),
@@ -579,17 +574,8 @@ impl DeviceCosts {
             readback.wait(stream, CF_BAR_WORDS + state_words + short)?
         } else {
             let (bp, _read_bar) = b.bar.device_ptr(stream);
-            let (sp, _read_state) = b.state.device_ptr(stream);
-            let (pp, _read_path) = b.path.device_ptr(stream);
-            // SAFETY: `bar` holds CF_BAR_WORDS words, `state` CF_SLOTS u64 (2 * CF_SLOTS
-            // words), `path` path_cap >= short cells, and the buffers (borrowed here) are not
-            // freed meanwhile.
-            unsafe {
-                readback.fetch(
-                    stream,
-                    &[(bp, CF_BAR_WORDS), (sp, state_words), (pp, short)],
-                )
-            }?
+            // SAFETY: `bar` holds CF_BAR_WORDS words and is borrowed here, not freed meanwhile.
+            unsafe { readback.fetch(stream, &[(bp, CF_BAR_WORDS)]) }?
         };
         let (bar, rest) = words.split_at(CF_BAR_WORDS);
         let (state, cells) = rest.split_at(state_words);
