@@ -470,44 +470,61 @@ fn advise(_at: usize, _len: usize) -> bool {
     false
 }
 
-/// A vector of `n` default values whose pages are already mapped, for a copy's destination. A
-/// fresh large vector is only reserved address space: the copy into it would take a page fault
-/// per page on one thread at a time. Touching one value per 4 KiB from the rayon pool maps
-/// them in parallel, and can run while the device still computes what will be copied; a large
-/// vector is first advised into huge pages ([`advise_huge_pages`]), and then each thread maps
-/// whole ones (pieces aligned to them, so that no two threads fault the same page). The parts
-/// before the first huge-page boundary and after the last stay in 4 KiB pages (up to 2 MiB
-/// each): they are spread over the pool too, in pieces of 64 pages, where one thread mapping
-/// them 4 KiB at a time took longer than all the huge pages between them.
-pub fn host_vec<T: Default + Clone + Send>(n: usize) -> Vec<T> {
+/// A vector of `n` default values whose pages are already mapped, for a copy's destination:
+/// a fresh large vector is only reserved address space, and the copy into it would take a
+/// page fault per page on one thread at a time. A vector of [`ALWAYS_FRESH_BYTES`] or more is
+/// calloc'd (the allocator maps it fresh, zeroed by the kernel) and one value per 4 KiB is
+/// touched from the rayon pool, which maps the pages in parallel and can run while the device
+/// still computes what will be copied; a smaller one is [`host_filled`] with the default.
+pub fn host_vec<T: Default + Copy + Send + Sync>(n: usize) -> Vec<T> {
+    if n * std::mem::size_of::<T>() < ALWAYS_FRESH_BYTES {
+        return host_filled(n, T::default());
+    }
+    let mut v = vec![T::default(); n];
     let per_page = (4096 / std::mem::size_of::<T>().max(1)).max(1);
-    mapped_over_the_pool(n, |c: &mut [T]| {
+    over_the_pool(&mut v, |c: &mut [T]| {
         for page in c.chunks_mut(per_page) {
             // Volatile: a store of the value calloc'd memory already holds may be elided.
             // SAFETY: page[0] is a live, aligned element of the vector.
             unsafe { std::ptr::write_volatile(&mut page[0], T::default()) };
         }
-    })
+    });
+    v
 }
 
-/// A vector of `n` copies of `value`, filled as [`host_vec`] maps its pages: over the pool,
-/// in huge pages where they apply, each page first touched by the thread that fills it (a
-/// `vec![value; n]` fills and faults on one thread: 16 MB took 8-20 ms on a 2-core host).
-pub fn host_filled<T: Default + Copy + Send + Sync>(n: usize, value: T) -> Vec<T> {
-    mapped_over_the_pool(n, |c: &mut [T]| c.fill(value))
+/// From this size up the system allocator (glibc: its largest mmap threshold, 32 MiB on
+/// 64-bit hosts) always maps a buffer fresh and unmaps it when freed, so calloc returns
+/// zeroed pages without writing them. Below, it may hand out memory it recycled, which calloc
+/// zeroes on the calling thread.
+pub const ALWAYS_FRESH_BYTES: usize = 32 << 20;
+
+/// A vector of `n` copies of `value` whose pages are mapped, filled over the rayon pool: in
+/// huge pages where they apply ([`advise_huge_pages`]), each page first touched by the thread
+/// that fills it. Neither a `vec![value; n]` nor a calloc'd vector does this. The first fills
+/// and faults on one thread (16 MB took 8-20 ms on a 2-core host). The second is free only
+/// when the allocator maps it fresh: memory it recycles (glibc, for a buffer below
+/// [`ALWAYS_FRESH_BYTES`] once one such was freed: its mmap threshold rises to it, and a
+/// thread's arena keeps the memory) calloc zeroes on the calling thread: the APSP answer at
+/// n = 2000 (two 16 MB buffers, the last solution's freed) spent 3-4 ms there.
+pub fn host_filled<T: Copy + Send + Sync>(n: usize, value: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    over_the_pool(&mut v.spare_capacity_mut()[..n], |c| {
+        c.fill(std::mem::MaybeUninit::new(value))
+    });
+    // SAFETY: over_the_pool handed every one of the first n elements to the fill.
+    unsafe { v.set_len(n) };
+    v
 }
 
-/// `n` default values (calloc'd: nothing mapped yet), advised into huge pages when large, then
-/// handed to `touch` in pieces over the pool, huge-page aligned in the middle and 64 pages at
-/// the ends.
-fn mapped_over_the_pool<T: Default + Clone + Send>(
-    n: usize,
-    touch: impl Fn(&mut [T]) + Sync + Send,
-) -> Vec<T> {
-    let mut v = vec![T::default(); n];
+/// Advises `v` into huge pages when large, then hands it to `touch` in pieces over the pool
+/// that cover it once: huge-page aligned in the middle (each thread maps whole ones, no two
+/// threads fault the same page) and 64 pages at the ends. The parts before the first huge-page
+/// boundary and after the last stay in 4 KiB pages (up to 2 MiB each): one thread mapping
+/// them 4 KiB at a time took longer than all the huge pages between them.
+fn over_the_pool<T: Send>(v: &mut [T], touch: impl Fn(&mut [T]) + Sync + Send) {
+    let n = v.len();
     let size = std::mem::size_of::<T>().max(1);
-    let per_page = (4096 / size).max(1);
-    let (first, end) = if advise_huge_pages(&mut v) {
+    let (first, end) = if advise_huge_pages(v) {
         // Element indices of the first and last huge-page boundary (rounded up: a size that
         // does not divide 2 MiB puts a piece's start a few bytes past a boundary, which only
         // lets two threads meet at one page).
@@ -523,13 +540,12 @@ fn mapped_over_the_pool<T: Default + Clone + Send>(
     };
     let (small, rest) = v.split_at_mut(first);
     let (huge, tail) = rest.split_at_mut(end.max(first) - first);
-    let small_piece = per_page * 64;
+    let small_piece = (4096 / size).max(1) * 64;
     small
         .par_chunks_mut(small_piece)
         .chain(huge.par_chunks_mut((HUGE_PAGE / size).max(1)))
         .chain(tail.par_chunks_mut(small_piece))
         .for_each(touch);
-    v
 }
 
 #[cfg(test)]
@@ -549,6 +565,7 @@ mod tests {
             huge,
             huge + 3,
             3 * huge + 517,
+            ALWAYS_FRESH_BYTES / 4 + 517,
         ] {
             let v = host_vec::<u32>(n);
             assert_eq!(v.len(), n);
@@ -581,6 +598,7 @@ mod tests {
             5 * HUGE_FROM_BYTES / 4 + 1029,
             3 * (HUGE_PAGE / 4) + 7,
             999_999,
+            ALWAYS_FRESH_BYTES / 4 + 1029,
         ] {
             let v = host_vec::<u32>(n);
             let first = v.as_ptr() as usize / 4096 * 4096;
