@@ -18,6 +18,7 @@
 // "unreached" at the end.
 //
 // Kernels:
+//   apsp_unpack_ids                            edge ids sent two to a word, unpacked
 //   apsp_check_edges                           the edge list's checks (src/apsp/graph.rs validate)
 //   apsp_init, apsp_edges                      the start matrices from the edge list (the host's
 //                                              src/apsp/graph.rs dense, on the device)
@@ -76,6 +77,17 @@ __device__ __forceinline__ void relax(W &d, u32 &h, W a, W b, u32 ha) {
 #else
 #define UNREACHED_W INF_OP
 #endif
+
+// Edge ids sent packed (src/apsp/gpu.rs upload_ids): the tail in a word's low half, the head
+// in its high half.
+extern "C" __global__ void apsp_unpack_ids(const u32 *__restrict__ ids, u64 m, u32 *__restrict__ from,
+                                           u32 *__restrict__ to) {
+    GRID_STRIDE(e, m) {
+        const u32 p = ids[e];
+        from[e] = p & 0xffffu;
+        to[e] = p >> 16;
+    }
+}
 
 // The edge list's checks, as src/apsp/graph.rs `Graph::validate` makes them on the host: the
 // first edge whose from id (bad[0]) or to id (bad[1]) is not below n, the first weight that is not

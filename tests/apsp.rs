@@ -751,6 +751,10 @@ fn gpu_start_matrices_from_edges_equal_the_hosts() {
         (37, 0.3, 27),
         (200, 0.05, 0),
         (301, 0.8, 19),
+        // Ids sent packed through the pinned chunks: in one chunk's pieces, and over three
+        // chunks (2.4M edges, 9.6 MB packed).
+        (1100, 0.5, 0),
+        (2000, 0.6, 5),
     ]
     .into_iter()
     .enumerate()
@@ -812,22 +816,28 @@ fn gpu_edge_checks_and_finished_answers_equal_the_hosts() {
         host
     };
     let seed = gpu_planning::compute::testing::seed(0x0ed9);
-    // Ids: a later bad id on each side, and a bad `to` before a bad `from` (from is named).
+    // Ids: a later bad id on each side, and a bad `to` before a bad `from` (from is named);
+    // on a small graph and on one whose ids go up packed through the pinned chunks, bad ids
+    // just above n, at the packing's saturation (0xFFFF) and above it.
+    for (n, density) in [(300u32, 0.2), (1500, 0.5)] {
+        let g = random_graph(n, density, 1, 9, 0, seed);
+        let m = g.from.len();
+        for (k, &e) in [m / 3, m / 2, m - 1].iter().enumerate() {
+            let mut b = g.clone();
+            b.from[e] = [n, 0xFFFF, 0x1_0000][k];
+            b.from[m - 1] = u32::MAX;
+            b.to[e / 2] = n + 1;
+            let named = format!("edge_from[{e}]");
+            assert!(errors(&b, "bad ids").is_err_and(|t| t.contains(&named)));
+            let mut b = g.clone();
+            b.to[e] = [0x1_0000, n + k as u32, 0xFFFF][k];
+            b.to[m - 1] = n;
+            let named = format!("edge_to[{e}]");
+            assert!(errors(&b, "bad heads").is_err_and(|t| t.contains(&named)));
+        }
+    }
     let g = random_graph(300, 0.2, 1, 9, 0, seed);
     let m = g.from.len();
-    for (k, &e) in [m / 3, m / 2, m - 1].iter().enumerate() {
-        let mut b = g.clone();
-        b.from[e] = 300 + k as u32;
-        b.from[m - 1] = u32::MAX;
-        b.to[e / 2] = 301;
-        let named = format!("edge_from[{e}]");
-        assert!(errors(&b, "bad ids").is_err_and(|t| t.contains(&named)));
-        let mut b = g.clone();
-        b.to[e] = 300 + k as u32;
-        b.to[m - 1] = 300;
-        let named = format!("edge_to[{e}]");
-        assert!(errors(&b, "bad heads").is_err_and(|t| t.contains(&named)));
-    }
     // Weights that are not finite: the first is named, whichever kind.
     for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
         let mut b = to_float(&g);

@@ -122,24 +122,31 @@ fn on_device<T: Weight>(
     let lap = Instant::now();
     // The answer's pages are mapped over the pool while the edges go up, are checked and the
     // solve runs (n = 2000: 32 MB of fresh pages, longer than the solve).
-    let ((mut d, mut h), device) = rayon::join(
-        || (host_vec::<T>(n * n), host_vec::<u32>(n * n)),
+    let (((mut d, mut h), pages), device) = rayon::join(
+        || {
+            let answer = (host_vec::<T>(n * n), host_vec::<u32>(n * n));
+            (answer, lap.elapsed())
+        },
         || -> Result<_> {
-            let mut m =
-                gpu::DeviceMatrices::from_edges(rt, config, n, np, &graph.from, &graph.to, w)?;
+            let m = gpu::DeviceMatrices::from_edges(rt, config, n, np, &graph.from, &graph.to, w);
+            let (mut m, up) = (m?, lap.elapsed());
             m.solve(config)?;
-            Ok(m)
+            Ok((m, up, lap.elapsed()))
         },
     );
-    let mut m = device?;
+    let (mut m, up, solving) = device?;
     let queued = lap.elapsed();
     let zero_cycle = m.zero_weight_cycle(config)?;
     m.download_finished(config, n, &mut d, &mut h)?;
+    let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
     tracing::debug!(
-        "apsp on the device: edges up and checked, solve queued, answer's pages {:.2} ms; the \
-         solve's end, the checks after it and the download {:.2}",
-        queued.as_secs_f64() * 1e3,
-        (lap.elapsed() - queued).as_secs_f64() * 1e3
+        "apsp on the device: edges up and checked {:.2} ms, solve queued {:.2}, answer's pages \
+         {:.2} (all three {:.2}); the solve's end, the checks after it and the download {:.2}",
+        ms(up),
+        ms(solving),
+        ms(pages),
+        ms(queued),
+        ms(lap.elapsed() - queued)
     );
     Ok((d, h, zero_cycle))
 }

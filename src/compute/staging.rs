@@ -130,6 +130,45 @@ impl Staging {
         Ok(())
     }
 
+    /// Uploads `bytes` bytes that `make` writes straight into the pinned chunks, to device
+    /// address `dst` on `stream`: `make(at, out)` fills `out` with the bytes from offset `at`,
+    /// piece by piece over the pool (pieces start at multiples of 256 KiB). For an upload
+    /// whose bytes are computed from the caller's (packed, converted): the host's one pass
+    /// over them is the staging copy, no buffer between. Returns as [`Self::upload`] does.
+    ///
+    /// # Safety
+    /// As [`Self::upload`]'s, for `bytes` bytes.
+    pub unsafe fn upload_made(
+        &mut self,
+        stream: &CudaStream,
+        bytes: usize,
+        dst: sys::CUdeviceptr,
+        make: impl Fn(usize, &mut [u8]) + Sync + Send,
+    ) -> Result<()> {
+        let here = |s: &mut Self| -> Result<()> {
+            for at in (0..bytes).step_by(CHUNK_BYTES) {
+                let len = CHUNK_BYTES.min(bytes - at);
+                let chunk = &mut s.chunks[s.take_turn()];
+                chunk.done.synchronize().map_err(gpu_err)?;
+                let buf = &mut chunk.buf.as_mut_slice().map_err(gpu_err)?[..len];
+                if len <= PIECE_BYTES {
+                    make(at, buf);
+                } else {
+                    buf.par_chunks_mut(PIECE_BYTES)
+                        .enumerate()
+                        .for_each(|(p, out)| make(at + p * PIECE_BYTES, out));
+                }
+                // SAFETY: the caller vouches for dst; the source is pinned and not touched by
+                // the host again until `done` (recorded next) has passed.
+                unsafe { result::memcpy_htod_async(dst + at as u64, &*buf, stream.cu_stream()) }
+                    .map_err(gpu_err)?;
+                chunk.done.record(stream).map_err(gpu_err)?;
+            }
+            Ok(())
+        };
+        on_the_pool(stream, bytes, || here(self))
+    }
+
     /// Copies `dst.len()` bytes from device address `src` into `dst`, waiting for `stream`'s
     /// earlier work; returns when every byte is in `dst`.
     ///

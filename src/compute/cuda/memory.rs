@@ -61,6 +61,40 @@ impl CudaRuntime {
         Ok(dev)
     }
 
+    /// A device array of `len` words that `make(at, out)` computes from the caller's data,
+    /// `out` holding words `at..at + out.len()`: where large copies go through the pinned
+    /// chunks, written straight into them over the pool (one host pass for the conversion and
+    /// the copy together); otherwise into a host vector, then uploaded.
+    pub fn upload_made(
+        &self,
+        len: usize,
+        make: impl Fn(usize, &mut [u32]) + Sync + Send,
+    ) -> Result<CudaSlice<u32>> {
+        let bytes = len * 4;
+        if !self.host_copies.pins(bytes) {
+            use rayon::prelude::*;
+            const PIECE: usize = 1 << 16;
+            let mut host = crate::compute::staging::host_vec::<u32>(len);
+            host.par_chunks_mut(PIECE)
+                .enumerate()
+                .for_each(|(p, out)| make(p * PIECE, out));
+            return self.upload(&host);
+        }
+        // SAFETY: the staged copy below writes every element before anyone reads it.
+        let mut dev = unsafe { self.alloc::<u32>(len) }?;
+        {
+            let (at, _written) = dev.device_ptr_mut(&self.stream);
+            // Pieces start at multiples of 256 KiB of a page-aligned chunk and are whole
+            // words (every length here a multiple of 4): each is a word-aligned word slice.
+            let words = |at: usize, out: &mut [u8]| {
+                make(at / 4, bytemuck::cast_slice_mut::<u8, u32>(out));
+            };
+            // SAFETY: `dev` holds `bytes` bytes and this stream orders every use of it.
+            unsafe { self.staged(|s| s.upload_made(&self.stream, bytes, at, words)) }?;
+        }
+        Ok(dev)
+    }
+
     /// Copies the first `len` elements of `dev` back to the host (waits for the stream).
     pub fn download<T: DeviceRepr + Default + Clone>(
         &self,
