@@ -893,6 +893,11 @@ fn gpu_edge_checks_and_finished_answers_equal_the_hosts() {
         (64, 0.2, 1, 9),
         (200, 0.05, 0, 2),
         (301, 0.4, 1, 9),
+        // Answers back through the pinned chunks: padded, not padded, and over two chunks
+        // with unreached cells (about four out-edges a vertex).
+        (1000, 0.05, 1, 9),
+        (1024, 0.01, 0, 2),
+        (2100, 0.002, 0, 2),
     ]
     .into_iter()
     .enumerate()
