@@ -100,41 +100,19 @@ impl Staging {
         dst: sys::CUdeviceptr,
     ) -> Result<()> {
         // SAFETY: as this function's.
-        on_the_pool(stream, src.len(), || unsafe {
-            self.upload_here(stream, src, dst)
-        })
-    }
-
-    /// [`Self::upload`] on the calling thread.
-    ///
-    /// # Safety
-    /// As [`Self::upload`]'s.
-    unsafe fn upload_here(
-        &mut self,
-        stream: &CudaStream,
-        src: &[u8],
-        dst: sys::CUdeviceptr,
-    ) -> Result<()> {
-        for (c, piece) in src.chunks(CHUNK_BYTES).enumerate() {
-            let chunk = &mut self.chunks[self.take_turn()];
-            chunk.done.synchronize().map_err(gpu_err)?;
-            let buf = chunk.buf.as_mut_slice().map_err(gpu_err)?;
-            parallel_copy(piece, &mut buf[..piece.len()]);
-            let at = dst + (c * CHUNK_BYTES) as u64;
-            // SAFETY: the caller vouches for dst; the source is pinned and not touched by the
-            // host again until `done` (recorded next) has passed.
-            unsafe { result::memcpy_htod_async(at, &buf[..piece.len()], stream.cu_stream()) }
-                .map_err(gpu_err)?;
-            chunk.done.record(stream).map_err(gpu_err)?;
+        unsafe {
+            self.upload_made(stream, src.len(), dst, |at, out| {
+                copy_streaming(&src[at..at + out.len()], out)
+            })
         }
-        Ok(())
     }
 
     /// Uploads `bytes` bytes that `make` writes straight into the pinned chunks, to device
     /// address `dst` on `stream`: `make(at, out)` fills `out` with the bytes from offset `at`,
-    /// piece by piece over the pool (pieces start at multiples of 256 KiB). For an upload
-    /// whose bytes are computed from the caller's (packed, converted): the host's one pass
-    /// over them is the staging copy, no buffer between. Returns as [`Self::upload`] does.
+    /// piece by piece over the pool (pieces start at multiples of 256 KiB). [`Self::upload`]
+    /// copies its bytes so; an upload whose bytes are computed from the caller's (packed,
+    /// converted) makes them here, the host's one pass over them the staging copy. Returns as
+    /// [`Self::upload`] does.
     ///
     /// # Safety
     /// As [`Self::upload`]'s, for `bytes` bytes.
