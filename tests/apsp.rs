@@ -1,7 +1,8 @@
 //! Floyd–Warshall: the CPU solvers against Bellman–Ford, path validity, negative cycles,
-//! integer limits, file formats, the CLI; and every GPU memory model against the CPU reference
-//! of its relaxation order (distances and successors, bit for bit) on fresh random graphs with
-//! negative edges, many ties and odd sizes.
+//! integer limits, file formats, the CLI; networkx's real graphs (LANL's routes, WormNet)
+//! against Dijkstra; and every GPU memory model against the CPU reference of its relaxation
+//! order (distances and successors, bit for bit) on fresh random graphs with negative edges,
+//! many ties and odd sizes, and on the real graphs.
 
 use gpu_planning::apsp::graph::dense;
 use gpu_planning::apsp::io::{parse_csv, parse_dimacs};
@@ -392,6 +393,180 @@ fn cli_answers_queries_as_json() {
 }
 
 // ---- GPU ------------------------------------------------------------------------------------
+
+/// A graph of networkx's examples (tests/data/graphs/networkx/) as networkx reads it:
+/// undirected, each line's two ends (names, numbered in order of first appearance) joined both
+/// ways, weighted by `weight` of the line's fields.
+fn networkx_graph(
+    file: &str,
+    weight: impl Fn(&[&str]) -> f64,
+) -> (u32, Vec<u32>, Vec<u32>, Vec<f64>) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/graphs/networkx")
+        .join(file);
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    let mut ids = std::collections::HashMap::new();
+    let (mut from, mut to, mut w) = (Vec::new(), Vec::new(), Vec::new());
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let mut id = |name: &str| {
+            let next = ids.len() as u32;
+            *ids.entry(name.to_string()).or_insert(next)
+        };
+        let (a, b) = (id(fields[0]), id(fields[1]));
+        let x = weight(&fields);
+        from.extend([a, b]);
+        to.extend([b, a]);
+        w.extend([x, x]);
+    }
+    (ids.len() as u32, from, to, w)
+}
+
+/// The real graphs: LANL's routes by hops and by the head host's round-trip time (ms, f32),
+/// WormNet by hops.
+fn real_graphs() -> Vec<(&'static str, Graph)> {
+    let graph = |(n, from, to, w): (u32, Vec<u32>, Vec<u32>, Vec<f64>), float: bool| Graph {
+        vertices: n,
+        from,
+        to,
+        weights: if float {
+            Weights::Float(w.iter().map(|&x| x as f32).collect())
+        } else {
+            Weights::Int(w.iter().map(|&x| x as i32).collect())
+        },
+    };
+    let rtt = |f: &[&str]| f[2].parse::<f64>().expect("rtt");
+    vec![
+        (
+            "lanl hops",
+            graph(networkx_graph("lanl_routes.edgelist", |_| 1.0), false),
+        ),
+        (
+            "lanl rtt",
+            graph(networkx_graph("lanl_routes.edgelist", rtt), true),
+        ),
+        (
+            "wormnet hops",
+            graph(networkx_graph("WormNet.v3.benchmark.txt", |_| 1.0), false),
+        ),
+    ]
+}
+
+/// Every edge's weight as f64.
+fn weights_f64(g: &Graph) -> Vec<f64> {
+    match &g.weights {
+        Weights::Int(w) => w.iter().map(|&x| x as f64).collect(),
+        Weights::Float(w) => w.iter().map(|&x| x as f64).collect(),
+    }
+}
+
+/// Dijkstra from every vertex in f64 (weights non-negative): the independent reference.
+fn dijkstra_all(g: &Graph) -> Vec<Option<f64>> {
+    let n = g.vertices as usize;
+    let mut adj = vec![Vec::new(); n];
+    for ((&u, &v), x) in g.from.iter().zip(&g.to).zip(weights_f64(g)) {
+        adj[u as usize].push((v as usize, x));
+    }
+    let mut out = vec![None; n * n];
+    for s in 0..n {
+        let row = &mut out[s * n..(s + 1) * n];
+        let mut heap = std::collections::BinaryHeap::new();
+        row[s] = Some(0.0);
+        heap.push((std::cmp::Reverse(0u64), s));
+        while let Some((std::cmp::Reverse(bits), u)) = heap.pop() {
+            let du = f64::from_bits(bits);
+            if row[u].is_some_and(|d| d < du) {
+                continue;
+            }
+            for &(v, x) in &adj[u] {
+                let c = du + x;
+                if row[v].is_none_or(|d| c < d) {
+                    row[v] = Some(c);
+                    // Non-negative f64s order as their bits do.
+                    heap.push((std::cmp::Reverse(c.to_bits()), v));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Networkx's real graphs on the CPU: every distance equal to Dijkstra's (hops exactly, the
+/// routes' f32 times within 1e-5 relative), and every path, followed through the successors,
+/// made of the graph's edges and weighing its distance.
+#[test]
+fn real_graphs_from_networkx_match_dijkstra() {
+    for (name, g) in real_graphs() {
+        let n = g.vertices as usize;
+        let s = solve(&Backend::Cpu, &g, &Config::default()).expect(name);
+        let reference = dijkstra_all(&g);
+        let d: Vec<f64> = (0..n * n)
+            .map(|c| s.distance((c / n) as u32, (c % n) as u32))
+            .collect();
+        let mut edge = std::collections::HashMap::new();
+        for ((&u, &v), x) in g.from.iter().zip(&g.to).zip(weights_f64(&g)) {
+            let y = edge.entry((u, v)).or_insert(x);
+            *y = x.min(*y);
+        }
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-5 * b.abs().max(1.0);
+        let mut reached = 0usize;
+        for c in 0..n * n {
+            let (u, v) = ((c / n) as u32, (c % n) as u32);
+            match reference[c] {
+                None => {
+                    assert!(
+                        d[c].is_infinite(),
+                        "{name}: {u}->{v} unreachable, got {}",
+                        d[c]
+                    );
+                    assert_eq!(s.successors[c], NO_VERTEX, "{name}: {u}->{v}");
+                }
+                Some(r) => {
+                    reached += 1;
+                    assert!(close(d[c], r), "{name}: {u}->{v} {} against {r}", d[c]);
+                    let p = gpu_planning::apsp::paths::path(&s.successors, n, u, v)
+                        .unwrap_or_else(|| panic!("{name}: no path {u}->{v}"));
+                    let total: f64 = p
+                        .windows(2)
+                        .map(|s| *edge.get(&(s[0], s[1])).expect("path uses a missing edge"))
+                        .sum();
+                    assert!(
+                        close(total, r),
+                        "{name}: path {u}->{v} weighs {total}, not {r}"
+                    );
+                }
+            }
+        }
+        // Each graph is one large component and a few small ones.
+        assert!(
+            reached > n * n / 2,
+            "{name}: {reached} pairs reached of {}",
+            n * n
+        );
+    }
+}
+
+/// Networkx's real graphs on the GPU: every memory model against the CPU reference of its
+/// order, bit for bit, and the whole solve (edges in, answer out) against the CPU's.
+#[test]
+fn gpu_real_graphs_from_networkx_match_the_cpu() {
+    let Some(rt) = cuda_or_skip("gpu_real_graphs_from_networkx_match_the_cpu") else {
+        return;
+    };
+    let backend = Backend::Cuda(rt);
+    for (name, g) in real_graphs() {
+        for m in MemoryModel::ALL {
+            match &g.weights {
+                Weights::Int(w) => check_gpu(&backend, &g, w, &model(m), name),
+                Weights::Float(w) => check_gpu(&backend, &g, w, &model(m), name),
+            }
+        }
+        let host = solve(&Backend::Cpu, &g, &Config::default()).expect(name);
+        let device = solve(&backend, &g, &Config::default()).expect(name);
+        assert_eq!(device.distances, host.distances, "{name}: whole solve");
+        assert_eq!(device.successors, host.successors, "{name}: whole solve");
+    }
+}
 
 /// The GPU result of `config` against the CPU reference of the same order, bit for bit.
 fn check_gpu<T: Weight>(backend: &Backend, g: &Graph, w: &[T], config: &Config, what: &str) {
