@@ -104,6 +104,10 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 #ifndef KNN_LEAF
 #define KNN_LEAF 8
 #endif
+// The home subtree's bound on its points (`search`; src/kdtree/gpu.rs home_span).
+#ifndef KNN_HOME
+#define KNN_HOME 32
+#endif
 #define KNN_ROW (KNN_DIMS == 3 ? 4 : KNN_DIMS) /* tree_row(KNN_DIMS) */
 
 // A tree row's floats: 3-D rows are padded to 16 bytes (one aligned load per node) and carry
@@ -419,22 +423,26 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
 #pragma unroll
     for (int d = 0; d < KNN_DIMS; ++d) off[d] = 0.0f;
     float limit = sq_limit(worst(b));
-    // For k = 1, the home path first (the query's own side at every node, down to a leaf),
-    // offering its points and pushing nothing: the loop below then starts with a finite
-    // limit and pushes only the far sides that can still hold a point. Its first descent
-    // walks the same path again without offering (each point is offered once). On the H100
-    // this made 1-NN 28-37 % faster and 8-NN 9 % slower (the eighth best of a path is a loose
-    // bound, and the path is walked twice), so larger k start from the root. The second walk
-    // is cheaper than pushing the path's far sides as it goes (against its falling limit, then
-    // popping): on the H200 that made 1-NN 1.9-2.0x slower in 3-D and 4-D (a push a level,
-    // whose stack lines leave L1 where the walk's loads mostly hit), 1.7x with each far side
-    // packed in two words (docs/bench-history).
-    constexpr bool HOME = KNN_K == 1;
+    // The home phase first: the query's own side at every node down to its home subtree (the
+    // first of at most KNN_HOME points), offering the path's points and the subtree's whole,
+    // pushing nothing: the loop below then starts with a limit near the k-th distance and
+    // pushes only the far sides that can still hold a point. Its first descent walks the same
+    // path again without offering and skips the home subtree (each point is offered once).
+    // With only the path and a leaf (the first form, k = 1 alone) the eighth best was a loose
+    // bound, and 8-NN 9 % slower on the H100; a subtree of about 4k points makes it tight: on
+    // the H200 (docs/bench-history) 8-NN on 1M points took 1.29-1.30 ms with 31 points against
+    // 1.44-1.47 without, 1.38-1.41 with 15 or 63, and given each query's own 8th distance
+    // from the start (a bound no home phase can beat) its search took about two thirds of
+    // its time. The second walk is cheaper than pushing the path's far sides as it goes
+    // (against its falling limit, then popping): on the H200 that made 1-NN 1.9-2.0x slower
+    // in 3-D and 4-D (a push a level, whose stack lines leave L1 where the walk's loads mostly
+    // hit), 1.7x with each far side packed in two words (docs/bench-history).
+    constexpr bool HOME = KNN_HOME > 0;
     if constexpr (HOME) {
         u32 lo = 0, hi = n;
         int dim = 0;
         while (lo < hi) {
-            if (hi - lo <= KNN_LEAF) {
+            if (hi - lo <= KNN_HOME) {
                 for (u32 m = lo; m < hi; ++m) visit(tc, torig, m, q, dim, true, b, limit, unique);
                 break;
             }
@@ -448,6 +456,8 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
     u32 lo = 0, hi = n;
     int dim = 0;
     for (;;) {
+        // The home subtree was offered whole by the home phase.
+        if (home && hi - lo <= KNN_HOME) lo = hi;
         if (lo >= hi) {
             // The range is spent (the home path's first walk ends here too).
             home = false;

@@ -268,20 +268,31 @@ pub fn build_timed(rt: &Arc<CudaRuntime>, p: &Points) -> Result<(KdTree, BuildTi
     Ok((t, times))
 }
 
+/// The most points of the home subtree a k-nearest search offers whole before it searches
+/// from the root (kernels/kdtree.cu `search`): its k-th best is the search's first limit. On
+/// the H200, 1M uniform 3-D points and queries (docs/bench-history): 8-NN 1.29-1.30 ms with 32
+/// against 1.38-1.41 with 16 or 64 and 1.44-1.47 from the root; 32-NN 5.39-5.40 with 64
+/// against 5.70 with 128, 6.6 with 256 and 5.54-5.59 from the root; 1-NN on 16.7M points
+/// (3-D / 4-D) 0.75-0.77 / 1.62-1.65 with 32 against 0.76-0.78 / 1.68-1.71 with a leaf's 8.
+fn home_span(k: usize) -> usize {
+    (2 * k).max(32)
+}
+
 /// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers,
-/// and per traversal (kernels/kdtree.cu, `KNN_BOXES`).
-fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 3] {
+/// and per traversal (kernels/kdtree.cu, `KNN_BOXES`) and home subtree ([`home_span`]).
+fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 4] {
     let boxes = (traversal.for_k(k) == Traversal::Boxes) as u32;
     [
         ("KNN_K", k.to_string()),
         ("KNN_DIMS", dims.to_string()),
         ("KNN_BOXES", boxes.to_string()),
+        ("KNN_HOME", home_span(k).to_string()),
     ]
 }
 
 /// kd_knn_heap's module: one per dimension count (its search takes the boxes whatever the
 /// traversal), shared with the plane's k = 1.
-fn heap_defines(dims: usize) -> [(&'static str, String); 3] {
+fn heap_defines(dims: usize) -> [(&'static str, String); 4] {
     knn_defines(1, dims, Traversal::Plane)
 }
 
@@ -1082,7 +1093,7 @@ mod tests {
     /// the traversal (the heap's is not the boxes' k = 1).
     #[test]
     fn start_up_modules_hold_what_the_queries_take() {
-        let has = |all: &[Module], d: &[(&'static str, String); 3]| {
+        let has = |all: &[Module], d: &[(&'static str, String); 4]| {
             all.iter().filter(|m| m.defines == d).count()
         };
         for traversal in [Traversal::Auto, Traversal::Plane, Traversal::Boxes] {
