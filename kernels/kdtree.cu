@@ -437,8 +437,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
     // (against its falling limit, then popping): on the H200 that made 1-NN 1.9-2.0x slower
     // in 3-D and 4-D (a push a level, whose stack lines leave L1 where the walk's loads mostly
     // hit), 1.7x with each far side packed in two words (docs/bench-history).
-    constexpr bool HOME = KNN_HOME > 0;
-    if constexpr (HOME) {
+    {
         u32 lo = 0, hi = n;
         int dim = 0;
         while (lo < hi) {
@@ -451,7 +450,7 @@ __device__ void search(const float *__restrict__ tc, const u32 *__restrict__ tor
             dim = dim + 1 == KNN_DIMS ? 0 : dim + 1;
         }
     }
-    bool home = HOME;
+    bool home = true;
     int top = 0;
     u32 lo = 0, hi = n;
     int dim = 0;

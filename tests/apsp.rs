@@ -392,8 +392,6 @@ fn cli_answers_queries_as_json() {
     assert!(v["vertex"].as_u64().is_some_and(|x| x <= 2), "{v}");
 }
 
-// ---- GPU ------------------------------------------------------------------------------------
-
 /// A graph of networkx's examples (tests/data/graphs/networkx/) as networkx reads it:
 /// undirected, each line's two ends (names, numbered in order of first appearance) joined both
 /// ways, weighted by `weight` of the line's fields.
@@ -545,6 +543,8 @@ fn real_graphs_from_networkx_match_dijkstra() {
         );
     }
 }
+
+// ---- GPU ------------------------------------------------------------------------------------
 
 /// Networkx's real graphs on the GPU: every memory model against the CPU reference of its
 /// order, bit for bit, and the whole solve (edges in, answer out) against the CPU's.
