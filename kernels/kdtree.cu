@@ -98,9 +98,9 @@ extern "C" __global__ void kd_level_keys(const u32 *order, u32 n, int level, con
 #define STACK 64
 // Subtrees of at most KNN_LEAF points are scanned whole: every point offered (those beyond
 // the limit are refused by their distance), no split tested, nothing pushed. Near the leaves
-// a split prunes little and each push and pop costs local-memory traffic and divergence. On
-// the H100 (docs/bench-history) 8 made 8-NN 14-16 % faster than none, 4 and 16 less; 1-NN
-// unchanged in 3-D, 2-3 % faster in 4-D.
+// a split prunes little and each push and pop costs local-memory traffic and divergence. Set
+// per k by the host (src/kdtree/gpu.rs leaf_span: 8 at k = 1 and in the heap's search, where
+// the H100 chose it, 5 above, where the home subtree's limit lets a split prune more).
 #ifndef KNN_LEAF
 #define KNN_LEAF 8
 #endif

@@ -278,21 +278,39 @@ fn home_span(k: usize) -> usize {
     (2 * k).max(32)
 }
 
+/// The most points of a subtree a k-nearest search scans whole, testing no split and pushing
+/// nothing (kernels/kdtree.cu `KNN_LEAF`). With the home subtree's tight first limit a split
+/// near the leaves prunes more than it did from the root: on the H200, 1M uniform 3-D points
+/// and queries, beside cudaKDTree in the same run (docs/bench-history), 8-NN 1.20-1.22 ms
+/// with 5 (4 and 6 the same within the runs' spread) against 1.30 with 8, 32-NN 5.01-5.02
+/// against 5.38-5.40; 1-NN on 16.7M points did not move (3-D 0.71-0.73 ms, 4-D 1.58-1.62,
+/// with either), so k = 1 and the heap's search (k above [`REGISTER_K`], not measured here)
+/// keep the 8 the H100 chose.
+fn leaf_span(k: usize) -> usize {
+    if k == 1 {
+        8
+    } else {
+        5
+    }
+}
+
 /// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers,
-/// and per traversal (kernels/kdtree.cu, `KNN_BOXES`) and home subtree ([`home_span`]).
-fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 4] {
+/// and per traversal (kernels/kdtree.cu, `KNN_BOXES`), home subtree ([`home_span`]) and
+/// leaf ([`leaf_span`]).
+fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 5] {
     let boxes = (traversal.for_k(k) == Traversal::Boxes) as u32;
     [
         ("KNN_K", k.to_string()),
         ("KNN_DIMS", dims.to_string()),
         ("KNN_BOXES", boxes.to_string()),
         ("KNN_HOME", home_span(k).to_string()),
+        ("KNN_LEAF", leaf_span(k).to_string()),
     ]
 }
 
 /// kd_knn_heap's module: one per dimension count (its search takes the boxes whatever the
 /// traversal), shared with the plane's k = 1.
-fn heap_defines(dims: usize) -> [(&'static str, String); 4] {
+fn heap_defines(dims: usize) -> [(&'static str, String); 5] {
     knn_defines(1, dims, Traversal::Plane)
 }
 
@@ -1093,7 +1111,7 @@ mod tests {
     /// the traversal (the heap's is not the boxes' k = 1).
     #[test]
     fn start_up_modules_hold_what_the_queries_take() {
-        let has = |all: &[Module], d: &[(&'static str, String); 4]| {
+        let has = |all: &[Module], d: &[(&'static str, String); 5]| {
             all.iter().filter(|m| m.defines == d).count()
         };
         for traversal in [Traversal::Auto, Traversal::Plane, Traversal::Boxes] {
