@@ -294,10 +294,13 @@ fn leaf_span(k: usize) -> usize {
     }
 }
 
+/// The defines a kd_knn or kd_knn_heap module is compiled with.
+type KnnDefines = [(&'static str, String); 5];
+
 /// kd_knn is compiled per (k, dimensions), so the k best and the query live in registers,
 /// and per traversal (kernels/kdtree.cu, `KNN_BOXES`), home subtree ([`home_span`]) and
 /// leaf ([`leaf_span`]).
-fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, String); 5] {
+fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> KnnDefines {
     let boxes = (traversal.for_k(k) == Traversal::Boxes) as u32;
     [
         ("KNN_K", k.to_string()),
@@ -310,7 +313,7 @@ fn knn_defines(k: usize, dims: usize, traversal: Traversal) -> [(&'static str, S
 
 /// kd_knn_heap's module: one per dimension count (its search takes the boxes whatever the
 /// traversal), shared with the plane's k = 1.
-fn heap_defines(dims: usize) -> [(&'static str, String); 5] {
+fn heap_defines(dims: usize) -> KnnDefines {
     knn_defines(1, dims, Traversal::Plane)
 }
 
@@ -1111,9 +1114,7 @@ mod tests {
     /// the traversal (the heap's is not the boxes' k = 1).
     #[test]
     fn start_up_modules_hold_what_the_queries_take() {
-        let has = |all: &[Module], d: &[(&'static str, String); 5]| {
-            all.iter().filter(|m| m.defines == d).count()
-        };
+        let has = |all: &[Module], d: &KnnDefines| all.iter().filter(|m| m.defines == d).count();
         for traversal in [Traversal::Auto, Traversal::Plane, Traversal::Boxes] {
             for k in [1, 8, 32, 64, 65, 1024] {
                 let all = modules(k, traversal);
