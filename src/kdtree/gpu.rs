@@ -38,10 +38,9 @@ pub const MAX_K: usize = 1024;
 pub const REGISTER_K: usize = 64;
 const THREADS: u32 = 256;
 
-/// The bytes of the queries' Morton keys their order is sorted by: kd_morton writes codes of
-/// 32 bits (kernels/kdtree.cu MORTON_BITS) at the top, a batch's number above them, and the
-/// sort takes a pass per byte (eight passes were a fifth of a 1-NN call's device work).
-const MORTON_DIGITS: usize = 4;
+/// Bits of a query's cell, the key of the counting sort that orders the queries
+/// (kernels/kdtree.cu `kd_cells`): the top bits of its Morton code, 2^16 cells.
+const CELL_BITS: u32 = 16;
 
 /// Milliseconds of each build phase (synchronised), for the benchmark.
 #[derive(Debug, Clone, Default)]
@@ -739,10 +738,9 @@ impl DeviceTree {
         Ok(())
     }
 
-    /// Queues the search of `nq` device-resident queries: Morton codes over their bounds,
-    /// their order (a sort that reads nothing back, so nothing here waits for the device; each
-    /// of `batches` together, in Morton order among themselves), and kd_knn / kd_knn_heap in
-    /// that order, one launch a batch. Returns the answers' (distances, indices) and, for each
+    /// Queues the search of `nq` device-resident queries: their order ([`Self::query_order`],
+    /// which reads nothing back, so nothing here waits for the device; each of `batches`
+    /// together), and kd_knn / kd_knn_heap in that order, one launch a batch. Returns the answers' (distances, indices) and, for each
     /// batch, an event recorded once its answers are written.
     fn search(
         &self,
@@ -753,36 +751,8 @@ impl DeviceTree {
         batches: Batches,
     ) -> Result<(CudaSlice<f32>, CudaSlice<u32>, Vec<CudaEvent>)> {
         let rt = &self.rt;
-        let (dims, n32) = (self.dims, nq as u32);
-        let di = dims as i32;
-        // Per dimension the least at its greatest value and the greatest at 0.
-        let mut start = vec![u32::MAX; dims];
-        start.resize(2 * dims, 0);
-        let mut bounds = rt.upload(&start)?;
-        let f = rt.function(&KDTREE, "kd_bounds")?;
-        let mut b = rt.stream().launch_builder(&f);
-        b.arg(q).arg(&di).arg(&n32).arg(&mut bounds);
-        // SAFETY: kd_bounds: as declared; reads nq rows, updates the 2 * dims bounds only
-        unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_bounds"))?;
-        // SAFETY: kd_morton writes every key and every perm entry.
-        let mut keys = unsafe { rt.alloc::<u64>(nq) }?;
-        // SAFETY: as above.
-        let mut perm = unsafe { rt.alloc::<u32>(nq) }?;
-        let f = rt.function(&KDTREE, "kd_morton")?;
-        let mut b = rt.stream().launch_builder(&f);
-        let (batch_rows, batch_bits) = (batches.per as u32, batches.bits());
-        b.arg(q)
-            .arg(&di)
-            .arg(&n32)
-            .arg(&bounds)
-            .arg(&batch_rows)
-            .arg(&batch_bits)
-            .arg(&mut keys)
-            .arg(&mut perm);
-        // SAFETY: kd_morton: as declared; writes keys[0..nq) and perm[0..nq)
-        unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_morton"))?;
-        Primitives::new(rt)?.sort_pairs_queued_by_top(&mut keys, &mut perm, nq, MORTON_DIGITS)?;
-        drop(keys);
+        let dims = self.dims;
+        let perm = self.query_order(q, nq, batches)?;
         // SAFETY: kd_knn / kd_knn_heap write k entries of both for every query.
         let mut d = unsafe { rt.alloc::<f32>(nq * k) }?;
         // SAFETY: uninitialised; the kernel writes all of it before anything reads it.
@@ -833,6 +803,56 @@ impl DeviceTree {
             }
         }
         Ok((d, i, ready))
+    }
+
+    /// The order the `nq` queries at `q` are searched in (`perm[t]` the query searched t-th),
+    /// queued (nothing read back): the queries' bounds (kd_bounds), then a counting sort by
+    /// their cells within them (kd_cells, the counts' scan, kd_cell_place), each of
+    /// `batches` together.
+    fn query_order(
+        &self,
+        q: &CudaSlice<f32>,
+        nq: usize,
+        batches: Batches,
+    ) -> Result<CudaSlice<u32>> {
+        let rt = &self.rt;
+        let (dims, n32) = (self.dims, nq as u32);
+        let di = dims as i32;
+        // Per dimension the least at its greatest value and the greatest at 0.
+        let mut start = vec![u32::MAX; dims];
+        start.resize(2 * dims, 0);
+        let mut bounds = rt.upload(&start)?;
+        let f = rt.function(&KDTREE, "kd_bounds")?;
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(q).arg(&di).arg(&n32).arg(&mut bounds);
+        // SAFETY: kd_bounds: as declared; reads nq rows, updates the 2 * dims bounds only
+        unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_bounds"))?;
+        let cells = 1usize << CELL_BITS;
+        let blocks = LaunchConfig {
+            grid_dim: (nq.div_ceil(THREADS as usize) as u32, 1, 1),
+            block_dim: (THREADS, 1, 1),
+            shared_mem_bytes: 0,
+        };
+        let mut count = rt.alloc_zeros::<u32>(cells)?;
+        // SAFETY: kd_cells writes every query's cell.
+        let mut cell = unsafe { rt.alloc::<u32>(nq) }?;
+        let f = rt.function(&KDTREE, "kd_cells")?;
+        let mut b = rt.stream().launch_builder(&f);
+        let (batch_rows, batch_bits, bits) = (batches.per as u32, batches.bits(), CELL_BITS as i32);
+        b.arg(q).arg(&di).arg(&n32).arg(&bounds);
+        b.arg(&batch_rows).arg(&batch_bits).arg(&bits);
+        b.arg(&mut cell).arg(&mut count);
+        // SAFETY: kd_cells: as declared; one thread a query, writes cell[0..nq) and adds into the 2^cell_bits counts
+        unsafe { b.launch(blocks) }.map_err(launch_err("kd_cells"))?;
+        Primitives::new(rt)?.exclusive_scan_in_place(&mut count, cells)?;
+        // SAFETY: kd_cell_place writes every entry (the counts place each query once).
+        let mut perm = unsafe { rt.alloc::<u32>(nq) }?;
+        let f = rt.function(&KDTREE, "kd_cell_place")?;
+        let mut b = rt.stream().launch_builder(&f);
+        b.arg(&cell).arg(&n32).arg(&mut count).arg(&mut perm);
+        // SAFETY: kd_cell_place: as declared; one thread a query, writes perm at its cell's start plus its place, within 0..nq
+        unsafe { b.launch(blocks) }.map_err(launch_err("kd_cell_place"))?;
+        Ok(perm)
     }
 }
 
