@@ -142,8 +142,7 @@ fn gpu_sort_matches_cpu_reference() {
 }
 
 /// A sort by the keys' top bytes alone equals the CPU's stable sort of the keys masked to
-/// those bytes, for every byte count (what kNN queries are ordered by: their Morton codes' top
-/// four bytes).
+/// those bytes, for every byte count (a sort whose low bytes do not matter takes fewer passes).
 #[test]
 fn gpu_sort_by_top_bytes_is_a_stable_sort_of_those_bytes() {
     let Some(rt) = cuda_or_skip("gpu_sort_by_top_bytes_is_a_stable_sort_of_those_bytes") else {

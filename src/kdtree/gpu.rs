@@ -1,9 +1,10 @@
 //! The k-d tree on the device: Brown's presorts as LSD radix sorts of coordinate pairs (the
 //! foundation's stable sort), dedupe by run starts, then one sort per breadth-first level keyed
 //! by (open range, rank in the level's dimension), which puts every range's median in place.
-//! The layout equals the CPU builder's. Queries: answered in the Morton order of the queries
-//! (codes and sort on the device, nothing read back in between), one thread per query, an
-//! explicit stack, subtrees of up to 8 points scanned whole, the k best in registers up to
+//! The layout equals the CPU builder's. Queries: answered grouped by their cells in Morton
+//! order (a counting sort on the device, nothing read back in between), one thread per query,
+//! an explicit stack, subtrees of up to 8 points scanned whole (5 for 2 <= k <= 64, see
+//! `leaf_span`), the k best in registers up to
 //! [`REGISTER_K`] and in a heap in scratch memory up to [`MAX_K`]; a far side ruled out by
 //! its split plane or, with [`Traversal::Boxes`], by its bounding box. A call with more
 //! answers than [`BATCH_ANSWER_BYTES`] is searched in batches of consecutive queries (each in
