@@ -18,7 +18,7 @@ pub fn distance_field(grid: &Grid, goal: (u32, u32)) -> Vec<u32> {
 const FILL_CHUNK: usize = 1 << 20;
 
 /// [`distance_field`], or `Err(Cancelled)` once the scope's flag is cancelled (looked at
-/// every [`FILL_CHUNK`] labels set and every 65,536 cells the wave takes).
+/// every `FILL_CHUNK` labels set and every 65,536 cells the wave takes).
 pub fn try_distance_field(grid: &Grid, goal: (u32, u32)) -> crate::error::Result<Vec<u32>> {
     let mut labels = Vec::with_capacity(grid.len());
     while labels.len() < grid.len() {

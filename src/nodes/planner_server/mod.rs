@@ -1,14 +1,14 @@
 //! The planner server: nav2's side of a global planner, apart from the planner itself.
 //!
-//! It holds the current map's [`GridPlanner`] and answers queries on it as nav2's
+//! It holds the current map's `GridPlanner` and answers queries on it as nav2's
 //! planner_server does: the `~/get_plan` service (nav_msgs/srv/GetPlan), the
 //! `compute_path_to_pose` and `compute_path_through_poses` actions (nav2_msgs, Humble's or
 //! Jazzy's results), RViz's `start_pose` and `goal_pose` topics; ends brought into the map's
 //! frame through `/tf` and `/tf_static` (a query without a start plans from the robot's pose),
-//! moved within the tolerance where blocked, failures typed ([`failure::Refusal`]) and
+//! moved within the tolerance where blocked, failures typed (`failure::Refusal`) and
 //! answered with nav2's error codes; the lifecycle and bond that nav2's lifecycle_manager
 //! drives. Out: `~/path`, `~/markers`, `~/distance_field` and, in costmap mode, `~/costmap`.
-//! A node brings its maps (each built into a [`MapState`]) and its [`Settings`]; the Lee
+//! A node brings its maps (each built into a `MapState`) and its `Settings`; the Lee
 //! planner (`nodes/lee_planner`) is such a node.
 
 mod actions;
