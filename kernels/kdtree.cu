@@ -674,8 +674,9 @@ __device__ __forceinline__ float unsortable(u32 u) {
 // where a radix sort of 64-bit Morton keys took a histogram pass and a pass per byte (on the
 // H200, 1-NN on 16.7M 3-D points, 1M queries: 0.67 ms a call against 0.68-0.71 with the
 // radix sort over two bytes, whose keys' 32-bit interleave alone took 52 us under ncu;
-// docs/bench-history). A query's cell: the top bits of its Morton (Z-order) code, each coordinate scaled to the
-// queries' range and quantised to the bits a dimension needs, bits interleaved; with
+// docs/bench-history). A query's cell: the top bits of its Morton (Z-order) code, each
+// coordinate scaled to the queries' range and quantised to the bits a dimension needs, bits
+// interleaved; with
 // batch_bits > 0, query j's batch (j / batch_rows) takes the cell's top batch_bits bits, so
 // each batch's queries lie together, in Morton order among themselves, and each batch can be
 // searched (and its answers sent back) on its own. Within a cell the order is the atomics'

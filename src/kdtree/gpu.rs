@@ -741,8 +741,9 @@ impl DeviceTree {
 
     /// Queues the search of `nq` device-resident queries: their order ([`Self::query_order`],
     /// which reads nothing back, so nothing here waits for the device; each of `batches`
-    /// together), and kd_knn / kd_knn_heap in that order, one launch a batch. Returns the answers' (distances, indices) and, for each
-    /// batch, an event recorded once its answers are written.
+    /// together), and kd_knn / kd_knn_heap in that order, one launch a batch. Returns the
+    /// answers' (distances, indices) and, for each batch, an event recorded once its answers
+    /// are written.
     fn search(
         &self,
         q: &CudaSlice<f32>,
