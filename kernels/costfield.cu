@@ -5,8 +5,9 @@
 //   cf_rounds  rounds of tiles behind a grid barrier, in one launch (all blocks resident): in
 //              a round each block takes tiles from the round's list, loads a 32 x 32 tile and
 //              its halo into shared memory, relaxes cost = min over allowed neighbours n of
-//              cost(n) + step(into n) (a pass of a thread per cell, min-plus scans along the
-//              tile's lines) until the tile is locally stable, writes back what improved and
+//              cost(n) + step(into n) (passes of a thread per cell in 32-bit offsets; where
+//              those do not settle it, min-plus scans along the tile's lines and 64-bit
+//              passes) until the tile is locally stable, writes back what improved and
 //              queues for the next round each neighbouring tile with a cell that an improved
 //              cell now lowers. Costs only decrease and each is the cost of a real path, so a
 //              round that queues nothing leaves the unique fixed point: Dijkstra's costs.
@@ -228,22 +229,88 @@ __device__ __forceinline__ u64 cf_bound(long long x, long long y, u64 start, u32
     return lo * diagonal + (hi - lo) * straight;
 }
 
+// cf_passes' passes at most: a wave crosses a tile in about 32; on the H200 (docs/bench-history)
+// 64 and 128 were alike on nav2's maps and 32 slower.
+#define CF_PASSES 64
+
+// Passes of a thread per cell in 32-bit offsets above the tile's base (as the scans take them),
+// each cell's steps into its allowed neighbours held in registers, until a pass lowers nothing
+// or CF_PASSES have run; then each lowered cell is written back to sc. A pass lowers each cell
+// to its least neighbour's offset plus the step into it, in place (a neighbour read mid-pass is
+// an older or a newer offset, both real paths' costs), so a cell whose least-cost path inside
+// the tile takes j steps is final after j passes: a wave from one cell crosses the tile in
+// about 32, each pass a tenth of a sweep of line scans. Returns (the same in every thread)
+// whether the tile is at its local fixed point: the passes stopped on a pass that lowered
+// nothing, and no cost was out of the offsets' reach (a loaded cost SCAN_BIG or more above the
+// base, or a cell left unreached here whose neighbour's offset plus the step reaches that far),
+// where every edge's test in 32 bits is the test in 64. Otherwise (a maze's long paths inside a
+// tile, or the dearest steps) cf_tile's passes and sweeps go on from here. `so`: shared room
+// for the tile's and its halo's offsets (cf_tile's line tables, taken only after this).
+__device__ __forceinline__ bool cf_passes(u64 *sc, const u32 *se, u32 m, u32 ndirs, int si,
+                                          u64 tile_base, u32 *so) {
+    // DIRECTIONS' moves as offsets in the shared rows (DX, DY above).
+    constexpr int NOFF[8] = {-1, -SW, 1, SW, -SW - 1, -SW + 1, SW + 1, SW - 1};
+    bool far = false;
+    for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += TILE * TILE) {
+        const int at = (i / (TILE + 2)) * SW + i % (TILE + 2);
+        const u64 c = sc[at];
+        const bool big = c != UNREACHED_COST && c - tile_base >= SCAN_BIG;
+        far |= big;
+        so[at] = c == UNREACHED_COST || big ? SCAN_BIG : (u32)(c - tile_base);
+    }
+    u32 st[8];
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+        st[k] = (u32)k < ndirs && (m >> k) & 1u
+                    ? (u32)min_u64(step_cost((u32)k, se[si + NOFF[k]]), SCAN_BIG)
+                    : SCAN_BIG;
+    __syncthreads();
+    u32 mine = so[si];
+    const u32 first = mine;
+    bool settled = false;
+    for (int p = 0; p < CF_PASSES; ++p) {
+        // Both terms are at most SCAN_BIG: no sum overflows, and one below SCAN_BIG is a path.
+        u32 best = mine;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) best = min(best, so[si + NOFF[k]] + st[k]);
+        const bool lowered = best < mine;
+        if (lowered) {
+            so[si] = best;
+            mine = best;
+        }
+        if (!__syncthreads_or(lowered)) {
+            settled = true;
+            break;
+        }
+    }
+    if (settled && mine == SCAN_BIG) {
+#pragma unroll
+        for (int k = 0; k < 8; ++k) far |= so[si + NOFF[k]] < SCAN_BIG && st[k] < SCAN_BIG;
+    }
+    if (mine < first) sc[si] = tile_base + mine;
+    return settled && !__syncthreads_or(far);
+}
+
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
 // neighbouring tiles (cf_side's bits) holding a halo cell that an improved border cell now
 // lowers, and lowers *front_least to the least cost such a border cell took, *front_bounded to
 // the least such cost plus its cf_bound to `start` (with one).
-// One block of TILE x TILE threads. A pass: thread (x, y) lowers cell (x, y) to the least
-// cost(n) + step(into n) over its allowed neighbours n in the tile and its halo, in place (a
-// neighbour read mid-pass is an older or a newer cost, both costs of real paths). After a pass
-// that lowered a cell, sweeps scan the tile's lines both ways (rows, columns, and with 8 moves
+// One block of TILE x TILE threads. cf_passes first: on nav2's maps it settles nearly every
+// tile, at a tenth of a sweep a pass, where sweeps alone took a tile's 32 x 32 cells from one
+// cell in 10-11 (the H200: tb3_sandbox x3's plans 0.36 -> 0.23 ms, docs/bench-history). What
+// it leaves (paths inside the tile longer than its passes, costs beyond its offsets) the passes
+// and sweeps below settle, as they settled every tile before it. A pass: thread (x, y) lowers
+// cell (x, y) to the least cost(n) + step(into n) over its allowed neighbours n in the tile and
+// its halo, in place (a neighbour read mid-pass is an older or a newer cost, both costs of real
+// paths). After a pass that lowered a cell, sweeps scan the tile's lines both ways (rows, columns, and with 8 moves
 // both diagonals: cf_scan_kind), those holding a cell lowered since their last scan (cf_mark),
 // until no line is marked: every edge inside the tile lies on one line, so a least-cost path
 // inside the tile that changes direction k times is found in about k sweeps, and then a pass
 // again. A pass that lowers nothing ends the relaxation: every cell is then at most each
 // allowed neighbour's cost plus the step, the local fixed point (the pass checks that in 64
 // bits, where the scans skip offsets of SCAN_BIG or more). The halo is read, never written.
-// Between two relaxations of a tile only its halo changes, so the first pass, which brings the
-// halo's changes in, marks every line that needs a scan; a fixed point usually takes two passes.
+// The first 64-bit pass marks every line that needs a scan; the lines' steps are taken into
+// shared memory (over cf_passes' offsets) only when a sweep is to run.
 // Not inlined into cf_rounds: there, the two together spilled registers (the block's 1,024
 // threads leave 64 a thread).
 __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__restrict__ enter,
@@ -289,15 +356,11 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
     const u32 m = sm[si];
     const u64 before = sc[si];
     if (x == 0) atomicMin(base, loaded_min);
-    lines[threadIdx.x] = cf_line_steps<0>(se, sm);
-    lines[TILE * TILE + threadIdx.x] = cf_line_steps<1>(se, sm);
-    if (kinds == 4) {
-        lines[2 * TILE * TILE + threadIdx.x] = cf_line_steps<2>(se, sm);
-        lines[3 * TILE * TILE + threadIdx.x] = cf_line_steps<3>(se, sm);
-    }
     __syncthreads();
     const u64 tile_base = *base;
-    for (;;) {
+    const bool exact = cf_passes(sc, se, m, ndirs, si, tile_base, reinterpret_cast<u32 *>(lines));
+    bool tables = false;
+    while (!exact) {
         int lowered = 0;
         if (m) {
             u64 best = sc[si];
@@ -316,6 +379,17 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
         }
         cf_mark(dirty, lowered, x, y, 4u, kinds);
         if (!__syncthreads_or(lowered)) break;
+        if (!tables) {
+            // Only now: most tiles end at their first pass after cf_passes.
+            lines[threadIdx.x] = cf_line_steps<0>(se, sm);
+            lines[TILE * TILE + threadIdx.x] = cf_line_steps<1>(se, sm);
+            if (kinds == 4) {
+                lines[2 * TILE * TILE + threadIdx.x] = cf_line_steps<2>(se, sm);
+                lines[3 * TILE * TILE + threadIdx.x] = cf_line_steps<3>(se, sm);
+            }
+            __syncthreads();
+            tables = true;
+        }
         do {
             cf_scan_kind<0>(kinds, sc, lines, dirty, tile_base);
             __syncthreads();
