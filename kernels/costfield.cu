@@ -302,11 +302,11 @@ __device__ __forceinline__ bool cf_passes(u64 *sc, const u32 *se, u32 m, u32 ndi
 // and sweeps below settle, as they settled every tile before it. A pass: thread (x, y) lowers
 // cell (x, y) to the least cost(n) + step(into n) over its allowed neighbours n in the tile and
 // its halo, in place (a neighbour read mid-pass is an older or a newer cost, both costs of real
-// paths). After a pass that lowered a cell, sweeps scan the tile's lines both ways (rows, columns, and with 8 moves
-// both diagonals: cf_scan_kind), those holding a cell lowered since their last scan (cf_mark),
-// until no line is marked: every edge inside the tile lies on one line, so a least-cost path
-// inside the tile that changes direction k times is found in about k sweeps, and then a pass
-// again. A pass that lowers nothing ends the relaxation: every cell is then at most each
+// paths). After a pass that lowered a cell, sweeps scan the tile's lines both ways (rows,
+// columns, and with 8 moves both diagonals: cf_scan_kind), those holding a cell lowered since
+// their last scan (cf_mark), until no line is marked: every edge inside the tile lies on one
+// line, so a least-cost path inside the tile that changes direction k times is found in about
+// k sweeps, and then a pass again. A pass that lowers nothing ends the relaxation: every cell is then at most each
 // allowed neighbour's cost plus the step, the local fixed point (the pass checks that in 64
 // bits, where the scans skip offsets of SCAN_BIG or more). The halo is read, never written.
 // The first 64-bit pass marks every line that needs a scan; the lines' steps are taken into
@@ -380,7 +380,7 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
         cf_mark(dirty, lowered, x, y, 4u, kinds);
         if (!__syncthreads_or(lowered)) break;
         if (!tables) {
-            // Only now: most tiles end at their first pass after cf_passes.
+            // Only now: a tile cf_passes settled runs no sweep.
             lines[threadIdx.x] = cf_line_steps<0>(se, sm);
             lines[TILE * TILE + threadIdx.x] = cf_line_steps<1>(se, sm);
             if (kinds == 4) {
