@@ -262,6 +262,77 @@ fn robot_pose_from_tf_starts_get_plan_and_goal_pose_and_stale_tf_is_named() {
     client_rt.shutdown().trigger();
 }
 
+/// A goal_pose that comes before the first map (a bag's map still being built when its goal
+/// arrives) waits for the map and is planned on it, not refused and lost.
+#[test]
+fn goal_pose_before_the_first_map_waits_for_it() {
+    let (server, client_rt) = runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n");
+    let _a = common::run_in_background(&server);
+    let _b = common::run_in_background(&client_rt);
+    let mut peer = NodeContext::new(&client_rt, "early_goal_peer").unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let start_pub = peer
+        .publisher::<PoseStamped>("/start_pose", qos::map())
+        .unwrap();
+    let goal_pub = peer
+        .publisher::<PoseStamped>("/goal_pose", qos::map())
+        .unwrap();
+    let path_sub = peer
+        .subscription::<Path>("/lee_planner/path", qos::result())
+        .unwrap();
+    // Cells (1, 1) to (13, 9); the goal's x, y name it in the node's log line.
+    let (start, goal) = (pose(0.75, 0.75, "map", 0.0), pose(6.75, 4.75, "map", 0.25));
+    let want: Vec<(f64, f64)> = expected((1, 1), (13, 9)).into_iter().map(centre).collect();
+    smol::block_on(async {
+        // Until one goal is known to wait (sent before discovery settles, one is lost; before
+        // the start, one is refused).
+        let waiting = "goal_pose (6.75, 4.75) waits for the first map";
+        let until = Instant::now() + Duration::from_secs(30);
+        loop {
+            start_pub.async_publish(start.clone()).await.unwrap();
+            smol::Timer::after(Duration::from_millis(50)).await;
+            goal_pub.async_publish(goal.clone()).await.unwrap();
+            smol::Timer::after(Duration::from_millis(100)).await;
+            let seen = {
+                let text = crate::bad_input::logs()
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                String::from_utf8_lossy(&text).contains(waiting)
+            };
+            if seen {
+                break;
+            }
+            assert!(
+                Instant::now() < until,
+                "no goal waited for the map within 30 s: {}",
+                log_tail(30)
+            );
+        }
+        // The start is read when the goal is planned: sent on, in case the goal's writer was
+        // matched before the start's.
+        for _ in 0..10 {
+            start_pub.async_publish(start.clone()).await.unwrap();
+            smol::Timer::after(Duration::from_millis(100)).await;
+        }
+        let s = path_sub.async_stream();
+        futures::pin_mut!(s);
+        map_pub.async_publish(map()).await.unwrap();
+        let next = async { s.next().await.and_then(|r| r.ok()) };
+        let timeout = async {
+            smol::Timer::after(Duration::from_secs(20)).await;
+            None
+        };
+        let Some((p, _)) = smol::future::or(next, timeout).await else {
+            panic!("the waiting goal was never planned: {}", log_tail(30));
+        };
+        assert_eq!(positions(&p), want, "the waiting goal's path");
+        assert_oriented(&p, 0.25);
+    });
+    common::assert_device_did_the_work(&server, &["lee_planner"]);
+    server.shutdown().trigger();
+    client_rt.shutdown().trigger();
+}
+
 /// Sends `goal` until the server accepts it (a goal sent before discovery settles is lost),
 /// then asks for its result.
 pub(crate) async fn run_goal<G, R>(

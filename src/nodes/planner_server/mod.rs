@@ -75,6 +75,8 @@ pub(crate) struct Server {
     /// Queries are answered only while active.
     life: Arc<Lifecycle>,
     state: Shared,
+    /// A token each time a map becomes current: what a goal_pose that came first waits for.
+    map_taken: (smol::channel::Sender<()>, smol::channel::Receiver<()>),
     tf: Arc<Mutex<TfBuffer>>,
     settings: SettingsFn,
     out: Arc<Outputs>,
@@ -93,6 +95,12 @@ impl Server {
             m.planner.backend_name()
         );
         *lock(&self.state) = Some(Arc::new(m));
+        // Full: a token is already waiting, which says the same.
+        let _ = self.map_taken.0.try_send(());
+    }
+
+    fn has_map(&self) -> bool {
+        lock(&self.state).is_some()
     }
 
     /// Plans `q` on the current map and queues the path (and the field when wanted) for its
@@ -147,6 +155,40 @@ impl Server {
             None
         }
     }
+}
+
+/// The next goal_pose to plan. A goal that comes before the first map (a bag's or a
+/// launch's map and goal published together, the map still being built) waits for that map
+/// instead of being refused, as nav2's planner server waits for its costmap; a newer goal
+/// replaces it while it waits, as it would replace its plan.
+async fn next_goal(
+    server: &Server,
+    goals: &mut (impl futures::Stream<Item = PoseStamped> + Unpin),
+) -> Option<PoseStamped> {
+    let mut goal = goals.next().await?;
+    let mut said = false;
+    while !server.has_map() {
+        if !said {
+            let at = &goal.pose.position;
+            tracing::info!(
+                "{}: goal_pose ({}, {}) waits for the first map",
+                server.node,
+                at.x,
+                at.y
+            );
+            said = true;
+        }
+        let newer = goals.next();
+        let taken = server.map_taken.1.recv();
+        futures::pin_mut!(taken);
+        match futures::future::select(newer, taken).await {
+            futures::future::Either::Left((Some(g), _)) => goal = g,
+            futures::future::Either::Left((None, _)) => return None,
+            // The map (or, with the sender gone, nothing more to wait for: run() says why).
+            futures::future::Either::Right(_) => break,
+        }
+    }
+    Some(goal)
 }
 
 /// Keeps `tf` up to date from one of `/tf`, `/tf_static`.
@@ -327,6 +369,7 @@ impl Endpoints {
             node,
             life,
             state: Arc::new(Mutex::new(None)),
+            map_taken: smol::channel::bounded(1),
             tf: tf.clone(),
             settings: setup.settings.clone(),
             out,
@@ -348,7 +391,7 @@ impl Endpoints {
             async move {
                 let s = messages(&goal_sub, node, "goal_pose");
                 futures::pin_mut!(s);
-                while let Some(goal) = s.next().await {
+                while let Some(goal) = next_goal(&server, &mut s).await {
                     let start = lock(&last_start).clone();
                     if start.is_none() && lock(&server.tf).is_empty() {
                         tracing::error!(
