@@ -16,15 +16,17 @@ __device__ __forceinline__ u64 grid_step() { return (u64)gridDim.x * blockDim.x;
 // Descent windows (lee/descent.cu, costfield.cu): a path is followed from the start down a field by one
 // block that stages a DW x DW window of the field in shared memory, finds every window cell's
 // successor at once, and walks them with one shared load per step; the window then moves.
+// costfield.cu's windows are CF_DW wide (its host sets it), lee/descent.cu's DW.
 #define DW 64
 
 // The window's first row or column along one axis: centred on the current cell c, then shifted
-// most of the way towards the goal g, clamped into [0, n - DW].
-__device__ __forceinline__ long long window_origin(long long c, long long g, long long n) {
-    long long o = c - DW / 2;
-    if (g > c) o += DW / 2 - 2;
-    if (g < c) o -= DW / 2 - 2;
-    return max(0ll, min(o, n - DW));
+// most of the way towards the goal g, clamped into [0, n - dw] (dw: the window's width).
+__device__ __forceinline__ long long window_origin(long long c, long long g, long long n,
+                                                   long long dw = DW) {
+    long long o = c - dw / 2;
+    if (g > c) o += dw / 2 - 2;
+    if (g < c) o -= dw / 2 - 2;
+    return max(0ll, min(o, n - dw));
 }
 
 #define SUCC_OUT 0xffffu    /* a neighbour the priority needs lies outside the window */

@@ -11,17 +11,18 @@
 //              queues for the next round each neighbouring tile with a cell that an improved
 //              cell now lowers. Costs only decrease and each is the cost of a real path, so a
 //              round that queues nothing leaves the unique fixed point: Dijkstra's costs.
-//   cf_descend the path from the start down the field, in one block (common.cuh's windows),
-//              so that only the path leaves the device
+//   cf_descend the path from the start down the field, in one block (common.cuh's windows,
+//              CF_DW wide), so that only the path leaves the device
 // Moves in the order of src/lee/grid.rs's DIRECTIONS; a diagonal step costs enter * 141 / 100.
 
 // Set by the host (src/lee/costmap/gpu.rs, NVRTC -D): the descent's state slots and statuses,
 // and bar's CF_BAR_WORDS words: arrivals and generation (the barrier), then CF_NEXT_ROUND and
 // CF_DECISION (CF_GO_ON, CF_SETTLED or CF_START_FINAL); CF_NO_START: a field with no start;
 // CF_DESCEND_THREADS: cf_descend's block, a compile-time stride for its loops over a window (so
-// that a thread's loads of a window are in flight together).
+// that a thread's loads of a window are in flight together); CF_DW: its window's width.
 #if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START) || \
-    !defined(CF_FRONT_WORDS) || !defined(CF_DESCEND_THREADS) || !defined(CF_SLOTS)
+    !defined(CF_FRONT_WORDS) || !defined(CF_DESCEND_THREADS) || !defined(CF_SLOTS) || \
+    !defined(CF_DW)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -566,9 +567,9 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                                       const u64 *__restrict__ cost, u32 w, u32 h, u32 ndirs,
                                       u64 start, u64 goal, u32 *path, u32 cap, const u32 *bar,
                                       u32 *out, u32 short_cap) {
-    __shared__ u64 sc[DW * DW];
-    __shared__ u8 sm[DW * DW];
-    __shared__ unsigned short succ[DW * DW];
+    __shared__ u64 sc[CF_DW * CF_DW];
+    __shared__ u8 sm[CF_DW * CF_DW];
+    __shared__ unsigned short succ[CF_DW * CF_DW];
     __shared__ u64 s_cell;
     __shared__ u32 s_step, s_done, s_status;
     const u32 tid = threadIdx.x;
@@ -590,20 +591,21 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
     while (!s_done) {
         const u64 c = s_cell;
         const long long cx = (long long)(c % w), cy = (long long)(c / w);
-        const long long ox = window_origin(cx, gx, w), oy = window_origin(cy, gy, h);
+        const long long ox = window_origin(cx, gx, w, CF_DW),
+                        oy = window_origin(cy, gy, h, CF_DW);
 #pragma unroll
-        for (u32 i = tid; i < DW * DW; i += CF_DESCEND_THREADS) {
-            const long long x = ox + i % DW, y = oy + i / DW;
+        for (u32 i = tid; i < CF_DW * CF_DW; i += CF_DESCEND_THREADS) {
+            const long long x = ox + i % CF_DW, y = oy + i / CF_DW;
             const bool in = x < w && y < h;
             sc[i] = in ? cost[(u64)y * w + x] : UNREACHED_COST;
             sm[i] = in ? masks[(u64)y * w + x] : 0;
         }
         __syncthreads();
 #pragma unroll
-        for (u32 i = tid; i < DW * DW; i += CF_DESCEND_THREADS) {
+        for (u32 i = tid; i < CF_DW * CF_DW; i += CF_DESCEND_THREADS) {
             const u64 l = sc[i];
             const u32 m = sm[i];
-            const int lx = (int)(i % DW), ly = (int)(i / DW);
+            const int lx = (int)(i % CF_DW), ly = (int)(i / CF_DW);
             u32 next = SUCC_GOAL;
             if (l != 0 && l != UNREACHED_COST) {
                 // The neighbours' step costs, loaded before the first is needed: in the
@@ -613,7 +615,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                 for (u32 k = 0; k < 8; ++k) {
                     const int nx = lx + DX[k], ny = ly + DY[k];
                     const bool load = k < ndirs && (m >> k) & 1u && nx >= 0 && ny >= 0 &&
-                                      nx < DW && ny < DW;
+                                      nx < CF_DW && ny < CF_DW;
                     e[k] = load ? __ldg(&enter[(u64)(oy + ny) * w + (u64)(ox + nx)]) : 0u;
                 }
                 next = SUCC_NONE;
@@ -623,14 +625,14 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                     const int nx = lx + DX[k], ny = ly + DY[k];
                     // Off-grid moves are never allowed: a border cell of the window at the
                     // grid's edge still finds its successor here.
-                    if (nx < 0 || ny < 0 || nx >= DW || ny >= DW) {
+                    if (nx < 0 || ny < 0 || nx >= CF_DW || ny >= CF_DW) {
                         next = SUCC_OUT;
                         break;
                     }
-                    const u64 cn = sc[ny * DW + nx];
+                    const u64 cn = sc[ny * CF_DW + nx];
                     if (cn == UNREACHED_COST) continue;
                     if (cn + step_cost(k, e[k]) == l) {
-                        next = (u32)(ny * DW + nx);
+                        next = (u32)(ny * CF_DW + nx);
                         break;
                     }
                 }
@@ -639,7 +641,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
         }
         __syncthreads();
         if (tid == 0) {
-            u32 at = (u32)((cy - oy) * DW + (cx - ox)), step = s_step;
+            u32 at = (u32)((cy - oy) * CF_DW + (cx - ox)), step = s_step;
             u32 status = CF_OK;
             while (sc[at] != 0) {
                 const u32 next = succ[at];
@@ -654,10 +656,10 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                 }
                 at = next;
                 ++step;
-                path[step] = (u32)((u64)(oy + at / DW) * w + (u64)(ox + at % DW));
+                path[step] = (u32)((u64)(oy + at / CF_DW) * w + (u64)(ox + at % CF_DW));
             }
             s_step = step;
-            s_cell = (u64)(oy + at / DW) * w + (u64)(ox + at % DW);
+            s_cell = (u64)(oy + at / CF_DW) * w + (u64)(ox + at % CF_DW);
             s_done = status != CF_OK || sc[at] == 0;
             s_status = status;
         }

@@ -60,13 +60,23 @@ const PATH_CAP_START: usize = 1 << 16;
 const SHORT_PATH: usize = 4096;
 /// The dearest step into a cell the kernels take: its diagonal, enter * 141, stays in 32 bits.
 const ENTER_MAX: u32 = u32::MAX / 141;
-/// cf_descend's block (a define for the kernel: its window loops' stride).
-const DESCEND_THREADS: u32 = 1024;
+/// cf_descend's block (a define for the kernel: its window loops' stride), a thread for each
+/// cell of its window.
+const DESCEND_THREADS: u32 = 256;
+/// cf_descend's window: DESCEND_WINDOW x DESCEND_WINDOW cells staged, and their successors
+/// found, at a time. The walk takes a window's cells a dozen or a few dozen at a time whatever
+/// its size, so a smaller window finds fewer successors it never uses: on the H200 (same runs,
+/// bench-logs/2026-12-01-h200-costmap-descent-window.txt) 16 against 64 (the Lee descent's)
+/// took tb3_sandbox's median plan from 0.079-0.095 to 0.074-0.080 ms, x3's from 0.23 to
+/// 0.20-0.21 and x10's from 0.53 to 0.43-0.44, depot's from 0.21 to 0.20; 32 was as fast on
+/// the long paths of depot x3 and x10 (2-3 % faster there, 3 % slower on tb3_sandbox x3),
+/// 8 slower than 16 everywhere, 48 slower than 64.
+const DESCEND_WINDOW: u32 = 16;
 /// The readback's words: the bar's, the descent's state (two words a slot), the short path.
 const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 18] {
+fn kernel_defines() -> [(&'static str, String); 19] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
@@ -86,6 +96,7 @@ fn kernel_defines() -> [(&'static str, String); 18] {
         ("CF_PENDING", format!("{CF_PENDING}ull")),
         ("CF_FRONT_WORDS", CF_FRONT_WORDS.to_string()),
         ("CF_DESCEND_THREADS", DESCEND_THREADS.to_string()),
+        ("CF_DW", DESCEND_WINDOW.to_string()),
     ]
 }
 
