@@ -68,9 +68,9 @@ const DESCEND_THREADS: u32 = 256;
 /// its size, so a smaller window finds fewer successors it never uses: on the H200 (same runs,
 /// bench-logs/2026-12-01-h200-costmap-descent-window.txt) 16 against 64 (the Lee descent's)
 /// took tb3_sandbox's median plan from 0.079-0.095 to 0.074-0.080 ms, x3's from 0.23 to
-/// 0.20-0.21 and x10's from 0.53 to 0.43-0.44, depot's from 0.21 to 0.20; 32 was as fast on
-/// the long paths of depot x3 and x10 (2-3 % faster there, 3 % slower on tb3_sandbox x3),
-/// 8 slower than 16 everywhere, 48 slower than 64.
+/// 0.20-0.21 and x10's from 0.53 to 0.43-0.44, depot's from 0.21 to 0.20; 32 was 1-3 %
+/// faster on the long paths of depot x3 and x10 and 3 % slower on tb3_sandbox x3, 8 no
+/// faster on tb3_sandbox and slower elsewhere, 48 slower than 64.
 const DESCEND_WINDOW: u32 = 16;
 /// The readback's words: the bar's, the descent's state (two words a slot), the short path.
 const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
