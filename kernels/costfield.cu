@@ -568,6 +568,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                                       u64 start, u64 goal, u32 *path, u32 cap, const u32 *bar,
                                       u32 *out, u32 short_cap) {
     __shared__ u64 sc[CF_DW * CF_DW];
+    __shared__ u32 se[CF_DW * CF_DW];
     __shared__ u8 sm[CF_DW * CF_DW];
     __shared__ unsigned short succ[CF_DW * CF_DW];
     __shared__ u64 s_cell;
@@ -598,6 +599,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
             const long long x = ox + i % CF_DW, y = oy + i / CF_DW;
             const bool in = x < w && y < h;
             sc[i] = in ? cost[(u64)y * w + x] : UNREACHED_COST;
+            se[i] = in ? enter[(u64)y * w + x] : 0u;
             sm[i] = in ? masks[(u64)y * w + x] : 0;
         }
         __syncthreads();
@@ -608,16 +610,6 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
             const int lx = (int)(i % CF_DW), ly = (int)(i / CF_DW);
             u32 next = SUCC_GOAL;
             if (l != 0 && l != UNREACHED_COST) {
-                // The neighbours' step costs, loaded before the first is needed: in the
-                // search below each load waited for the one before (about 14 us a window).
-                u32 e[8];
-#pragma unroll
-                for (u32 k = 0; k < 8; ++k) {
-                    const int nx = lx + DX[k], ny = ly + DY[k];
-                    const bool load = k < ndirs && (m >> k) & 1u && nx >= 0 && ny >= 0 &&
-                                      nx < CF_DW && ny < CF_DW;
-                    e[k] = load ? __ldg(&enter[(u64)(oy + ny) * w + (u64)(ox + nx)]) : 0u;
-                }
                 next = SUCC_NONE;
 #pragma unroll
                 for (u32 k = 0; k < 8; ++k) {
@@ -631,7 +623,8 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                     }
                     const u64 cn = sc[ny * CF_DW + nx];
                     if (cn == UNREACHED_COST) continue;
-                    if (cn + step_cost(k, e[k]) == l) {
+                    // A successor lies in the window: its step cost was staged with it.
+                    if (cn + step_cost(k, se[ny * CF_DW + nx]) == l) {
                         next = (u32)(ny * CF_DW + nx);
                         break;
                     }
