@@ -571,7 +571,9 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
     __shared__ u32 se[CF_DW * CF_DW];
     __shared__ u8 sm[CF_DW * CF_DW];
     __shared__ unsigned short succ[CF_DW * CF_DW];
-    __shared__ u64 s_cell;
+    // The current cell as coordinates: not a 64-bit division by the width in every thread of
+    // every window.
+    __shared__ u32 s_x, s_y;
     __shared__ u32 s_step, s_done, s_status;
     const u32 tid = threadIdx.x;
     if (bar[CF_DECISION] == CF_GO_ON) {
@@ -581,7 +583,8 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
     const long long gx = (long long)(goal % w), gy = (long long)(goal / w);
     if (tid == 0) {
         const u64 total = cost[start];
-        s_cell = start;
+        s_x = (u32)(start % w);
+        s_y = (u32)(start / w);
         s_step = 0;
         const bool reached = total != UNREACHED_COST;
         s_done = !reached || total == 0;
@@ -590,8 +593,7 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
     }
     __syncthreads();
     while (!s_done) {
-        const u64 c = s_cell;
-        const long long cx = (long long)(c % w), cy = (long long)(c / w);
+        const long long cx = s_x, cy = s_y;
         const long long ox = window_origin(cx, gx, w, CF_DW),
                         oy = window_origin(cy, gy, h, CF_DW);
 #pragma unroll
@@ -652,7 +654,8 @@ extern "C" __global__ void __launch_bounds__(CF_DESCEND_THREADS) cf_descend(cons
                 path[step] = (u32)((u64)(oy + at / CF_DW) * w + (u64)(ox + at % CF_DW));
             }
             s_step = step;
-            s_cell = (u64)(oy + at / CF_DW) * w + (u64)(ox + at % CF_DW);
+            s_x = (u32)(ox + at % CF_DW);
+            s_y = (u32)(oy + at / CF_DW);
             s_done = status != CF_OK || sc[at] == 0;
             s_status = status;
         }
