@@ -22,7 +22,7 @@
 // that a thread's loads of a window are in flight together); CF_DW: its window's width.
 #if !defined(CF_STATUS) || !defined(CF_PENDING) || !defined(CF_DECISION) || !defined(CF_NO_START) || \
     !defined(CF_FRONT_WORDS) || !defined(CF_DESCEND_THREADS) || !defined(CF_SLOTS) || \
-    !defined(CF_DW)
+    !defined(CF_DW) || !defined(CF_PW) || !defined(CF_INNER)
 #error "costfield.cu is compiled with the constants src/lee/costmap/gpu.rs defines"
 #endif
 
@@ -230,66 +230,93 @@ __device__ __forceinline__ u64 cf_bound(long long x, long long y, u64 start, u32
     return lo * diagonal + (hi - lo) * straight;
 }
 
-// cf_passes' passes at most: a wave crosses a tile in about 32; on the H200 (docs/bench-history)
-// 64 and 128 were alike on nav2's maps and 32 slower.
+// cf_passes' passes at most (block barriers; each up to CF_INNER steps of a warp's patch). Set
+// when a pass was one step: on the H200 (docs/bench-history) 64 and 128 were alike on nav2's
+// maps and 32 slower.
 #define CF_PASSES 64
 
 // Passes of a thread per cell in 32-bit offsets above the tile's base (as the scans take them),
 // each cell's steps into its allowed neighbours held in registers, until a pass lowers nothing
-// or CF_PASSES have run; then each lowered cell is written back to sc. A pass lowers each cell
-// to its least neighbour's offset plus the step into it, in place (a neighbour read mid-pass is
-// an older or a newer offset, both real paths' costs), so a cell whose least-cost path inside
-// the tile takes j steps is final after j passes: a wave from one cell crosses the tile in
-// about 32, each pass a tenth of a sweep of line scans. Returns (the same in every thread)
+// or CF_PASSES have run; then each lowered cell is written back to sc. A step lowers a cell to
+// its least neighbour's offset plus the step into it, in place (a neighbour read mid-step is an
+// older or a newer offset, both real paths' costs). A warp holds a CF_PW x (32 / CF_PW) patch
+// and steps it up to CF_INNER times between two of the block's barriers, while it still lowers:
+// a wave crosses a patch inside one pass, and the tile in a few passes where it took about 32
+// with a warp per row and one step a pass (on the H200, docs/bench-history: 8 x 4 patches of up
+// to 8 steps made a tb3_sandbox plan about 14 % faster; 16 x 2 and 16 steps were slower). A
+// cell whose least-cost path inside the tile takes j steps is final after j steps of the
+// warps. Returns (the same in every thread)
 // whether the tile is at its local fixed point: the passes stopped on a pass that lowered
 // nothing, and no cost was out of the offsets' reach (a loaded cost SCAN_BIG or more above the
 // base, or a cell left unreached here whose neighbour's offset plus the step reaches that far),
 // where every edge's test in 32 bits is the test in 64. Otherwise (a maze's long paths inside a
 // tile, or the dearest steps) cf_tile's passes and sweeps go on from here. `so`: shared room
 // for the tile's and its halo's offsets (cf_tile's line tables, taken only after this).
-__device__ __forceinline__ bool cf_passes(u64 *sc, const u32 *se, u32 m, u32 ndirs, int si,
+__device__ __forceinline__ bool cf_passes(u64 *sc, const u32 *se, const u8 *sm, u32 ndirs,
                                           u64 tile_base, u32 *so) {
-    // DIRECTIONS' moves as offsets in the shared rows (DX, DY above).
-    constexpr int NOFF[8] = {-1, -SW, 1, SW, -SW - 1, -SW + 1, SW + 1, SW - 1};
+    // The passes' own cells: warp w holds a CF_PW x (32 / CF_PW) patch of the tile, lane i its
+    // cell (i % CF_PW, i / CF_PW), in offsets of stride PS: a patch's rows fall in disjoint banks.
+    constexpr int PH = TILE / CF_PW, PS = CF_PW >= TILE ? SW : TILE + CF_PW;
+    constexpr int NOFF[8] = {-1, -PS, 1, PS, -PS - 1, -PS + 1, PS + 1, PS - 1};
+    constexpr int SOFF[8] = {-1, -SW, 1, SW, -SW - 1, -SW + 1, SW + 1, SW - 1};
+    const int lane = (int)(threadIdx.x % TILE), w = (int)(threadIdx.x / TILE);
+    const int px = (w % (TILE / CF_PW)) * CF_PW + lane % CF_PW,
+              py = (w / (TILE / CF_PW)) * PH + lane / CF_PW;
+    const int si = (py + 1) * SW + px + 1, pi = (py + 1) * PS + px + 1;
     bool far = false;
     for (int i = threadIdx.x; i < (TILE + 2) * (TILE + 2); i += TILE * TILE) {
-        const int at = (i / (TILE + 2)) * SW + i % (TILE + 2);
-        const u64 c = sc[at];
+        const int lx = i % (TILE + 2), ly = i / (TILE + 2);
+        const u64 c = sc[ly * SW + lx];
         const bool big = c != UNREACHED_COST && c - tile_base >= SCAN_BIG;
         far |= big;
-        so[at] = c == UNREACHED_COST || big ? SCAN_BIG : (u32)(c - tile_base);
+        so[ly * PS + lx] = c == UNREACHED_COST || big ? SCAN_BIG : (u32)(c - tile_base);
     }
+    const u32 m = sm[si];
     u32 st[8];
 #pragma unroll
     for (int k = 0; k < 8; ++k)
         st[k] = (u32)k < ndirs && (m >> k) & 1u
-                    ? (u32)min_u64(step_cost((u32)k, se[si + NOFF[k]]), SCAN_BIG)
+                    ? (u32)min_u64(step_cost((u32)k, se[si + SOFF[k]]), SCAN_BIG)
                     : SCAN_BIG;
     __syncthreads();
-    u32 mine = so[si];
+    // Read live: a neighbour's offset that another lane or warp lowers mid-pass is taken as
+    // soon as it lands (an older or a newer offset, both real paths' costs).
+    volatile u32 *vo = so;
+    u32 mine = so[pi];
     const u32 first = mine;
     bool settled = false;
     for (int p = 0; p < CF_PASSES; ++p) {
-        // Both terms are at most SCAN_BIG: no sum overflows, and one below SCAN_BIG is a path.
-        u32 best = mine;
+        // Up to CF_INNER steps inside the warp, with no block barrier, while the patch still
+        // lowers: a wave crosses the patch in one block pass, not one cell per pass.
+        bool any = false;
+        for (int q = 0; q < CF_INNER; ++q) {
+            // Both terms are at most SCAN_BIG: no sum overflows, and one below SCAN_BIG is a
+            // path.
+            u32 best = mine;
 #pragma unroll
-        for (int k = 0; k < 8; ++k) best = min(best, so[si + NOFF[k]] + st[k]);
-        const bool lowered = best < mine;
-        if (lowered) {
-            so[si] = best;
-            mine = best;
+            for (int k = 0; k < 8; ++k) best = min(best, vo[pi + NOFF[k]] + st[k]);
+            const bool lowered = best < mine;
+            if (lowered) {
+                vo[pi] = best;
+                mine = best;
+            }
+            if (!__any_sync(0xffffffffu, lowered)) break;
+            any = true;
+            __syncwarp();
         }
-        if (!__syncthreads_or(lowered)) {
+        if (!__syncthreads_or(any)) {
             settled = true;
             break;
         }
     }
     if (settled && mine == SCAN_BIG) {
 #pragma unroll
-        for (int k = 0; k < 8; ++k) far |= so[si + NOFF[k]] < SCAN_BIG && st[k] < SCAN_BIG;
+        for (int k = 0; k < 8; ++k) far |= so[pi + NOFF[k]] < SCAN_BIG && st[k] < SCAN_BIG;
     }
     if (mine < first) sc[si] = tile_base + mine;
-    return settled && !__syncthreads_or(far);
+    // Always a barrier: cf_tile's threads read the cells of other threads' patches next.
+    const bool any_far = __syncthreads_or(far);
+    return settled && !any_far;
 }
 
 // Relaxes tile (tx, ty) to its local fixed point and writes back what improved; returns the
@@ -359,7 +386,7 @@ __device__ __noinline__ u32 cf_tile(const u8 *__restrict__ masks, const u32 *__r
     if (x == 0) atomicMin(base, loaded_min);
     __syncthreads();
     const u64 tile_base = *base;
-    const bool exact = cf_passes(sc, se, m, ndirs, si, tile_base, reinterpret_cast<u32 *>(lines));
+    const bool exact = cf_passes(sc, se, sm, ndirs, tile_base, reinterpret_cast<u32 *>(lines));
     bool tables = false;
     while (!exact) {
         int lowered = 0;

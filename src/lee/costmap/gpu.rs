@@ -72,11 +72,18 @@ const DESCEND_THREADS: u32 = 256;
 /// faster on the long paths of depot x3 and x10 and 3 % slower on tb3_sandbox x3, 8 no
 /// faster on tb3_sandbox and slower elsewhere, 48 slower than 64.
 const DESCEND_WINDOW: u32 = 16;
+/// cf_passes' patches: a warp holds PASS_PATCH_WIDTH x (32 / PASS_PATCH_WIDTH) cells of a tile.
+/// On the H200 (bench-history 54) 8 x 4 made tb3_sandbox's plans 14 % faster than a warp per
+/// row; 4 x 8 was alike, 16 x 2 only a few per cent faster.
+const PASS_PATCH_WIDTH: u32 = 8;
+/// cf_passes' steps inside a warp between two of the block's barriers, at most: 4 and 8 were
+/// alike, 16 slower.
+const PASS_WARP_STEPS: u32 = 8;
 /// The readback's words: the bar's, the descent's state (two words a slot), the short path.
 const HEADER_WORDS: usize = CF_BAR_WORDS + 2 * CF_SLOTS + SHORT_PATH;
 
 /// The constants above, for kernels/costfield.cu (NVRTC -D): one definition for both sides.
-fn kernel_defines() -> [(&'static str, String); 19] {
+fn kernel_defines() -> [(&'static str, String); 21] {
     [
         ("CF_BAR_WORDS", CF_BAR_WORDS.to_string()),
         ("CF_NEXT_ROUND", CF_NEXT_ROUND.to_string()),
@@ -97,6 +104,8 @@ fn kernel_defines() -> [(&'static str, String); 19] {
         ("CF_FRONT_WORDS", CF_FRONT_WORDS.to_string()),
         ("CF_DESCEND_THREADS", DESCEND_THREADS.to_string()),
         ("CF_DW", DESCEND_WINDOW.to_string()),
+        ("CF_PW", PASS_PATCH_WIDTH.to_string()),
+        ("CF_INNER", PASS_WARP_STEPS.to_string()),
     ]
 }
 
