@@ -5,12 +5,13 @@
 //   cf_rounds  rounds of tiles behind a grid barrier, in one launch (all blocks resident): in
 //              a round each block takes tiles from the round's list, loads a 32 x 32 tile and
 //              its halo into shared memory, relaxes cost = min over allowed neighbours n of
-//              cost(n) + step(into n) (passes of a thread per cell in 32-bit offsets; where
-//              those do not settle it, min-plus scans along the tile's lines and 64-bit
-//              passes) until the tile is locally stable, writes back what improved and
-//              queues for the next round each neighbouring tile with a cell that an improved
-//              cell now lowers. Costs only decrease and each is the cost of a real path, so a
-//              round that queues nothing leaves the unique fixed point: Dijkstra's costs.
+//              cost(n) + step(into n) (passes in 32-bit offsets, each warp stepping its
+//              patch of the tile between the block's barriers; where those do not settle
+//              it, min-plus scans along the tile's lines and 64-bit passes) until the tile
+//              is locally stable, writes back what improved and queues for the next round
+//              each neighbouring tile with a cell that an improved cell now lowers. Costs
+//              only decrease and each is the cost of a real path, so a round that queues
+//              nothing leaves the unique fixed point: Dijkstra's costs.
 //   cf_descend the path from the start down the field, in one block (common.cuh's windows,
 //              CF_DW wide), so that only the path leaves the device
 // Moves in the order of src/lee/grid.rs's DIRECTIONS; a diagonal step costs enter * 141 / 100.
