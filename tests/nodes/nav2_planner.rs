@@ -24,7 +24,7 @@ use gpu_planning::ros::msg::tf2_msgs::TFMessage;
 use gpu_planning::ros::{qos, NodeContext, ParamsFile, RosArgs, RosRuntime};
 use ros2_client::action::ActionClient;
 use ros2_client::action_msgs::{CancelGoalResponseEnum, GoalStatusEnum};
-use ros2_client::Message;
+use ros2_client::{Message, Publisher};
 
 use crate::bad_input::{call, log_tail, logged, runtimes};
 use crate::common;
@@ -146,13 +146,33 @@ fn assert_oriented(p: &Path, last_yaw: f64) {
     }
 }
 
+/// The node's parameters where a goal must be planned to exactly (no tolerance).
+const EXACT_GOALS: &str = "lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n";
+
+/// The planner node started from `params` and a peer named `name` beside it, on a domain of
+/// their own, both runtimes' executors running: the node's runtime, the peer's, the peer and its
+/// `/map` publisher.
+pub(crate) fn beside_planner(
+    params: &str,
+    name: &str,
+) -> (
+    RosRuntime,
+    RosRuntime,
+    NodeContext,
+    Publisher<OccupancyGrid>,
+) {
+    let (server, client_rt) = runtimes(params);
+    // Detached: each runs its runtime's executor until the runtime shuts down.
+    let _ = common::run_in_background(&server);
+    let _ = common::run_in_background(&client_rt);
+    let mut peer = NodeContext::new(&client_rt, name).unwrap();
+    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    (server, client_rt, peer, map_pub)
+}
+
 #[test]
 fn robot_pose_from_tf_starts_get_plan_and_goal_pose_and_stale_tf_is_named() {
-    let (server, client_rt) = runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n");
-    let _a = common::run_in_background(&server);
-    let _b = common::run_in_background(&client_rt);
-    let mut peer = NodeContext::new(&client_rt, "tf_peer").unwrap();
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let (server, client_rt, mut peer, map_pub) = beside_planner(EXACT_GOALS, "tf_peer");
     let static_pub = peer
         .publisher::<TFMessage>("/tf_static", qos::tf_static())
         .unwrap();
@@ -266,11 +286,7 @@ fn robot_pose_from_tf_starts_get_plan_and_goal_pose_and_stale_tf_is_named() {
 /// arrives) waits for the map and is planned on it, not refused and lost.
 #[test]
 fn goal_pose_before_the_first_map_waits_for_it() {
-    let (server, client_rt) = runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n");
-    let _a = common::run_in_background(&server);
-    let _b = common::run_in_background(&client_rt);
-    let mut peer = NodeContext::new(&client_rt, "early_goal_peer").unwrap();
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let (server, client_rt, mut peer, map_pub) = beside_planner(EXACT_GOALS, "early_goal_peer");
     let start_pub = peer
         .publisher::<PoseStamped>("/start_pose", qos::map())
         .unwrap();
@@ -403,12 +419,10 @@ pub(crate) type JazzyToPose =
 
 #[test]
 fn compute_path_actions_answer_paths_and_every_error_code() {
-    let (server, client_rt) =
-        runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n    max_viapoints: 2\n");
-    let _a = common::run_in_background(&server);
-    let _b = common::run_in_background(&client_rt);
-    let mut peer = NodeContext::new(&client_rt, "bt_navigator_stand_in").unwrap();
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let (server, client_rt, mut peer, map_pub) = beside_planner(
+        "lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n    max_viapoints: 2\n",
+        "bt_navigator_stand_in",
+    );
     let to_pose: JazzyToPose = peer
         .action_client("/compute_path_to_pose", "nav2_msgs", "ComputePathToPose")
         .unwrap();
@@ -529,11 +543,7 @@ fn to_pose_goal_ok() -> ComputePathToPoseGoal {
 #[test]
 fn compute_path_to_pose_past_its_deadline_is_timeout() {
     let params = "lee_planner:\n  ros__parameters:\n    request_timeout_s: 0.000001\n";
-    let (server, client_rt) = runtimes(params);
-    let _a = common::run_in_background(&server);
-    let _b = common::run_in_background(&client_rt);
-    let mut peer = NodeContext::new(&client_rt, "deadline_peer").unwrap();
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let (server, client_rt, mut peer, map_pub) = beside_planner(params, "deadline_peer");
     let to_pose: JazzyToPose = peer
         .action_client("/compute_path_to_pose", "nav2_msgs", "ComputePathToPose")
         .unwrap();
@@ -566,7 +576,7 @@ fn compute_path_to_pose_past_its_deadline_is_timeout() {
 /// its cancel requests are answered as rcl_action's policy says.
 #[test]
 fn compute_path_actions_answer_cyclone_clients_and_cancel_requests() {
-    let (server, _) = runtimes("lee_planner:\n  ros__parameters:\n    tolerance: 0.0\n");
+    let (server, _) = runtimes(EXACT_GOALS);
     let client_rt = RosRuntime::new(
         RosArgs::default(),
         ParamsFile::parse("cyclone_peer:\n  ros__parameters:\n    service_mapping: cyclone\n")
@@ -804,11 +814,8 @@ fn lifecycle_manager_configures_activates_and_bonds_with_the_planner() {
         Transition, TransitionEvent,
     };
     let params = "lee_planner:\n  ros__parameters:\n    start_active: false\n";
-    let (server, client_rt) = runtimes(params);
-    let _a = common::run_in_background(&server);
-    let _b = common::run_in_background(&client_rt);
-    let mut peer = NodeContext::new(&client_rt, "lifecycle_manager_stand_in").unwrap();
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let (server, client_rt, mut peer, map_pub) =
+        beside_planner(params, "lifecycle_manager_stand_in");
     let get_state = peer.client::<GetState>("/lee_planner/get_state").unwrap();
     let change = peer
         .client::<ChangeState>("/lee_planner/change_state")

@@ -4,13 +4,10 @@
 //! GOAL_OCCUPIED only when it is lethal with no tolerance; a blocked goal with nothing reachable
 //! within the tolerance is NO_VALID_PATH.
 
-use gpu_planning::ros::msg::nav_msgs::OccupancyGrid;
-use gpu_planning::ros::{qos, NodeContext};
 use ros2_client::action_msgs::GoalStatusEnum;
 
-use crate::bad_input::runtimes;
 use crate::common;
-use crate::nav2_planner::{centre, goal_of, map, run_goal, JazzyToPose};
+use crate::nav2_planner::{beside_planner, centre, goal_of, map, run_goal, JazzyToPose};
 
 /// The map's solid block spans cells x 5..=7, y 5..=9: (6, 7) is lethal with lethal
 /// neighbours all round, (5, 7) is lethal with free cells to its west.
@@ -28,11 +25,8 @@ fn params(tolerance: f64) -> String {
 
 /// Runs `check` against a planner on the test map with `tolerance`.
 fn with_planner(tolerance: f64, check: impl AsyncFnOnce(&JazzyToPose)) {
-    let (server, client_rt) = runtimes(&params(tolerance));
-    let _a = common::run_in_background(&server);
-    let _b = common::run_in_background(&client_rt);
-    let mut peer = NodeContext::new(&client_rt, "navfn_ends_peer").unwrap();
-    let map_pub = peer.publisher::<OccupancyGrid>("/map", qos::map()).unwrap();
+    let (server, client_rt, mut peer, map_pub) =
+        beside_planner(&params(tolerance), "navfn_ends_peer");
     let to_pose: JazzyToPose = peer
         .action_client("/compute_path_to_pose", "nav2_msgs", "ComputePathToPose")
         .unwrap();
