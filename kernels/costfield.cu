@@ -231,28 +231,27 @@ __device__ __forceinline__ u64 cf_bound(long long x, long long y, u64 start, u32
     return lo * diagonal + (hi - lo) * straight;
 }
 
-// cf_passes' passes at most (block barriers; each up to CF_INNER steps of a warp's patch). Set
-// when a pass was one step: on the H200 (docs/bench-history) 64 and 128 were alike on nav2's
-// maps and 32 slower.
+// cf_passes' passes at most (block barriers, each up to CF_INNER steps of a warp's patch): a
+// cap chosen when a pass was one step (on the H200, docs/bench-history 52: 64 and 128 alike on
+// nav2's maps, 32 slower).
 #define CF_PASSES 64
 
-// Passes of a thread per cell in 32-bit offsets above the tile's base (as the scans take them),
-// each cell's steps into its allowed neighbours held in registers, until a pass lowers nothing
-// or CF_PASSES have run; then each lowered cell is written back to sc. A step lowers a cell to
-// its least neighbour's offset plus the step into it, in place (a neighbour read mid-step is an
-// older or a newer offset, both real paths' costs). A warp holds a CF_PW x (32 / CF_PW) patch
-// and steps it up to CF_INNER times between two of the block's barriers, while it still lowers:
-// a wave crosses a patch inside one pass, and the tile in a few passes where it took about 32
-// with a warp per row and one step a pass (on the H200, docs/bench-history: 8 x 4 patches of up
-// to 8 steps made a tb3_sandbox plan about 14 % faster; 16 x 2 and 16 steps were slower). A
-// cell whose least-cost path inside the tile takes j steps is final after j steps of the
-// warps. Returns (the same in every thread)
-// whether the tile is at its local fixed point: the passes stopped on a pass that lowered
-// nothing, and no cost was out of the offsets' reach (a loaded cost SCAN_BIG or more above the
-// base, or a cell left unreached here whose neighbour's offset plus the step reaches that far),
-// where every edge's test in 32 bits is the test in 64. Otherwise (a maze's long paths inside a
-// tile, or the dearest steps) cf_tile's passes and sweeps go on from here. `so`: shared room
-// for the tile's and its halo's offsets (cf_tile's line tables, taken only after this).
+// Passes over the tile in 32-bit offsets above its base (as the scans take them), a thread per
+// cell, each cell's steps into its allowed neighbours held in registers, until a pass lowers
+// nothing or CF_PASSES have run; then each lowered cell is written back to sc. A step lowers a
+// cell to its least neighbour's offset plus the step into it, in place (a neighbour read
+// mid-step is an older or a newer offset, both real paths' costs). A warp holds a CF_PW x
+// (32 / CF_PW) patch and steps it up to CF_INNER times between two of the block's barriers
+// while it still lowers: a wave crosses a patch inside one pass, and the tile in a few passes
+// where a warp per row and one step a pass took about 32 (docs/bench-history 54: 8 x 4 patches
+// of up to 8 steps made a tb3_sandbox plan about 14 % faster; 16 x 2 and 16 steps were slower).
+// Returns (the same in every thread) whether the tile is at its local fixed point: the passes
+// stopped on a pass that lowered nothing, and no cost was out of the offsets' reach (a loaded
+// cost SCAN_BIG or more above the base, or a cell left unreached here whose neighbour's offset
+// plus the step reaches that far), where every edge's test in 32 bits is the test in 64.
+// Otherwise (a maze's long paths inside a tile, or the dearest steps) cf_tile's passes and
+// sweeps go on from here. `so`: shared room for the tile's and its halo's offsets (cf_tile's
+// line tables, taken only after this).
 __device__ __forceinline__ bool cf_passes(u64 *sc, const u32 *se, const u8 *sm, u32 ndirs,
                                           u64 tile_base, u32 *so) {
     // The passes' own cells: warp w holds a CF_PW x (32 / CF_PW) patch of the tile, lane i its
