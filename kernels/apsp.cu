@@ -19,11 +19,11 @@
 //
 // Kernels:
 //   apsp_unpack_ids                            edge ids sent two to a word, unpacked
-//   apsp_check_edges                           the edge list's checks (src/apsp/graph.rs validate)
+//   apsp_check_edges, apsp_reach_sums          the edge list's checks (src/apsp/graph.rs validate)
 //   apsp_init, apsp_edges                      the start matrices from the edge list (the host's
 //                                              src/apsp/graph.rs dense, on the device)
-//   apsp_zero_cycle, apsp_finish               after the solve: whether an edge closes a cycle of
-//                                              weight <= 0 (src/apsp/paths.rs), and the answer as
+//   apsp_zero_cycle, apsp_finish,              after the solve: whether an edge closes a cycle of
+//   apsp_finish16                              weight <= 0 (src/apsp/paths.rs), and the answer as
 //                                              the host reports it (src/apsp/mod.rs finish)
 //   apsp_linear, apsp_coalesced, apsp_shared   one launch per k (the per-k memory models)
 //   apsp_phase1, apsp_phase2, apsp_phase3      the blocked models' three phases per k-block
@@ -128,6 +128,26 @@ extern "C" __global__ void apsp_check_edges(const u32 *__restrict__ from, const 
     }
 }
 
+// The range check's two sums over vertices (src/apsp/graph.rs check_reach): sum[0] of the hi
+// values, sum[1] of the lo values, as two's-complement 64-bit words (both start at 0), so that the
+// host reads the checks' whole verdict in one copy.
+extern "C" __global__ void apsp_reach_sums(const int *__restrict__ hi, const int *__restrict__ lo,
+                                           u32 n, u64 *sum) {
+    long long p = 0, q = 0;
+    GRID_STRIDE(i, n) {
+        p += hi[i];
+        q += lo[i];
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        p += __shfl_down_sync(FULL_MASK, p, o);
+        q += __shfl_down_sync(FULL_MASK, q, o);
+    }
+    if ((threadIdx.x & 31) == 0) {
+        if (p != 0) atomicAdd(&sum[0], (u64)p);
+        if (q != 0) atomicAdd(&sum[1], (u64)q);
+    }
+}
+
 // Every cell unreached with no successor, but the diagonal: 0, itself (padding vertices too).
 extern "C" __global__ void apsp_init(W *d, u32 *h, int np) {
     GRID_STRIDE(c, (u64)np * np) {
@@ -153,11 +173,13 @@ __device__ __forceinline__ void lower(W *d, W x) {
 // Edge e lowers d[from][to] to its weight: parallel edges keep the lightest. Every edge u -> v
 // (u != v) has successor v, so the successor is v whichever of them lands; a self loop keeps
 // the diagonal's successor (it matters only when negative, and then it is a negative cycle).
-// Ids are below np (checked on the host).
+// The checks' verdict is read after the solve, so an edge with an id not below np (a graph
+// that is then refused) is skipped here: nothing is written outside the matrices.
 extern "C" __global__ void apsp_edges(const u32 *__restrict__ from, const u32 *__restrict__ to,
                                       const W *__restrict__ w, u64 m, W *d, u32 *h, int np) {
     GRID_STRIDE(e, m) {
         u32 u = from[e], v = to[e];
+        if (u >= (u32)np || v >= (u32)np) continue;
         u64 c = (u64)u * np + v;
         lower(&d[c], w[e]);
         if (u != v) h[c] = v;
@@ -176,13 +198,14 @@ __device__ __forceinline__ bool reached(W x) {
 
 // found = 1 when an edge u -> v (u != v) and the path v -> u make a cycle of weight <= 0 (a float
 // sum within 1e-5 of it): src/apsp/paths.rs `has_zero_weight_cycle`, on the solved matrix, whose
-// reached values are those the host reads. Ids are below n <= np (checked first).
+// reached values are those the host reads. Ids not below np (a graph the checks refuse) are
+// skipped, as in apsp_edges.
 extern "C" __global__ void apsp_zero_cycle(const u32 *__restrict__ from, const u32 *__restrict__ to,
                                            const W *__restrict__ w, u64 m, const W *__restrict__ d,
-                                           int np, u32 *found) {
+                                           int np, u64 *found) {
     GRID_STRIDE(e, m) {
         u32 u = from[e], v = to[e];
-        if (u == v) continue;
+        if (u == v || u >= (u32)np || v >= (u32)np) continue;
         W back = d[(u64)v * np + u];
         if (!reached(back)) continue;
 #if APSP_FLOAT
@@ -197,16 +220,28 @@ extern "C" __global__ void apsp_zero_cycle(const u32 *__restrict__ from, const u
 
 // The answer as the host reports it (src/apsp/mod.rs `finish`): the n x n corner of the np x np
 // matrices, every unreached cell INF with no successor. In place when np == n (each cell is read
-// and written by one thread), else into other buffers.
-extern "C" __global__ void apsp_finish(const W *d, const u32 *h, int np, W *od, u32 *oh, int n) {
+// and written by one thread), else into other buffers. apsp_finish16 writes 16-bit successors
+// (n <= 0xffff, so no vertex is 0xffff: it stands for none), a quarter less to copy back,
+// widened on the host as the bytes leave the pinned chunks.
+template <typename H>
+__device__ __forceinline__ void finish(const W *d, const u32 *h, int np, W *od, H *oh, int n) {
     GRID_STRIDE(c, (u64)n * n) {
         u64 s = c / (u64)n * np + c % (u64)n;
         W x = d[s];
         u32 y = h[s];
         bool r = reached(x);
         od[c] = r ? x : UNREACHED_W;
-        oh[c] = r ? y : 0xffffffffu;
+        oh[c] = r ? (H)y : (H)0xffffffffu;
     }
+}
+
+extern "C" __global__ void apsp_finish(const W *d, const u32 *h, int np, W *od, u32 *oh, int n) {
+    finish(d, h, np, od, oh, n);
+}
+
+extern "C" __global__ void apsp_finish16(const W *d, const u32 *h, int np, W *od,
+                                         unsigned short *oh, int n) {
+    finish(d, h, np, od, oh, n);
 }
 
 // ---- The seed's per-k models: one launch per k, one thread per cell. ----------------------

@@ -31,9 +31,26 @@ pub struct DeviceMatrices<T: Weight> {
 /// An edge list on the device: `m` edges (the buffers hold at least one entry).
 struct Edges<T> {
     m: usize,
+    /// The graph's vertices (ids below it are good).
+    n: u32,
     from: CudaSlice<u32>,
     to: CudaSlice<u32>,
     w: CudaSlice<T>,
+    /// The checks' findings, read by the host once, after the solve ([`DeviceMatrices::verdict`]):
+    /// the first edge with a bad tail, head and weight (`u64::MAX`: none), the integer range's
+    /// two sums, and whether an edge closes a zero-weight cycle.
+    report: CudaSlice<u64>,
+}
+
+/// The words of [`Edges::report`].
+mod report {
+    pub const BAD_FROM: usize = 0;
+    pub const BAD_TO: usize = 1;
+    pub const BAD_WEIGHT: usize = 2;
+    pub const REACH_HI: usize = 3;
+    pub const REACH_LO: usize = 4;
+    pub const ZERO_CYCLE: usize = 5;
+    pub const WORDS: usize = 6;
 }
 
 /// Vertex counts up to this send their edges' ids packed, a tail and a head to a word (the
@@ -170,11 +187,14 @@ impl<T: Weight> DeviceMatrices<T> {
     /// The start matrices of a graph of `n` vertices, padded to `np`, with edges
     /// `from[e] -> to[e]` of weight `w[e]`, built on the device: only the edges cross the bus,
     /// not the np x np matrices, and no host thread fills or scatters them. Equal to
-    /// uploading [`super::graph::dense`]'s matrices. The edges are checked there first, as
+    /// uploading [`super::graph::dense`]'s matrices. The edges are checked there too, as
     /// [`super::Graph::validate`] checks them on the host and with its errors (an id not
     /// below `n`, a weight that is not finite, integer weights whose paths could leave the
-    /// exact range); they are kept for [`DeviceMatrices::zero_weight_cycle`]. `config` names
-    /// the kernels' module (the one its solve loads).
+    /// exact range), but the host reads that verdict only after the solve
+    /// ([`DeviceMatrices::verdict`]): everything here is queued, so the solve follows the
+    /// edges' last bytes on the device without a round trip to the host between them. An edge
+    /// the checks refuse writes nothing outside the matrices. The edges are kept for the
+    /// checks after the solve. `config` names the kernels' module (the one its solve loads).
     pub fn from_edges(
         rt: &Arc<CudaRuntime>,
         config: &Config,
@@ -206,19 +226,28 @@ impl<T: Weight> DeviceMatrices<T> {
             .map_err(|_| Error::invalid("vertices", format!("{np} is too many")))?;
         let nu =
             u32::try_from(n).map_err(|_| Error::invalid("vertices", format!("{n} is too many")))?;
+        let stream = rt.stream().clone();
+        // Nothing found yet: no bad edge (all ones), the sums and the cycle flag zero.
+        let mut report = rt.alloc_zeros::<u64>(report::WORDS)?;
+        {
+            let (at, _written) = report.device_ptr_mut(&stream);
+            // SAFETY: `report` holds WORDS >= 3 words; the stream orders every use of it.
+            unsafe { cudarc::driver::result::memset_d8_async(at, 0xff, 3 * 8, stream.cu_stream()) }
+                .map_err(crate::compute::cuda::gpu_err)?;
+        }
         let defines = kernel_defines::<T>(config, np);
         let (from_ids, to_ids) = upload_ids(rt, &defines, n, from, to)?;
-        let edges = Edges {
+        let mut edges = Edges {
             m,
+            n: nu,
             from: from_ids,
             to: to_ids,
             w: rt.upload(w)?,
+            report,
         };
-        let stream = rt.stream().clone();
         let m64 = m as u64;
         if m > 0 {
             let check = rt.function_with(&APSP, &defines, "apsp_check_edges")?;
-            let mut bad = rt.upload(&[u64::MAX; 3])?;
             let mut hi = rt.alloc_zeros::<i32>(n.max(1))?;
             let mut lo = rt.alloc_zeros::<i32>(n.max(1))?;
             let mut b = stream.launch_builder(&check);
@@ -227,25 +256,19 @@ impl<T: Weight> DeviceMatrices<T> {
                 .arg(&edges.w)
                 .arg(&m64)
                 .arg(&nu)
-                .arg(&mut bad)
+                .arg(&mut edges.report)
                 .arg(&mut hi)
                 .arg(&mut lo);
-            // SAFETY: arguments (from, to, w, m, n, bad, hi, lo) as apsp_check_edges declares; it reads m entries of each edge array, writes bad[0..3) and hi/lo only at ids below n (both hold max(n, 1))
+            // SAFETY: arguments (from, to, w, m, n, bad, hi, lo) as apsp_check_edges declares; it reads m entries of each edge array, writes report[0..3) and hi/lo only at ids below n (both hold max(n, 1))
             unsafe { b.launch(rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_check_edges"))?;
-            let bad = rt.download(&bad, 3)?;
-            let first = |k: usize| usize::try_from(bad[k]).ok().filter(|&e| e < m);
-            if let Some(e) = first(0) {
-                return Err(bad_vertex("edge_from", e, from[e], nu));
-            }
-            if let Some(e) = first(1) {
-                return Err(bad_vertex("edge_to", e, to[e], nu));
-            }
-            if let Some(e) = first(2) {
-                return Err(bad_weight(e, format!("{:?}", w[e])));
-            }
             if !T::KERNEL_FLOAT {
-                let sum = |v: Vec<i32>| v.iter().map(|&x| x as i64).sum::<i64>();
-                check_reach(sum(rt.download(&hi, n)?), sum(rt.download(&lo, n)?))?;
+                let sums = rt.function_with(&APSP, &defines, "apsp_reach_sums")?;
+                let mut at = edges.report.slice_mut(report::REACH_HI..report::WORDS);
+                let mut b = stream.launch_builder(&sums);
+                b.arg(&hi).arg(&lo).arg(&nu).arg(&mut at);
+                // SAFETY: arguments (hi, lo, n, sum) as apsp_reach_sums declares; it reads n entries of hi and lo and adds into sum[0..2), report words REACH_HI and REACH_LO
+                unsafe { b.launch(rt.grid_stride(n, 256)) }
+                    .map_err(launch_err("apsp_reach_sums"))?;
             }
         }
         // SAFETY: apsp_init below writes every one of the np * np cells before anything reads.
@@ -269,7 +292,7 @@ impl<T: Weight> DeviceMatrices<T> {
                 .arg(&mut d)
                 .arg(&mut h)
                 .arg(&npi);
-            // SAFETY: arguments (from, to, w, m, d, h, np) as apsp_edges declares; from, to and w hold m entries each, every id is below n <= np (checked above), so each cell written lies inside the np * np matrices
+            // SAFETY: arguments (from, to, w, m, d, h, np) as apsp_edges declares; from, to and w hold m entries each, and it skips any edge with an id not below np, so each cell written lies inside the np x np matrices
             unsafe { b.launch(rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_edges"))?;
         }
         Ok(DeviceMatrices {
@@ -281,41 +304,77 @@ impl<T: Weight> DeviceMatrices<T> {
         })
     }
 
-    /// After the solve: whether an edge u -> v (u != v) closes a cycle of weight <= 0 with
-    /// the path back (src/apsp/paths.rs `has_zero_weight_cycle`, whose answer this is), over
-    /// the edges [`DeviceMatrices::from_edges`] kept; false without them. `config`: the
-    /// solve's (its kernels' module).
-    pub fn zero_weight_cycle(&self, config: &Config) -> Result<bool> {
-        let Some(edges) = &self.edges else {
+    /// After the solve: the edge checks [`DeviceMatrices::from_edges`] queued and whether an
+    /// edge u -> v (u != v) closes a cycle of weight <= 0 with the path back
+    /// (src/apsp/paths.rs `has_zero_weight_cycle`, whose answer this is), read in one copy. A
+    /// refused edge list is the host's error ([`super::Graph::validate`]'s), its values read
+    /// from `from`, `to` and `w` (the lists given to `from_edges`); else whether there is such
+    /// a cycle (false for matrices not built from edges). `config`: the solve's (its kernels'
+    /// module).
+    pub fn verdict(&mut self, config: &Config, from: &[u32], to: &[u32], w: &[T]) -> Result<bool> {
+        let Some(edges) = &mut self.edges else {
             return Ok(false);
         };
         let m = edges.m;
         if m == 0 {
             return Ok(false);
         }
+        if from.len() != m || to.len() != m || w.len() != m {
+            return Err(Error::invalid(
+                "edges",
+                format!(
+                    "{} tails, {} heads and {} weights for the {m} edges the matrices were built from",
+                    from.len(),
+                    to.len(),
+                    w.len()
+                ),
+            ));
+        }
         let npi = i32::try_from(self.np)
             .map_err(|_| Error::invalid("vertices", format!("{} is too many", self.np)))?;
         let defines = kernel_defines::<T>(config, self.np);
         let f = self.rt.function_with(&APSP, &defines, "apsp_zero_cycle")?;
-        let mut found = self.rt.alloc_zeros::<u32>(1)?;
         let m64 = m as u64;
         let stream = self.rt.stream().clone();
-        let mut b = stream.launch_builder(&f);
-        b.arg(&edges.from)
-            .arg(&edges.to)
-            .arg(&edges.w)
-            .arg(&m64)
-            .arg(&self.d)
-            .arg(&npi)
-            .arg(&mut found);
-        // SAFETY: arguments (from, to, w, m, d, np, found) as apsp_zero_cycle declares; it reads m entries of each edge array and d at ids below np (checked in from_edges), writes found[0]
-        unsafe { b.launch(self.rt.grid_stride(m, 256)) }.map_err(launch_err("apsp_zero_cycle"))?;
-        Ok(self.rt.download(&found, 1)?[0] != 0)
+        {
+            let mut found = edges.report.slice_mut(report::ZERO_CYCLE..report::WORDS);
+            let mut b = stream.launch_builder(&f);
+            b.arg(&edges.from)
+                .arg(&edges.to)
+                .arg(&edges.w)
+                .arg(&m64)
+                .arg(&self.d)
+                .arg(&npi)
+                .arg(&mut found);
+            // SAFETY: arguments (from, to, w, m, d, np, found) as apsp_zero_cycle declares; it reads m entries of each edge array and d only at ids below np, writes found[0] (report word ZERO_CYCLE)
+            unsafe { b.launch(self.rt.grid_stride(m, 256)) }
+                .map_err(launch_err("apsp_zero_cycle"))?;
+        }
+        let found = self.rt.download(&edges.report, report::WORDS)?;
+        let first = |k: usize| usize::try_from(found[k]).ok().filter(|&e| e < m);
+        if let Some(e) = first(report::BAD_FROM) {
+            return Err(bad_vertex("edge_from", e, from[e], edges.n));
+        }
+        if let Some(e) = first(report::BAD_TO) {
+            return Err(bad_vertex("edge_to", e, to[e], edges.n));
+        }
+        if let Some(e) = first(report::BAD_WEIGHT) {
+            return Err(bad_weight(e, format!("{:?}", w[e])));
+        }
+        if !T::KERNEL_FLOAT {
+            check_reach(
+                found[report::REACH_HI] as i64,
+                found[report::REACH_LO] as i64,
+            )?;
+        }
+        Ok(found[report::ZERO_CYCLE] != 0)
     }
 
     /// The answer as [`super::finish`] makes it on the host, into `d` and `h` (n x n each):
     /// the matrices' n x n corner, every unreached cell `T::INF` with no successor, made on
-    /// the device (in place where there is no padding), so the host only copies.
+    /// the device (in place where there is no padding), so the host only copies. Up to
+    /// 0xffff vertices the successors cross the bus as 16-bit words, widened as they leave
+    /// the pinned chunks (a quarter of the answer's bytes saved).
     pub fn download_finished(
         &mut self,
         config: &Config,
@@ -339,9 +398,36 @@ impl<T: Weight> DeviceMatrices<T> {
         }
         let (npi, ni) = (self.np as i32, n as i32);
         let defines = kernel_defines::<T>(config, self.np);
-        let f = self.rt.function_with(&APSP, &defines, "apsp_finish")?;
         let stream = self.rt.stream().clone();
         let cfg = self.rt.grid_stride(n * n, 256);
+        if n <= PACKED_IDS_UP_TO {
+            let f = self.rt.function_with(&APSP, &defines, "apsp_finish16")?;
+            // SAFETY: apsp_finish16 writes every one of the n * n cells before they are read.
+            let mut oh = unsafe { self.rt.alloc::<u16>(n * n)? };
+            // The distances in place where there is no padding, else into a buffer of n x n.
+            // SAFETY: as `oh`.
+            let mut od = (n != self.np)
+                .then(|| unsafe { self.rt.alloc::<T>(n * n) })
+                .transpose()?;
+            {
+                let (dp, _wd) = self.d.device_ptr_mut(&stream);
+                let out = od.as_mut().map(|o| o.device_ptr_mut(&stream));
+                let op = out.as_ref().map_or(dp, |(p, _)| *p);
+                let mut b = stream.launch_builder(&f);
+                b.arg(&dp)
+                    .arg(&self.h)
+                    .arg(&npi)
+                    .arg(&op)
+                    .arg(&mut oh)
+                    .arg(&ni);
+                // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish16 declares; reads the n x n corner of the np x np matrices and writes n * n cells of od (d itself when np == n, where each cell is read and then written by one thread only) and of oh
+                unsafe { b.launch(cfg) }.map_err(launch_err("apsp_finish16"))?;
+            }
+            return self
+                .rt
+                .download_with_widened(od.as_ref().unwrap_or(&self.d), d, &oh, h);
+        }
+        let f = self.rt.function_with(&APSP, &defines, "apsp_finish")?;
         if n == self.np {
             let (dp, _wd) = self.d.device_ptr_mut(&stream);
             let (hp, _wh) = self.h.device_ptr_mut(&stream);

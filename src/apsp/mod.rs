@@ -139,12 +139,13 @@ fn on_device<T: Weight>(
     );
     let solving = device?;
     let queued = lap.elapsed();
-    let zero_cycle = m.zero_weight_cycle(config)?;
+    let zero_cycle = m.verdict(config, &graph.from, &graph.to, w)?;
     m.download_finished(config, n, &mut d, &mut h)?;
     let ms = |t: std::time::Duration| t.as_secs_f64() * 1e3;
     tracing::debug!(
-        "apsp on the device: edges up and checked {:.2} ms, then solve queued {:.2} and answer's \
-         pages {:.2} (both {:.2}); the solve's end, the checks after it and the download {:.2}",
+        "apsp on the device: edges up {:.2} ms (their checks queued), then solve queued {:.2} and \
+         answer's pages {:.2} (both {:.2}); the solve's end, the checks' verdict and the download \
+         {:.2}",
         ms(up),
         ms(solving),
         ms(pages),

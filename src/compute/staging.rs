@@ -158,39 +158,57 @@ impl Staging {
         src: sys::CUdeviceptr,
         dst: &mut [u8],
     ) -> Result<()> {
-        let bytes = dst.len();
+        // SAFETY: as this function's.
+        unsafe { self.download_all(stream, vec![(src, Dst::Bytes(dst))]) }
+    }
+
+    /// Copies each part, device address and destination ([`Dst`]: the bytes as they are, or
+    /// 16-bit words widened as the host drains them), one after the other through one turn
+    /// of the chunks: a part's first bytes cross while the previous part's last are drained,
+    /// where separate downloads would each wait for their first chunk and then for their last
+    /// drain. Waits for `stream`'s earlier work; returns when every part is in place.
+    ///
+    /// # Safety
+    /// Each part's address must be device memory of at least its [`Dst::device_bytes`] bytes
+    /// that `stream` may read.
+    pub unsafe fn download_all(
+        &mut self,
+        stream: &CudaStream,
+        parts: Vec<(sys::CUdeviceptr, Dst<'_>)>,
+    ) -> Result<()> {
+        let bytes = parts.iter().map(|(_, d)| d.device_bytes()).sum();
+        let pieces = parts.into_iter().flat_map(|(src, dst)| dst.pieces(src));
         // SAFETY: as this function's.
         on_the_pool(stream, bytes, || unsafe {
-            self.download_here(stream, src, dst)
+            self.download_here(stream, pieces)
         })
     }
 
-    /// [`Self::download`] on the calling thread.
+    /// [`Self::download_all`]'s pieces (each at most [`CHUNK_BYTES`] on the device), on the
+    /// calling thread.
     ///
     /// # Safety
-    /// As [`Self::download`]'s.
-    unsafe fn download_here(
+    /// As [`Self::download_all`]'s.
+    unsafe fn download_here<'d>(
         &mut self,
         stream: &CudaStream,
-        src: sys::CUdeviceptr,
-        dst: &mut [u8],
+        pieces: impl Iterator<Item = (sys::CUdeviceptr, Dst<'d>)>,
     ) -> Result<()> {
         // Chunks queued on the engine and not yet drained, oldest first.
         let mut pending = std::collections::VecDeque::with_capacity(CHUNKS);
-        for (c, piece) in dst.chunks_mut(CHUNK_BYTES).enumerate() {
+        for (src, out) in pieces {
             // The oldest is drained first: its chunk is the one the next piece goes through.
             if pending.len() == CHUNKS {
                 if let Some((p, out)) = pending.pop_front() {
-                    self.drain(p, out)?;
+                    self.drain_into(p, out)?;
                 }
             }
-            let at = src + (c * CHUNK_BYTES) as u64;
             // SAFETY: the caller vouches for src.
-            let turn = unsafe { self.queue_download(stream, at, piece.len()) }?;
-            pending.push_back((turn, piece));
+            let turn = unsafe { self.queue_download(stream, src, out.device_bytes()) }?;
+            pending.push_back((turn, out));
         }
         for (p, out) in pending {
-            self.drain(p, out)?;
+            self.drain_into(p, out)?;
         }
         Ok(())
     }
@@ -357,11 +375,57 @@ impl Staging {
     }
 
     fn drain(&mut self, c: usize, out: &mut [u8]) -> Result<()> {
+        self.drain_into(c, Dst::Bytes(out))
+    }
+
+    /// Waits for chunk `c`'s copy, then moves its bytes into `out` as `out` takes them.
+    fn drain_into(&mut self, c: usize, out: Dst) -> Result<()> {
         let chunk = &mut self.chunks[c];
         chunk.done.synchronize().map_err(gpu_err)?;
         let buf = chunk.buf.as_slice().map_err(gpu_err)?;
-        parallel_copy(&buf[..out.len()], out);
+        match out {
+            Dst::Bytes(o) => parallel_copy(&buf[..o.len()], o),
+            Dst::Widened(o) => parallel_widen(&buf[..o.len() * 2], o),
+        }
         Ok(())
+    }
+}
+
+/// Where the bytes of one part of [`Staging::download_all`] go.
+pub enum Dst<'a> {
+    /// As they are.
+    Bytes(&'a mut [u8]),
+    /// 16-bit words, each widened to 32 bits (0xffff, none, to 0xffffffff) as the host drains
+    /// them: the bus carries half the bytes of the widened answer, and the host's one pass
+    /// over it is the drain it makes anyway.
+    Widened(&'a mut [u32]),
+}
+
+impl<'a> Dst<'a> {
+    /// The bytes it takes from the device.
+    pub fn device_bytes(&self) -> usize {
+        match self {
+            Dst::Bytes(o) => o.len(),
+            Dst::Widened(o) => o.len() * 2,
+        }
+    }
+
+    /// Its pieces of at most [`CHUNK_BYTES`] on the device, each with its device address, the
+    /// whole starting at `src`.
+    fn pieces(self, src: sys::CUdeviceptr) -> Vec<(sys::CUdeviceptr, Dst<'a>)> {
+        let at = |i: usize| src + (i * CHUNK_BYTES) as u64;
+        match self {
+            Dst::Bytes(o) => o
+                .chunks_mut(CHUNK_BYTES)
+                .enumerate()
+                .map(|(i, p)| (at(i), Dst::Bytes(p)))
+                .collect(),
+            Dst::Widened(o) => o
+                .chunks_mut(CHUNK_BYTES / 2)
+                .enumerate()
+                .map(|(i, p)| (at(i), Dst::Widened(p)))
+                .collect(),
+        }
     }
 }
 
@@ -397,6 +461,80 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
     dst.par_chunks_mut(PIECE_BYTES)
         .zip(src.par_chunks(PIECE_BYTES))
         .for_each(|(d, s)| copy_streaming(s, d));
+}
+
+/// 16-bit words (`src`, native order) widened into `dst` over the rayon pool, 0xffff to
+/// 0xffffffff ([`Dst::Widened`]), by [`widen_streaming`].
+fn parallel_widen(src: &[u8], dst: &mut [u32]) {
+    // A pinned chunk is page-aligned and its pieces start at even offsets: whole u16 words.
+    let src: &[u16] = bytemuck::cast_slice(src);
+    const WORDS: usize = PIECE_BYTES / 4;
+    if src.len() <= WORDS {
+        widen_streaming(src, dst);
+        return;
+    }
+    dst.par_chunks_mut(WORDS)
+        .zip(src.par_chunks(WORDS))
+        .for_each(|(d, s)| widen_streaming(s, d));
+}
+
+/// [`parallel_widen`] from 16-bit words in host memory (a download that did not go through the
+/// pinned chunks).
+pub fn widen_over_the_pool(src: &[u16], dst: &mut [u32]) {
+    parallel_widen(bytemuck::cast_slice(src), dst);
+}
+
+/// One 16-bit word widened: 0xffff (none) to 0xffffffff, every other value as it is.
+fn widen(x: u16) -> u32 {
+    if x == u16::MAX {
+        u32::MAX
+    } else {
+        u32::from(x)
+    }
+}
+
+/// `dst[i] = widen(src[i])` with streaming stores where the CPU has them (x86-64), as
+/// [`copy_streaming`] writes: the destination is an answer no core reads back soon.
+fn widen_streaming(src: &[u16], dst: &mut [u32]) {
+    assert_eq!(src.len(), dst.len(), "widen_streaming: lengths differ");
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{
+            __m128i, _mm_cmpeq_epi16, _mm_loadu_si128, _mm_set1_epi32, _mm_sfence,
+            _mm_stream_si128, _mm_unpackhi_epi16, _mm_unpacklo_epi16,
+        };
+        let n = dst.len();
+        let head = dst.as_ptr().align_offset(16).min(n);
+        let blocks = (n - head) / 8;
+        for (d, &s) in dst[..head].iter_mut().zip(&src[..head]) {
+            *d = widen(s);
+        }
+        // SAFETY: SSE2 is part of x86-64. From `head`, both hold 8 * blocks words; the
+        // destination from there is 16-byte aligned, as the streaming store needs, and the
+        // loads are unaligned ones. A word and its lane of the 0xffff mask interleave into
+        // one little-endian u32: x | 0xffff << 16 exactly when x is 0xffff.
+        unsafe {
+            let s = src.as_ptr().add(head).cast::<__m128i>();
+            let d = dst.as_mut_ptr().add(head).cast::<__m128i>();
+            let ones = _mm_set1_epi32(-1);
+            for b in 0..blocks {
+                let x = _mm_loadu_si128(s.add(b));
+                let none = _mm_cmpeq_epi16(x, ones);
+                _mm_stream_si128(d.add(2 * b), _mm_unpacklo_epi16(x, none));
+                _mm_stream_si128(d.add(2 * b + 1), _mm_unpackhi_epi16(x, none));
+            }
+            // Weakly ordered stores, fenced before the join tells another thread they are there.
+            _mm_sfence();
+        }
+        let done = head + 8 * blocks;
+        for (d, &s) in dst[done..].iter_mut().zip(&src[done..]) {
+            *d = widen(s);
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = widen(s);
+    }
 }
 
 /// `dst.copy_from_slice(src)` with non-temporal stores where the CPU has them (x86-64): a
@@ -667,6 +805,44 @@ mod tests {
         let mut out = vec![0u8; big.len() + 1];
         parallel_copy(&big, &mut out[1..]);
         assert_eq!(&out[1..], &big[..]);
+    }
+
+    #[test]
+    fn widened_words_equal_plain_ones_at_every_offset_and_length() {
+        // Every fourth word is 0xffff (none), the rest any value but it, 0xfffe included.
+        let src: Vec<u16> = (0..3000u32)
+            .map(|i| match i % 4 {
+                0 => u16::MAX,
+                1 => u16::MAX - 1,
+                _ => (i.wrapping_mul(2_654_435_761) >> 16) as u16,
+            })
+            .collect();
+        let want = |s: &[u16]| -> Vec<u32> {
+            s.iter()
+                .map(|&x| if x == u16::MAX { u32::MAX } else { x as u32 })
+                .collect()
+        };
+        for (from, to) in [(0, 0), (0, 1), (1, 9), (3, 17), (5, 200), (7, 3000)] {
+            for at in 0..6 {
+                let len = to - from;
+                let mut dst = vec![0xAAAA_AAAAu32; len + at + 3];
+                widen_streaming(&src[from..to], &mut dst[at..at + len]);
+                assert_eq!(
+                    dst[at..at + len],
+                    want(&src[from..to]),
+                    "{from}..{to} at {at}"
+                );
+                assert!(dst[..at]
+                    .iter()
+                    .chain(&dst[at + len..])
+                    .all(|&w| w == 0xAAAA_AAAA));
+            }
+        }
+        // Over the pool, from the bytes as a pinned chunk holds them.
+        let big: Vec<u16> = (0..PIECE_BYTES + 77).map(|i| (i * 7) as u16).collect();
+        let mut out = vec![0u32; big.len()];
+        parallel_widen(bytemuck::cast_slice(&big), &mut out);
+        assert_eq!(out, want(&big));
     }
 
     #[test]

@@ -171,6 +171,45 @@ impl CudaRuntime {
         }
     }
 
+    /// `dev` into `host` as [`Self::download_into`] copies it (from 0), then the first
+    /// `widened.len()` 16-bit words of `words` into `widened`, each widened to 32 bits (0xffff,
+    /// none, to 0xffffffff). Through the pinned chunks both go in one pass
+    /// ([`crate::compute::staging::Staging::download_all`]: the words' first bytes cross while
+    /// the first buffer's last are drained) and the widening is the drain, so the bus carries
+    /// half the widened answer's bytes; otherwise each comes back by itself and the words are
+    /// widened over the pool. Waits for the stream.
+    pub fn download_with_widened<T: DeviceRepr>(
+        &self,
+        dev: &CudaSlice<T>,
+        host: &mut [T],
+        words: &CudaSlice<u16>,
+        widened: &mut [u32],
+    ) -> Result<()> {
+        use crate::compute::staging::Dst;
+        let bytes = std::mem::size_of_val(host) + widened.len() * 2;
+        if host.is_empty() || widened.is_empty() || !self.host_copies.pins(bytes) {
+            self.download_into(dev, 0, host)?;
+            if widened.is_empty() {
+                return Ok(());
+            }
+            let mut w = crate::compute::staging::host_vec::<u16>(widened.len());
+            self.download_into(words, 0, &mut w)?;
+            crate::compute::staging::widen_over_the_pool(&w, widened);
+            return Ok(());
+        }
+        let view = dev.slice(0..host.len());
+        let (at, _read) = view.device_ptr(&self.stream);
+        let wview = words.slice(0..widened.len());
+        let (wat, _wread) = wview.device_ptr(&self.stream);
+        let parts = vec![
+            (at, Dst::Bytes(bytes_of_mut(host))),
+            (wat, Dst::Widened(widened)),
+        ];
+        // SAFETY: each view holds its part's device bytes (host's, and 2 * widened.len()) and
+        // this stream orders every use of them.
+        unsafe { self.staged(|s| s.download_all(&self.stream, parts)) }
+    }
+
     /// Copies device memory in `parts` into the byte slices `dst` cuts from what `make`
     /// returns (one a part, of its length), on this view's stream, each part once its `ready`
     /// event (work of another stream) has passed; returns when every byte is in place. Through
