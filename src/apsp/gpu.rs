@@ -56,7 +56,8 @@ mod report {
 /// Vertex counts up to this send their edges' ids packed, a tail and a head to a word (the
 /// 3.4M-edge graph of n = 2000 sends 27 MB instead of 41): an id above it is sent as it, which
 /// no vertex has, so the device's check still finds the first bad edge (the host reports its
-/// id as given).
+/// id as given). Their answers' successors come back as 16-bit words too, 0xFFFF for none
+/// ([`DeviceMatrices::download_finished`]).
 const PACKED_IDS_UP_TO: usize = 0xFFFF;
 
 /// The edges' tails and heads on the device: packed two to a word on the way (one host pass
@@ -399,59 +400,53 @@ impl<T: Weight> DeviceMatrices<T> {
         let (npi, ni) = (self.np as i32, n as i32);
         let defines = kernel_defines::<T>(config, self.np);
         let stream = self.rt.stream().clone();
-        let cfg = self.rt.grid_stride(n * n, 256);
-        if n <= PACKED_IDS_UP_TO {
-            let f = self.rt.function_with(&APSP, &defines, "apsp_finish16")?;
-            // SAFETY: apsp_finish16 writes every one of the n * n cells before they are read.
-            let mut oh = unsafe { self.rt.alloc::<u16>(n * n)? };
-            // The distances in place where there is no padding, else into a buffer of n x n.
-            // SAFETY: as `oh`.
-            let mut od = (n != self.np)
-                .then(|| unsafe { self.rt.alloc::<T>(n * n) })
-                .transpose()?;
-            {
-                let (dp, _wd) = self.d.device_ptr_mut(&stream);
-                let out = od.as_mut().map(|o| o.device_ptr_mut(&stream));
-                let op = out.as_ref().map_or(dp, |(p, _)| *p);
-                let mut b = stream.launch_builder(&f);
-                b.arg(&dp)
-                    .arg(&self.h)
-                    .arg(&npi)
-                    .arg(&op)
-                    .arg(&mut oh)
-                    .arg(&ni);
-                // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish16 declares; reads the n x n corner of the np x np matrices and writes n * n cells of od (d itself when np == n, where each cell is read and then written by one thread only) and of oh
-                unsafe { b.launch(cfg) }.map_err(launch_err("apsp_finish16"))?;
-            }
-            return self
-                .rt
-                .download_with_widened(od.as_ref().unwrap_or(&self.d), d, &oh, h);
-        }
-        let f = self.rt.function_with(&APSP, &defines, "apsp_finish")?;
-        if n == self.np {
+        let short = n <= PACKED_IDS_UP_TO;
+        let padded = n != self.np;
+        // In place where there is no padding (32-bit successors), else into n x n buffers,
+        // each of whose n * n cells apsp_finish(16) writes before they are read.
+        let mut od = padded
+            // SAFETY: as said above.
+            .then(|| unsafe { self.rt.alloc::<T>(n * n) })
+            .transpose()?;
+        let mut oh16 = short
+            // SAFETY: as said above.
+            .then(|| unsafe { self.rt.alloc::<u16>(n * n) })
+            .transpose()?;
+        let mut oh32 = (!short && padded)
+            // SAFETY: as said above.
+            .then(|| unsafe { self.rt.alloc::<u32>(n * n) })
+            .transpose()?;
+        let name = if short {
+            "apsp_finish16"
+        } else {
+            "apsp_finish"
+        };
+        let f = self.rt.function_with(&APSP, &defines, name)?;
+        {
             let (dp, _wd) = self.d.device_ptr_mut(&stream);
             let (hp, _wh) = self.h.device_ptr_mut(&stream);
+            let od_at = od.as_mut().map(|o| o.device_ptr_mut(&stream));
+            let oh16_at = oh16.as_mut().map(|o| o.device_ptr_mut(&stream));
+            let oh32_at = oh32.as_mut().map(|o| o.device_ptr_mut(&stream));
+            let op = od_at.as_ref().map_or(dp, |(p, _)| *p);
+            let ohp = oh16_at
+                .as_ref()
+                .or(oh32_at.as_ref())
+                .map_or(hp, |(p, _)| *p);
             let mut b = stream.launch_builder(&f);
-            b.arg(&dp).arg(&hp).arg(&npi).arg(&dp).arg(&hp).arg(&ni);
-            // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish declares, in place (np == n): each of the n * n cells is read and then written by one thread only
-            unsafe { b.launch(cfg) }.map_err(launch_err("apsp_finish"))?;
-            drop((_wd, _wh));
-            return self.download(d, h);
+            b.arg(&dp).arg(&hp).arg(&npi).arg(&op).arg(&ohp).arg(&ni);
+            // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish(16) declares; reads the n x n corner of the np x np matrices and writes n * n cells of od and oh, each a buffer of n * n or, unpadded, d and h themselves (each cell read and then written by one thread only)
+            unsafe { b.launch(self.rt.grid_stride(n * n, 256)) }.map_err(launch_err(name))?;
         }
-        // SAFETY: apsp_finish writes every one of the n * n cells before they are read.
-        let (mut od, mut oh) =
-            unsafe { (self.rt.alloc::<T>(n * n)?, self.rt.alloc::<u32>(n * n)?) };
-        let mut b = stream.launch_builder(&f);
-        b.arg(&self.d)
-            .arg(&self.h)
-            .arg(&npi)
-            .arg(&mut od)
-            .arg(&mut oh)
-            .arg(&ni);
-        // SAFETY: arguments (d, h, np, od, oh, n) as apsp_finish declares; reads the n x n corner of the np x np matrices, writes od and oh (n * n each)
-        unsafe { b.launch(cfg) }.map_err(launch_err("apsp_finish"))?;
-        self.rt.download_into(&od, 0, d)?;
-        self.rt.download_into(&oh, 0, h)
+        let od = od.as_ref().unwrap_or(&self.d);
+        match &oh16 {
+            Some(oh) => self.rt.download_with_widened(od, d, oh, h),
+            None => {
+                self.rt.download_into(od, 0, d)?;
+                self.rt
+                    .download_into(oh32.as_ref().unwrap_or(&self.h), 0, h)
+            }
+        }
     }
 
     /// The matrices into `d` and `h` (the solve's own start matrices: no fresh vectors).

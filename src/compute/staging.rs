@@ -385,7 +385,9 @@ impl Staging {
         let buf = chunk.buf.as_slice().map_err(gpu_err)?;
         match out {
             Dst::Bytes(o) => parallel_copy(&buf[..o.len()], o),
-            Dst::Widened(o) => parallel_widen(&buf[..o.len() * 2], o),
+            // A chunk is page-aligned and a piece starts at a multiple of CHUNK_BYTES in it:
+            // whole u16 words.
+            Dst::Widened(o) => parallel_widen(bytemuck::cast_slice(&buf[..o.len() * 2]), o),
         }
         Ok(())
     }
@@ -463,11 +465,10 @@ fn parallel_copy(src: &[u8], dst: &mut [u8]) {
         .for_each(|(d, s)| copy_streaming(s, d));
 }
 
-/// 16-bit words (`src`, native order) widened into `dst` over the rayon pool, 0xffff to
-/// 0xffffffff ([`Dst::Widened`]), by [`widen_streaming`].
-fn parallel_widen(src: &[u8], dst: &mut [u32]) {
-    // A pinned chunk is page-aligned and its pieces start at even offsets: whole u16 words.
-    let src: &[u16] = bytemuck::cast_slice(src);
+/// 16-bit words widened into `dst` over the rayon pool, 0xffff to 0xffffffff
+/// ([`Dst::Widened`]'s drain, and a download that did not go through the pinned chunks), by
+/// [`widen_streaming`].
+pub fn parallel_widen(src: &[u16], dst: &mut [u32]) {
     const WORDS: usize = PIECE_BYTES / 4;
     if src.len() <= WORDS {
         widen_streaming(src, dst);
@@ -476,12 +477,6 @@ fn parallel_widen(src: &[u8], dst: &mut [u32]) {
     dst.par_chunks_mut(WORDS)
         .zip(src.par_chunks(WORDS))
         .for_each(|(d, s)| widen_streaming(s, d));
-}
-
-/// [`parallel_widen`] from 16-bit words in host memory (a download that did not go through the
-/// pinned chunks).
-pub fn widen_over_the_pool(src: &[u16], dst: &mut [u32]) {
-    parallel_widen(bytemuck::cast_slice(src), dst);
 }
 
 /// One 16-bit word widened: 0xffff (none) to 0xffffffff, every other value as it is.
@@ -838,10 +833,10 @@ mod tests {
                     .all(|&w| w == 0xAAAA_AAAA));
             }
         }
-        // Over the pool, from the bytes as a pinned chunk holds them.
+        // Over the pool.
         let big: Vec<u16> = (0..PIECE_BYTES + 77).map(|i| (i * 7) as u16).collect();
         let mut out = vec![0u32; big.len()];
-        parallel_widen(bytemuck::cast_slice(&big), &mut out);
+        parallel_widen(&big, &mut out);
         assert_eq!(out, want(&big));
     }
 

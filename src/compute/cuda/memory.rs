@@ -194,7 +194,7 @@ impl CudaRuntime {
             }
             let mut w = crate::compute::staging::host_vec::<u16>(widened.len());
             self.download_into(words, 0, &mut w)?;
-            crate::compute::staging::widen_over_the_pool(&w, widened);
+            crate::compute::staging::parallel_widen(&w, widened);
             return Ok(());
         }
         let view = dev.slice(0..host.len());
