@@ -217,7 +217,15 @@ impl<T: Weight> DeviceMatrices<T> {
             ));
         }
         let edge_bytes = m * (12 + std::mem::size_of::<T>()) + n * 8;
-        let answer_bytes = if np == n { 0 } else { n * n * 8 };
+        // download_finished's buffers: the distances where padded; the successors as 16-bit
+        // words up to PACKED_IDS_UP_TO, else 32-bit ones where padded.
+        let successor_bytes = match (n <= PACKED_IDS_UP_TO, np == n) {
+            (true, _) => 2,
+            (false, true) => 0,
+            (false, false) => 4,
+        };
+        let distance_bytes = if np == n { 0 } else { std::mem::size_of::<T>() };
+        let answer_bytes = n * n * (distance_bytes + successor_bytes);
         ensure_room(
             rt,
             bytes_needed(np) + edge_bytes + answer_bytes,
