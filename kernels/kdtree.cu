@@ -635,7 +635,8 @@ extern "C" __global__ void kd_knn_heap(const float *tc, const u32 *torig, u32 n,
 }
 
 // Each dimension's range over n points as order-preserving words (see `sortable`):
-// bounds[d] the least, bounds[dims + d] the greatest; the host starts them at ~0 and 0. The
+// bounds[d] the least, complemented (its atomic is a max, as the greatest's), bounds[dims + d]
+// the greatest; both start at 0, so the host zeroes them instead of copying starts up. The
 // points are read as one flat array of n * dims floats, coalesced, with a grid-stride step
 // that is a multiple of dims, so each thread stays on one dimension (a pass per dimension
 // read every dims-th float: 80 us for 1M 3-D queries on an H200, under ncu); block partials in
@@ -660,7 +661,7 @@ extern "C" __global__ void kd_bounds(const float *pts, int dims, u32 n, u32 *bou
     }
     __syncthreads();
     if (threadIdx.x < (u32)dims) {
-        atomicMin(&bounds[threadIdx.x], lo_s[threadIdx.x]);
+        atomicMax(&bounds[threadIdx.x], ~lo_s[threadIdx.x]);
         atomicMax(&bounds[dims + threadIdx.x], hi_s[threadIdx.x]);
     }
 }
@@ -694,7 +695,7 @@ __device__ __forceinline__ CellCode cell_code(int dims, const u32 *bounds, int m
 #pragma unroll
     for (int d = 0; d < 8; ++d)
         if (d < dims) {
-            c.lo[d] = unsortable(bounds[d]);
+            c.lo[d] = unsortable(~bounds[d]);
             c.scale[d] = c.top / fmaxf(unsortable(bounds[dims + d]) - c.lo[d], 1e-30f);
         }
     return c;

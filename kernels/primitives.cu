@@ -126,6 +126,19 @@ extern "C" __global__ void fill_u32(u32 *out, u32 n, u32 v) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The stream held for `ns` nanoseconds of the device's global timer (one thread): a benchmark
+// queues the launches it times behind it, so the device runs them back to back and the host's
+// time to issue them is not counted as device time (nvbench's blocking kernel does this).
+// ---------------------------------------------------------------------------------------------
+extern "C" __global__ void hold_ns(u64 ns) {
+    u64 start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Stream compaction: keep values[i] where flags[i] != 0, in order.
 // ---------------------------------------------------------------------------------------------
 extern "C" __global__ void flags_to_u32(const u8 *__restrict__ flags, u32 *__restrict__ out,

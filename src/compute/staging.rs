@@ -455,7 +455,7 @@ fn on_the_pool<R: Send>(
 /// on the calling thread, by a plain memcpy: handing it to the pool and waking the caller again
 /// costs more than the copy (tens of µs from a thread outside the pool), and so small a copy's
 /// reader (a kernel's header, the next step of a loop) is better served from the cache.
-fn parallel_copy(src: &[u8], dst: &mut [u8]) {
+pub fn parallel_copy(src: &[u8], dst: &mut [u8]) {
     if src.len() <= PIECE_BYTES {
         dst.copy_from_slice(src);
         return;

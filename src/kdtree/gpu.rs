@@ -12,7 +12,7 @@
 //! the device searches the next.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::{
     CudaEvent, CudaFunction, CudaSlice, DevicePtr, LaunchConfig, PinnedHostSlice, PushKernelArg,
@@ -25,7 +25,7 @@ use super::tree::KdTree;
 use crate::compute::cuda::{bytes_of_mut, gpu_err, launch_err, CudaRuntime};
 use crate::compute::kernels::KDTREE;
 use crate::compute::primitives::gpu::Primitives;
-use crate::compute::staging::{host_vec, Part};
+use crate::compute::staging::{host_vec, parallel_copy, Part};
 use crate::compute::warmup::Module;
 use crate::error::{Error, Result};
 
@@ -145,13 +145,20 @@ impl PinnedKnn {
         }
     }
 
-    /// A copy of the last call's answers as [`KnnRows`].
+    /// A copy of the last call's answers as [`KnnRows`], made as [`DeviceTree::knn_rows`]
+    /// makes its own from the pinned chunks: fresh vectors mapped over the pool, then
+    /// copied into over it. This is the host's own share of a call into fresh vectors, with
+    /// no device work beside it (the benchmark times it).
     pub fn to_rows(&self) -> Result<KnnRows> {
+        let (d, i) = (self.distances()?, self.indices()?);
+        let (mut distances, mut indices) = (host_vec::<f32>(d.len()), host_vec::<u32>(i.len()));
+        parallel_copy(bytemuck::cast_slice(d), bytes_of_mut(&mut distances));
+        parallel_copy(bytemuck::cast_slice(i), bytes_of_mut(&mut indices));
         Ok(KnnRows {
             k: self.k,
             rows: self.rows,
-            distances: self.distances()?.to_vec(),
-            indices: self.indices()?.to_vec(),
+            distances,
+            indices,
         })
     }
 
@@ -189,6 +196,25 @@ pub struct DeviceTree {
     torig: CudaSlice<u32>,
     /// kd_knn's traversal, a [`Traversal`] as a number (see [`DeviceTree::set_traversal`]).
     traversal: AtomicU8,
+    kernels: QueryKernels,
+}
+
+/// A tree's query kernels, looked up once: a call looked up sixteen (the order's three, the
+/// scan's primitives, kd_knn), each a lock and a driver call on the host between launches,
+/// while the device waited for the next.
+#[derive(Default)]
+struct QueryKernels {
+    order: OnceLock<OrderKernels>,
+    /// The k-nearest kernel last used: its name and defines, and the function.
+    knn: Mutex<Option<(&'static str, KnnDefines, CudaFunction)>>,
+}
+
+/// The query order's kernels ([`DeviceTree::query_order`]).
+struct OrderKernels {
+    bounds: CudaFunction,
+    cells: CudaFunction,
+    place: CudaFunction,
+    prims: Primitives,
 }
 
 /// cudarc frees without making the context current on the dropping thread.
@@ -383,6 +409,7 @@ impl DeviceTree {
                     tcoords: rt.alloc_zeros::<f32>(1)?,
                     torig: rt.alloc_zeros::<u32>(1)?,
                     traversal: AtomicU8::new(Traversal::Auto as u8),
+                    kernels: QueryKernels::default(),
                 },
                 times,
             ));
@@ -475,6 +502,7 @@ impl DeviceTree {
                 tcoords,
                 torig,
                 traversal: AtomicU8::new(Traversal::Auto as u8),
+                kernels: QueryKernels::default(),
             },
             times,
         ))
@@ -523,6 +551,7 @@ impl DeviceTree {
             tcoords,
             torig,
             traversal: AtomicU8::new(Traversal::Auto as u8),
+            kernels: QueryKernels::default(),
         })
     }
 
@@ -579,18 +608,27 @@ impl DeviceTree {
     /// answers' download, one after another on the stream (the answers' host pages mapped
     /// while the device searches).
     pub fn knn_rows(&self, queries: &[f32], k: usize, metric: Metric) -> Result<KnnRows> {
-        Ok(self.knn_call(queries, k, metric, false)?.0)
+        Ok(self.knn_call(queries, k, metric, Timing::None)?.0)
     }
 
     /// [`Self::knn_rows`] synchronised between its phases, with each phase's time: the device
     /// work (query order and search, by CUDA events) apart from the copies, for the benchmark.
+    /// `queued_ahead`: the device work is queued behind a hold ([`Primitives::hold`]) and runs
+    /// back to back, its time the device's alone; else each launch starts when the host
+    /// issues it, as in a call.
     pub fn knn_timed(
         &self,
         queries: &[f32],
         k: usize,
         metric: Metric,
+        queued_ahead: bool,
     ) -> Result<(KnnRows, KnnTimes)> {
-        self.knn_call(queries, k, metric, true)
+        let timing = if queued_ahead {
+            Timing::QueuedAhead
+        } else {
+            Timing::Phases
+        };
+        self.knn_call(queries, k, metric, timing)
     }
 
     /// Checks a kNN call; (queries, k clamped to the tree's points), or None when there is
@@ -619,7 +657,7 @@ impl DeviceTree {
         Ok((nq > 0 && k > 0).then_some((nq, k)))
     }
 
-    /// Upload, search, download; `timed`: synchronised between them. A call with answers
+    /// Upload, search, download; timed: synchronised between them. A call with answers
     /// beyond one [`BATCH_ANSWER_BYTES`] is searched in batches of queries, and each batch's
     /// answers come back on the copy stream while the device searches the next.
     fn knn_call(
@@ -627,8 +665,9 @@ impl DeviceTree {
         queries: &[f32],
         k: usize,
         metric: Metric,
-        timed: bool,
+        timing: Timing,
     ) -> Result<(KnnRows, KnnTimes)> {
+        let timed = timing != Timing::None;
         let Some((nq, k)) = self.knn_shape(queries, k, metric)? else {
             let rows = queries.len() / self.dims.max(1);
             return Ok((KnnRows::empty(rows, k.min(self.len)), KnnTimes::default()));
@@ -641,8 +680,11 @@ impl DeviceTree {
             rt.synchronize()?;
             times.upload_ms = clock.elapsed().as_secs_f64() * 1e3;
         }
-        let timing = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
-        let started = rt.stream().record_event(timing).map_err(gpu_err)?;
+        if timing == Timing::QueuedAhead {
+            self.order_kernels()?.prims.hold(HOLD_S)?;
+        }
+        let clocked = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+        let started = rt.stream().record_event(clocked).map_err(gpu_err)?;
         // Synchronised phases overlap nothing: the device's time is that of one launch.
         let batches = if timed {
             Batches::one(nq)
@@ -650,7 +692,7 @@ impl DeviceTree {
             Batches::of(nq, k)
         };
         let (d, i, ready) = self.search(&q, nq, k, metric, batches)?;
-        let ended = rt.stream().record_event(timing).map_err(gpu_err)?;
+        let ended = rt.stream().record_event(clocked).map_err(gpu_err)?;
         if timed {
             rt.synchronize()?;
             times.device_ms = started.elapsed_ms(&ended).map_err(gpu_err)? as f64;
@@ -739,6 +781,39 @@ impl DeviceTree {
         Ok(())
     }
 
+    /// The query order's kernels, looked up on this tree's first query.
+    fn order_kernels(&self) -> Result<&OrderKernels> {
+        if let Some(k) = self.kernels.order.get() {
+            return Ok(k);
+        }
+        let f = |name: &str| self.rt.function(&KDTREE, name);
+        let made = OrderKernels {
+            bounds: f("kd_bounds")?,
+            cells: f("kd_cells")?,
+            place: f("kd_cell_place")?,
+            prims: Primitives::new(&self.rt)?,
+        };
+        Ok(self.kernels.order.get_or_init(|| made))
+    }
+
+    /// The k-nearest kernel `name` compiled with `defines`, kept for the next call that asks
+    /// for the same (a node's calls mostly share their k).
+    fn knn_function(&self, name: &'static str, defines: KnnDefines) -> Result<CudaFunction> {
+        let mut last = self
+            .kernels
+            .knn
+            .lock()
+            .map_err(|_| Error::Gpu("kd_knn function cache lock poisoned".into()))?;
+        if let Some((n, d, f)) = last.as_ref() {
+            if *n == name && *d == defines {
+                return Ok(f.clone());
+            }
+        }
+        let f = self.rt.function_with(&KDTREE, &defines, name)?;
+        *last = Some((name, defines, f.clone()));
+        Ok(f)
+    }
+
     /// Queues the search of `nq` device-resident queries: their order ([`Self::query_order`],
     /// which reads nothing back, so nothing here waits for the device; each of `batches`
     /// together), and kd_knn / kd_knn_heap in that order, one launch a batch. Returns the
@@ -764,8 +839,7 @@ impl DeviceTree {
         let (n, ki, so3) = (self.len as u32, k as i32, (metric == Metric::So3) as i32);
         let mut ready = Vec::with_capacity(batches.count());
         if k <= REGISTER_K {
-            let defines = knn_defines(k, dims, self.traversal());
-            let f = rt.function_with(&KDTREE, &defines, "kd_knn")?;
+            let f = self.knn_function("kd_knn", knn_defines(k, dims, self.traversal()))?;
             for rows in batches.ranges() {
                 let (order, count) = (perm.slice(rows.clone()), rows.len() as u32);
                 let mut b = rt.stream().launch_builder(&f);
@@ -782,7 +856,7 @@ impl DeviceTree {
                 ready.push(rt.stream().record_event(None).map_err(gpu_err)?);
             }
         } else {
-            let f = rt.function_with(&KDTREE, &heap_defines(dims), "kd_knn_heap")?;
+            let f = self.knn_function("kd_knn_heap", heap_defines(dims))?;
             let most = batches.ranges().map(|r| r.len()).max().unwrap_or(0);
             let blocks = rt.grid_stride(most, KNN_THREADS).grid_dim.0;
             let cfg = LaunchConfig {
@@ -820,12 +894,10 @@ impl DeviceTree {
         let rt = &self.rt;
         let (dims, n32) = (self.dims, nq as u32);
         let di = dims as i32;
-        // Per dimension the least at its greatest value and the greatest at 0.
-        let mut start = vec![u32::MAX; dims];
-        start.resize(2 * dims, 0);
-        let mut bounds = rt.upload(&start)?;
-        let f = rt.function(&KDTREE, "kd_bounds")?;
-        let mut b = rt.stream().launch_builder(&f);
+        // Per dimension the least (complemented) and the greatest, both from 0.
+        let mut bounds = rt.alloc_zeros::<u32>(2 * dims)?;
+        let kernels = self.order_kernels()?;
+        let mut b = rt.stream().launch_builder(&kernels.bounds);
         b.arg(q).arg(&di).arg(&n32).arg(&mut bounds);
         // SAFETY: kd_bounds: as declared; reads nq rows, updates the 2 * dims bounds only
         unsafe { b.launch(rt.grid_stride(nq, THREADS)) }.map_err(launch_err("kd_bounds"))?;
@@ -838,25 +910,38 @@ impl DeviceTree {
         let mut count = rt.alloc_zeros::<u32>(cells)?;
         // SAFETY: kd_cells writes every query's cell.
         let mut cell = unsafe { rt.alloc::<u32>(nq) }?;
-        let f = rt.function(&KDTREE, "kd_cells")?;
-        let mut b = rt.stream().launch_builder(&f);
+        let mut b = rt.stream().launch_builder(&kernels.cells);
         let (batch_rows, batch_bits, bits) = (batches.per as u32, batches.bits(), CELL_BITS as i32);
         b.arg(q).arg(&di).arg(&n32).arg(&bounds);
         b.arg(&batch_rows).arg(&batch_bits).arg(&bits);
         b.arg(&mut cell).arg(&mut count);
         // SAFETY: kd_cells: as declared; one thread a query, writes cell[0..nq) and adds into the 2^cell_bits counts
         unsafe { b.launch(blocks) }.map_err(launch_err("kd_cells"))?;
-        Primitives::new(rt)?.exclusive_scan_in_place(&mut count, cells)?;
+        kernels.prims.exclusive_scan_in_place(&mut count, cells)?;
         // SAFETY: kd_cell_place writes every entry (the counts place each query once).
         let mut perm = unsafe { rt.alloc::<u32>(nq) }?;
-        let f = rt.function(&KDTREE, "kd_cell_place")?;
-        let mut b = rt.stream().launch_builder(&f);
+        let mut b = rt.stream().launch_builder(&kernels.place);
         b.arg(&cell).arg(&n32).arg(&mut count).arg(&mut perm);
         // SAFETY: kd_cell_place: as declared; one thread a query, writes perm at its cell's start plus its place, within 0..nq
         unsafe { b.launch(blocks) }.map_err(launch_err("kd_cell_place"))?;
         Ok(perm)
     }
 }
+
+/// How [`DeviceTree::knn_call`] is timed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Timing {
+    /// Not: the call as callers make it.
+    None,
+    /// Synchronised between its phases, each timed.
+    Phases,
+    /// As `Phases`, the device work queued behind a hold of [`HOLD_S`].
+    QueuedAhead,
+}
+
+/// How long the device is held while a timed call's device work is queued behind it: far
+/// longer than the host takes to queue the order's and the search's launches (tens of µs).
+const HOLD_S: f64 = 2e-3;
 
 /// Answers (distances and indices, 8 bytes an entry) in one batch of a large kNN call at
 /// most: a batch's answers come back while the device searches the next. A batch's queries

@@ -60,6 +60,7 @@ pub struct Primitives {
     scan_tiles_inplace: CudaFunction,
     iota_u32: CudaFunction,
     fill_u32: CudaFunction,
+    hold_ns: CudaFunction,
     flags_to_u32: CudaFunction,
     compact_scatter: CudaFunction,
     radix_global_hist: CudaFunction,
@@ -140,6 +141,7 @@ impl Primitives {
             scan_tiles_inplace: f("scan_tiles_inplace")?,
             iota_u32: f("iota_u32")?,
             fill_u32: f("fill_u32")?,
+            hold_ns: f("hold_ns")?,
             flags_to_u32: f("flags_to_u32")?,
             compact_scatter: f("compact_scatter")?,
             radix_global_hist: f("radix_global_hist")?,
@@ -177,6 +179,18 @@ impl Primitives {
         // SAFETY: (u32*, u32, u32) as the kernel declares; it writes out[0..n), out holds n.
         unsafe { b.launch(self.rt.grid_stride(n, THREADS)) }.map_err(launch_err("fill_u32"))?;
         Ok(out)
+    }
+
+    /// Holds the stream for `seconds` of device time (one thread spinning on the global
+    /// timer): what is queued behind it then runs back to back, however long the host takes
+    /// to queue it. For benchmarks that time a chain of launches as device work alone.
+    pub fn hold(&self, seconds: f64) -> Result<()> {
+        let ns = (seconds.max(0.0) * 1e9) as u64;
+        let mut b = self.rt.stream().launch_builder(&self.hold_ns);
+        b.arg(&ns);
+        // SAFETY: (u64) as the kernel declares; it touches no memory.
+        unsafe { b.launch(cfg(1)) }.map_err(launch_err("hold_ns"))?;
+        Ok(())
     }
 
     /// Exclusive scan of the first `n` elements of `data`, in place (wrapping u32 adds).
